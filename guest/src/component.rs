@@ -1,0 +1,111 @@
+//! The component glue: WIT bindings around the plain library. Conversions only.
+
+wit_bindgen::generate!({
+    world: "ask-user-tool",
+    path: "../wit",
+});
+
+use dsh::ask_user::types as wit;
+use dsh::ask_user::user_questions;
+use exports::dsh::ask_user::tool;
+
+use crate::seam;
+
+struct Component;
+
+export!(Component);
+
+impl tool::Guest for Component {
+    fn definition() -> tool::ToolDefinition {
+        tool::ToolDefinition {
+            name: crate::definition::NAME.to_owned(),
+            description: crate::definition::DESCRIPTION.to_owned(),
+            input_schema: crate::definition::INPUT_SCHEMA.to_owned(),
+            output_schema: crate::definition::OUTPUT_SCHEMA.to_owned(),
+        }
+    }
+
+    fn execute(arguments: String) -> Result<tool::ToolOutput, tool::ToolFailure> {
+        let (output, text) = crate::execute(&arguments, |request| {
+            user_questions::ask(&to_wit_request(request))
+                .map(|answers| answers.into_iter().map(from_wit_answer).collect())
+                .map_err(from_wit_error)
+        })
+        .map_err(|f| tool::ToolFailure {
+            name: f.name,
+            code: f.code,
+            message: f.message,
+        })?;
+        Ok(tool::ToolOutput {
+            answers: output
+                .answers
+                .into_iter()
+                .map(|a| wit::Answer {
+                    id: a.id,
+                    selected: a.selected,
+                    custom: a.custom,
+                })
+                .collect(),
+            text,
+        })
+    }
+}
+
+fn to_wit_request(request: seam::Request) -> wit::Request {
+    wit::Request {
+        questions: request
+            .questions
+            .into_iter()
+            .map(|q| wit::Question {
+                id: q.id,
+                question: q.question,
+                detail: None,
+                header: q.header,
+                options: q.options.map(|options| {
+                    options
+                        .into_iter()
+                        .map(|o| wit::QuestionOption {
+                            label: o.label,
+                            description: o.description,
+                            extra_json: o.extra_json,
+                        })
+                        .collect()
+                }),
+                multi_select: q.multi_select,
+                intent: None,
+            })
+            .collect(),
+    }
+}
+
+fn from_wit_answer(answer: wit::Answer) -> seam::Answer {
+    seam::Answer {
+        id: answer.id,
+        selected: answer.selected,
+        custom: answer.custom,
+    }
+}
+
+fn from_wit_error(error: wit::AskError) -> seam::AskError {
+    use wit::ErrorCode as C;
+    let code = error.code.map(|code| {
+        match code {
+            C::AskAborted => "ASK_ABORTED",
+            C::AskCancelled => "ASK_CANCELLED",
+            C::AskTimedOut => "ASK_TIMED_OUT",
+            C::EmptyQuestions => "EMPTY_QUESTIONS",
+            C::CallerNotLive => "CALLER_NOT_LIVE",
+            C::DelegatedCaller => "DELEGATED_CALLER",
+            C::BadIntent => "BAD_INTENT",
+            C::NoProvider => "NO_PROVIDER",
+            C::InvalidAnswer => "INVALID_ANSWER",
+            C::Other(code) => return code,
+        }
+        .to_owned()
+    });
+    seam::AskError {
+        name: error.name,
+        code,
+        message: error.message,
+    }
+}

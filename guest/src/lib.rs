@@ -1,0 +1,59 @@
+//! The `ask_user_question` tool: what the model is told, the checks on its
+//! arguments, the mapping to the user-questions seam and back, and the
+//! rendering of the answers for the model.
+//!
+//! This is a plain Rust library. Built for `wasm32-wasip2` it is also the
+//! component that exports the WIT `tool` interface (see `component.rs`); that
+//! glue only converts types, so everything here is tested natively.
+
+pub mod args;
+pub mod definition;
+pub mod limits;
+pub mod output;
+pub mod seam;
+
+#[cfg(target_arch = "wasm32")]
+mod component;
+
+use args::Arguments;
+use output::Output;
+
+/// A failed call, reported to the model as an error result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolFailure {
+    pub name: String,
+    pub code: Option<String>,
+    pub message: String,
+}
+
+/// The tool's error name for arguments that do not fit the schema.
+pub const INVALID_ARGS_NAME: &str = "InvalidArgumentsError";
+/// The tool's error name for answers that do not fit the output schema.
+pub const INVALID_OUTPUT_NAME: &str = "InvalidToolOutputError";
+
+/// Runs the tool: checks `arguments`, asks through `ask`, and returns the
+/// checked output with its rendering.
+pub fn execute(
+    arguments: &str,
+    ask: impl FnOnce(seam::Request) -> Result<Vec<seam::Answer>, seam::AskError>,
+) -> Result<(Output, String), ToolFailure> {
+    let arguments = Arguments::parse(arguments).map_err(|e| ToolFailure {
+        name: INVALID_ARGS_NAME.to_owned(),
+        code: Some("INVALID_ARGS".to_owned()),
+        message: e.to_string(),
+    })?;
+    let request = arguments.to_request();
+    let questions = request.questions.clone();
+    let answers = ask(request).map_err(|e| ToolFailure {
+        name: e.name,
+        code: e.code,
+        message: e.message,
+    })?;
+    let output = Output::from_answers(&questions, answers).map_err(|e| ToolFailure {
+        name: INVALID_OUTPUT_NAME.to_owned(),
+        code: Some("INVALID_TOOL_OUTPUT".to_owned()),
+        message: e.to_string(),
+    })?;
+    let text = output.render();
+    Ok((output, text))
+}

@@ -1,0 +1,3 @@
+//! Answerers that ship with the host.
+
+pub mod script;

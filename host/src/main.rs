@@ -1,0 +1,151 @@
+//! `ask-user`: run the ask_user_question tool component from the command line.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ask_user::answerers::script::ScriptAnswerer;
+use ask_user::{AgentRegistry, Placement, RuntimeConfig, ToolRuntime, UserQuestions};
+use clap::{Parser, Subcommand};
+use tokio_util::sync::CancellationToken;
+
+/// Run the `ask_user_question` tool: the tool an AI agent calls when it must
+/// stop and ask its human a question, as a sandboxed WebAssembly component.
+#[derive(Parser)]
+#[command(
+    version,
+    after_help = "\
+Examples:
+  ask-user schema
+      Print the tool definition to hand to a model.
+  ask-user ask examples/deploy.json --answers examples/deploy.answers.json
+      Run a tool call whose arguments are in deploy.json, answered from a file.
+  echo '{\"questions\":[]}' | ask-user ask -
+      Arguments from standard input (this one fails with EMPTY_QUESTIONS).
+
+Exit status: 0 answered, 1 the tool returned an error result (still printed
+as JSON on standard output), 2 bad usage or an unreadable file."
+)]
+struct Cli {
+    /// A tool component to run instead of the built-in one (a .wasm
+    /// component of the ask-user-tool world of dsh:ask-user@0.1.0).
+    #[arg(long, global = true, value_name = "FILE")]
+    component: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the tool definition as JSON: name, description, inputSchema, outputSchema.
+    Schema,
+    /// Run one tool call as a root agent and print the tool result (MCP CallToolResult JSON).
+    Ask {
+        /// The tool arguments, a JSON object such as
+        /// {"questions":[{"id":"pkg","question":"Which package manager?"}]}; `-` reads standard input.
+        file: PathBuf,
+        /// Answer from this file, shaped {"answers":[{"id":…,"selected":[…],"custom":…}]}.
+        /// Questions it does not answer in full are passed on (today: NO_PROVIDER).
+        #[arg(long, value_name = "FILE")]
+        answers: Option<PathBuf>,
+        /// Give up waiting for an answer after this many seconds (ASK_TIMED_OUT).
+        /// Default: wait as long as it takes.
+        #[arg(long, value_name = "SECONDS")]
+        timeout: Option<f64>,
+    },
+}
+
+/// A reason to exit with status 2.
+struct Usage(String);
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    match run(Cli::parse()).await {
+        Ok(code) => code,
+        Err(Usage(reason)) => {
+            eprintln!("ask-user: {reason}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<ExitCode, Usage> {
+    let component = match &cli.component {
+        Some(path) => std::fs::read(path)
+            .map_err(|e| Usage(format!("cannot read the component {}: {e}", path.display())))?,
+        None => ask_user::COMPONENT.to_vec(),
+    };
+    let agents = Arc::new(AgentRegistry::new());
+    let mut seam = UserQuestions::new(agents.clone());
+
+    let arguments = match &cli.command {
+        Command::Schema => None,
+        Command::Ask {
+            file,
+            answers,
+            timeout,
+        } => {
+            if let Some(seconds) = timeout {
+                let limit = Duration::try_from_secs_f64(*seconds)
+                    .ok()
+                    .filter(|d| !d.is_zero())
+                    .ok_or_else(|| {
+                        Usage(format!(
+                            "--timeout takes a positive number of seconds, not {seconds}"
+                        ))
+                    })?;
+                seam = seam.with_timeout(Some(limit));
+            }
+            if let Some(path) = answers {
+                let script = ScriptAnswerer::from_file(path).map_err(|e| Usage(e.to_string()))?;
+                seam.waterfall().register(script, Placement::default());
+            }
+            Some(read_arguments(file)?)
+        }
+    };
+
+    let runtime = ToolRuntime::new(&component, Arc::new(seam), RuntimeConfig::default())
+        .await
+        .map_err(|e| Usage(format!("cannot load the component: {e:#}")))?;
+    let Some(arguments) = arguments else {
+        println!("{}", to_json(runtime.definition()));
+        return Ok(ExitCode::SUCCESS);
+    };
+
+    let root = agents.register_root("ask-user", None);
+    let signal = CancellationToken::new();
+    let interrupt = signal.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            interrupt.cancel();
+        }
+    });
+    let result = runtime.call(&root, &signal, &arguments).await;
+    println!("{}", to_json(&result));
+    Ok(if result.is_error {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn read_arguments(file: &PathBuf) -> Result<String, Usage> {
+    if file.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).map_err(|e| {
+            Usage(format!(
+                "cannot read the arguments from standard input: {e}"
+            ))
+        })?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(file)
+        .map_err(|e| Usage(format!("cannot read the arguments {}: {e}", file.display())))
+}
+
+fn to_json(value: &impl serde::Serialize) -> String {
+    serde_json::to_string_pretty(value).expect("results are plain JSON")
+}

@@ -1,0 +1,171 @@
+//! What one call's store holds, and the import the component calls.
+//!
+//! This is the trust boundary. The component passes questions only; the
+//! caller, the turn's signal and the seam are bound here by the host before
+//! the call enters the guest. WASI is linked with nothing granted: no files,
+//! no environment, no network, no arguments.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+use wasmtime::component::ResourceTable;
+use wasmtime::{ResourceLimiter, UpdateDeadline};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::agents::AgentHandle;
+use crate::bindings::{self, dsh::ask_user::user_questions, wit};
+use crate::seam::UserQuestions;
+
+/// The guest used more CPU time than the deadline allows.
+#[derive(Debug)]
+pub struct DeadlineExceeded(pub Duration);
+
+impl std::fmt::Display for DeadlineExceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the component ran for more than its CPU deadline of {:?}",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for DeadlineExceeded {}
+
+/// The guest asked for more memory than the cap allows.
+#[derive(Debug)]
+pub struct MemoryCapExceeded {
+    pub cap: usize,
+    pub desired: usize,
+}
+
+impl std::fmt::Display for MemoryCapExceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the component asked for {} bytes of memory, over its cap of {} bytes",
+            self.desired, self.cap
+        )
+    }
+}
+
+impl std::error::Error for MemoryCapExceeded {}
+
+/// The per-call state of a store.
+pub(crate) struct CallState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    memory: MemoryCap,
+    seam: Arc<UserQuestions>,
+    /// Bound by the host; never read from the guest.
+    caller: Option<AgentHandle>,
+    signal: CancellationToken,
+    /// CPU time accounting: wall time since entry, less time in the seam.
+    entered: Instant,
+    in_seam: Duration,
+    cpu_deadline: Duration,
+}
+
+impl CallState {
+    pub fn new(
+        seam: Arc<UserQuestions>,
+        caller: Option<AgentHandle>,
+        signal: CancellationToken,
+        memory_cap: usize,
+        cpu_deadline: Duration,
+    ) -> Self {
+        CallState {
+            // Nothing granted: WasiCtx::builder() starts empty and stays so.
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+            memory: MemoryCap { cap: memory_cap },
+            seam,
+            caller,
+            signal,
+            entered: Instant::now(),
+            in_seam: Duration::ZERO,
+            cpu_deadline,
+        }
+    }
+
+    pub fn limiter(&mut self) -> &mut dyn ResourceLimiter {
+        &mut self.memory
+    }
+
+    /// Called at every epoch tick while the guest runs. Time spent waiting
+    /// on the human (inside the seam) is not the guest's and never counts.
+    pub fn on_epoch(&mut self) -> wasmtime::Result<UpdateDeadline> {
+        let guest_time = self.entered.elapsed().saturating_sub(self.in_seam);
+        if guest_time > self.cpu_deadline {
+            return Err(wasmtime::Error::new(DeadlineExceeded(self.cpu_deadline)));
+        }
+        // Yield to the executor at each tick so a busy guest shares the thread.
+        Ok(UpdateDeadline::Yield(1))
+    }
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl wit::Host for CallState {}
+
+impl user_questions::Host for CallState {
+    async fn ask(
+        &mut self,
+        request: wit::Request,
+    ) -> wasmtime::Result<Result<Vec<wit::Answer>, wit::AskError>> {
+        let request = bindings::request_from_wit(request).map_err(wasmtime::Error::new)?;
+        let started = Instant::now();
+        let result = self
+            .seam
+            .ask(request, self.caller.as_ref(), &self.signal)
+            .await;
+        self.in_seam += started.elapsed();
+        Ok(result
+            .map(|answers| answers.into_iter().map(bindings::answer_to_wit).collect())
+            .map_err(|error| bindings::error_to_wit(&error)))
+    }
+}
+
+/// Caps a store's linear memories and tables.
+struct MemoryCap {
+    cap: usize,
+}
+
+/// Table elements allowed per table; a Rust guest needs a few hundred.
+const MAX_TABLE_ELEMENTS: usize = 100_000;
+
+impl ResourceLimiter for MemoryCap {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.cap {
+            // An error (not `Ok(false)`) traps at once with a cause the host
+            // can name, instead of a guest's allocation-failure abort.
+            return Err(wasmtime::Error::new(MemoryCapExceeded {
+                cap: self.cap,
+                desired,
+            }));
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= MAX_TABLE_ELEMENTS)
+    }
+}

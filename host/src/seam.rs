@@ -1,0 +1,113 @@
+//! The user-questions seam (SPEC §2): the pipeline every ask goes through,
+//! in its exact order, whether it comes from the component or straight from
+//! the embedding host.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::agents::{AgentHandle, AgentRegistry};
+use crate::error::{AskError, ErrorCode};
+use crate::question::{Answer, AskRequest};
+use crate::validate::{check_answers, check_intents};
+use crate::waterfall::{Ask, Waterfall};
+
+/// The seam of one host: its agents, its answerers, its time limit.
+pub struct UserQuestions {
+    agents: Arc<AgentRegistry>,
+    waterfall: Waterfall,
+    timeout: Option<Duration>,
+}
+
+impl UserQuestions {
+    /// A seam over `agents` with no answerers and no time limit.
+    pub fn new(agents: Arc<AgentRegistry>) -> Self {
+        UserQuestions {
+            agents,
+            waterfall: Waterfall::new(),
+            timeout: None,
+        }
+    }
+
+    /// Limits every ask to `timeout` (`ASK_TIMED_OUT`); default: no limit.
+    pub fn with_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    pub fn agents(&self) -> &Arc<AgentRegistry> {
+        &self.agents
+    }
+
+    /// Where answerers are registered.
+    pub fn waterfall(&self) -> &Waterfall {
+        &self.waterfall
+    }
+
+    /// Asks the human `request` on behalf of `caller` (`None`: agentless,
+    /// reaching untagged answerers only), within the turn's `signal`.
+    ///
+    /// In order: an aborted signal (`ASK_ABORTED`), no questions
+    /// (`EMPTY_QUESTIONS`), the caller (`CALLER_NOT_LIVE`, `DELEGATED_CALLER`),
+    /// intents (`BAD_INTENT`), then the waterfall (`NO_PROVIDER` when nobody
+    /// claims), raced against the signal and the time limit, and the answers
+    /// checked (`INVALID_ANSWER`).
+    pub async fn ask(
+        &self,
+        request: AskRequest,
+        caller: Option<&AgentHandle>,
+        signal: &CancellationToken,
+    ) -> Result<Vec<Answer>, AskError> {
+        if signal.is_cancelled() {
+            return Err(AskError::aborted());
+        }
+        if request.questions.is_empty() {
+            return Err(AskError::new(
+                ErrorCode::EmptyQuestions,
+                "the call holds no questions; pass at least one question",
+            ));
+        }
+        let scope = match caller {
+            Some(handle) => Some(self.agents.check_caller(handle)?.scope),
+            None => None,
+        };
+        check_intents(&request)?;
+
+        let ask = Ask {
+            request,
+            caller: caller.cloned(),
+            signal: signal.clone(),
+        };
+        let dispatch = self.waterfall.dispatch(&ask, scope.as_ref());
+        let limited = async {
+            match self.timeout {
+                None => dispatch.await.map_err(Some),
+                Some(limit) => match tokio::time::timeout(limit, dispatch).await {
+                    Ok(result) => result.map_err(Some),
+                    Err(_) => Err(None),
+                },
+            }
+        };
+        // The answerers' result is polled first: a domain error that an
+        // answerer gives on seeing the signal wins over the abort.
+        let answers = tokio::select! {
+            biased;
+            result = limited => match result {
+                Ok(answers) => answers,
+                Err(Some(error)) => return Err(error.into_ask_error(signal.is_cancelled())),
+                Err(None) => return Err(AskError::new(
+                    ErrorCode::AskTimedOut,
+                    format!(
+                        "no answer within the host's limit of {:?}; the question was withdrawn. \
+                         Continue without the answer, or ask again later",
+                        self.timeout.unwrap_or_default()
+                    ),
+                )),
+            },
+            () = signal.cancelled() => return Err(AskError::aborted()),
+        };
+        check_answers(&ask.request, &answers)?;
+        Ok(answers)
+    }
+}

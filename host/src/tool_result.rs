@@ -1,0 +1,70 @@
+//! Tool results in the MCP `CallToolResult` shape, as an agent host hands
+//! them to its model.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// `{"content":[{"type":"text","text":…}],"structuredContent":…,"isError":…,"error":…}`
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResult {
+    pub content: Vec<Content>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    pub is_error: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ToolError>,
+}
+
+/// One content block.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Content {
+    Text { text: String },
+}
+
+/// What failed, for the host (the model reads the text content).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolError {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+}
+
+impl ToolResult {
+    /// A completed call: `text` for the model, `structured` beside it.
+    pub fn success(text: String, structured: Value) -> Self {
+        ToolResult {
+            content: vec![Content::Text { text }],
+            structured_content: Some(structured),
+            is_error: false,
+            error: None,
+        }
+    }
+
+    /// A failed call; the model reads `Error: <message>`.
+    pub fn failure(name: impl Into<String>, code: Option<String>, message: &str) -> Self {
+        ToolResult {
+            content: vec![Content::Text {
+                text: format!("Error: {message}"),
+            }],
+            structured_content: None,
+            is_error: true,
+            error: Some(ToolError {
+                name: name.into(),
+                code,
+            }),
+        }
+    }
+
+    /// The text of the first content block.
+    pub fn text(&self) -> &str {
+        let Content::Text { text } = &self.content[0];
+        text
+    }
+
+    /// The error code, when the call failed with one.
+    pub fn code(&self) -> Option<&str> {
+        self.error.as_ref()?.code.as_deref()
+    }
+}

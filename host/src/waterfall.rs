@@ -1,0 +1,252 @@
+//! The answerer waterfall (SPEC §3): answerers in order, each of which claims
+//! a request (returns answers), passes it on ([`Next::run`]) or fails it.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::agents::AgentHandle;
+use crate::error::{AnswerError, AskError, ErrorCode};
+use crate::question::{Answer, AskRequest};
+use crate::scope::Scope;
+
+/// What an answerer's future resolves to.
+pub type AnswerFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<Vec<Answer>, AnswerError>> + Send + 'a>>;
+
+/// Something that can answer questions: a terminal, a script, a web page…
+///
+/// `answer` claims the request by returning answers, passes it on by
+/// returning `next.run().await` (optionally acting before and after), or
+/// fails the whole ask by returning an error. Dropping the returned future
+/// withdraws the question: the host does so when the turn is aborted or a
+/// time limit passes, so cleanup belongs in `Drop`.
+pub trait Answerer: Send + Sync + 'static {
+    /// A short name for messages and audit records, e.g. `script`.
+    fn name(&self) -> &str;
+
+    fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a>;
+}
+
+/// One ask as an answerer sees it.
+#[derive(Debug)]
+pub struct Ask {
+    pub request: AskRequest,
+    /// The calling agent; `None` for an agentless request.
+    pub caller: Option<AgentHandle>,
+    /// The turn's cancellation. Answerers may watch it; the host also races
+    /// it and drops the answerer's future when it fires.
+    pub signal: CancellationToken,
+}
+
+/// Where an answerer goes in the waterfall.
+#[derive(Debug, Clone, Default)]
+pub struct Placement {
+    /// Only requests whose caller's scope chain has this key reach the
+    /// answerer. `None`: every request, agentless ones included.
+    pub scope: Option<String>,
+    /// How long the answerer may take to claim, pass or fail a request. The
+    /// clock stops when it passes the request on. `None`: no limit.
+    pub timeout: Option<Duration>,
+    /// Go ahead of the answerers already registered.
+    pub prepend: bool,
+}
+
+/// The ordered answerers of a host.
+#[derive(Default)]
+pub struct Waterfall {
+    links: Arc<Mutex<Vec<Link>>>,
+    ids: AtomicU64,
+}
+
+#[derive(Clone)]
+struct Link {
+    id: u64,
+    answerer: Arc<dyn Answerer>,
+    scope: Option<String>,
+    timeout: Option<Duration>,
+}
+
+/// Removes its answerer from the waterfall when disposed. Disposing twice,
+/// or after the waterfall is gone, is harmless. Dropping the handle does not
+/// dispose: an answerer registered for good needs no handle kept.
+#[derive(Debug, Clone)]
+pub struct AnswererHandle {
+    id: u64,
+    links: Weak<Mutex<Vec<Link>>>,
+}
+
+impl AnswererHandle {
+    /// Removes the answerer. Returns whether it was still registered.
+    /// An ask already under way keeps the answerers it started with.
+    pub fn dispose(&self) -> bool {
+        let Some(links) = self.links.upgrade() else {
+            return false;
+        };
+        let mut links = lock(&links);
+        let before = links.len();
+        links.retain(|link| link.id != self.id);
+        links.len() != before
+    }
+}
+
+impl std::fmt::Debug for Link {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Link")
+            .field("answerer", &self.answerer.name())
+            .field("scope", &self.scope)
+            .finish()
+    }
+}
+
+impl Waterfall {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds an answerer at the end (or the front, with `prepend`).
+    pub fn register(&self, answerer: impl Answerer, placement: Placement) -> AnswererHandle {
+        self.register_arc(Arc::new(answerer), placement)
+    }
+
+    /// As [`register`](Self::register), for an answerer that is shared.
+    pub fn register_arc(
+        &self,
+        answerer: Arc<dyn Answerer>,
+        placement: Placement,
+    ) -> AnswererHandle {
+        let link = Link {
+            id: self.ids.fetch_add(1, Ordering::Relaxed),
+            answerer,
+            scope: placement.scope,
+            timeout: placement.timeout,
+        };
+        let id = link.id;
+        let mut links = lock(&self.links);
+        if placement.prepend {
+            links.insert(0, link);
+        } else {
+            links.push(link);
+        }
+        AnswererHandle {
+            id,
+            links: Arc::downgrade(&self.links),
+        }
+    }
+
+    /// Offers `ask` to the answerers that `scope` reaches, in order. Nobody
+    /// claims: `NO_PROVIDER`.
+    pub(crate) async fn dispatch(
+        &self,
+        ask: &Ask,
+        scope: Option<&Scope>,
+    ) -> Result<Vec<Answer>, AnswerError> {
+        let chain: Vec<Link> = lock(&self.links)
+            .iter()
+            .filter(|link| match (&link.scope, scope) {
+                (None, _) => true,
+                (Some(key), Some(scope)) => scope.reaches(key),
+                (Some(_), None) => false,
+            })
+            .cloned()
+            .collect();
+        Next {
+            chain: &chain,
+            ask,
+            passed: None,
+        }
+        .run()
+        .await
+    }
+}
+
+/// The rest of the waterfall after the current answerer.
+pub struct Next<'a> {
+    chain: &'a [Link],
+    ask: &'a Ask,
+    /// Set when the current answerer passes the request on: its clock stops.
+    passed: Option<Arc<AtomicBool>>,
+}
+
+impl<'a> Next<'a> {
+    /// Offers the request to the next answerer and returns what the rest of
+    /// the waterfall answered. Consumes `self`: the rest runs at most once.
+    pub fn run(self) -> AnswerFuture<'a> {
+        if let Some(passed) = &self.passed {
+            passed.store(true, Ordering::Release);
+        }
+        let Some((link, rest)) = self.chain.split_first() else {
+            return Box::pin(std::future::ready(Err(AnswerError::Seam(AskError::new(
+                ErrorCode::NoProvider,
+                "no answerer took the question: nobody is there to answer it right now. \
+                 Continue without the answer, or end your turn with the question",
+            )))));
+        };
+        let ask = self.ask;
+        let Some(limit) = link.timeout else {
+            return link.answerer.answer(
+                ask,
+                Next {
+                    chain: rest,
+                    ask,
+                    passed: None,
+                },
+            );
+        };
+        let passed = Arc::new(AtomicBool::new(false));
+        let next = Next {
+            chain: rest,
+            ask,
+            passed: Some(passed.clone()),
+        };
+        Box::pin(TimeLimited {
+            answering: link.answerer.answer(ask, next),
+            clock: Box::pin(tokio::time::sleep(limit)),
+            passed,
+            answerer: link.answerer.name(),
+            limit,
+        })
+    }
+}
+
+/// An answerer's future with its time limit, which stops once it has passed
+/// the request on.
+struct TimeLimited<'a> {
+    answering: AnswerFuture<'a>,
+    clock: Pin<Box<tokio::time::Sleep>>,
+    passed: Arc<AtomicBool>,
+    answerer: &'a str,
+    limit: Duration,
+}
+
+impl Future for TimeLimited<'_> {
+    type Output = Result<Vec<Answer>, AnswerError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Poll::Ready(result) = self.answering.as_mut().poll(cx) {
+            return Poll::Ready(result);
+        }
+        if self.passed.load(Ordering::Acquire) || self.clock.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        Poll::Ready(Err(AnswerError::Seam(AskError::new(
+            ErrorCode::AskTimedOut,
+            format!(
+                "no answer from the {} answerer within {:?}; the question was withdrawn. \
+                 Continue without the answer, or ask again later",
+                self.answerer, self.limit
+            ),
+        ))))
+    }
+}
+
+fn lock(links: &Mutex<Vec<Link>>) -> std::sync::MutexGuard<'_, Vec<Link>> {
+    links
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
