@@ -51,6 +51,8 @@ pub use runtime::{RuntimeConfig, ToolDefinition, ToolRuntime};
 pub use scope::Scope;
 pub use seam::UserQuestions;
 pub use tool_result::ToolResult;
+/// The wasmtime this host is built on (its `Error` is the load error type).
+pub use wasmtime;
 pub use waterfall::{AnswerFuture, Answerer, AnswererHandle, Ask, Next, Placement, Waterfall};
 
 /// The `ask_user_question` component built from this repository's `guest/`
