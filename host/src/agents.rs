@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{AskError, ErrorCode};
 use crate::scope::Scope;
@@ -35,8 +36,11 @@ pub struct AgentRegistry {
 #[derive(Debug, Default)]
 struct Inner {
     live: HashMap<String, Entry>,
-    generations: u64,
 }
+
+/// Generations are unique in the process, so that a handle from another
+/// registry is never taken for one of this registry's agents.
+static GENERATIONS: AtomicU64 = AtomicU64::new(1);
 
 #[derive(Debug)]
 struct Entry {
@@ -142,10 +146,8 @@ impl AgentRegistry {
     }
 
     fn insert(&self, id: String, owner: Option<AgentHandle>, scope: Scope) -> AgentHandle {
-        let mut inner = self.lock();
-        inner.generations += 1;
-        let generation = inner.generations;
-        inner.live.insert(
+        let generation = GENERATIONS.fetch_add(1, Ordering::Relaxed);
+        self.lock().live.insert(
             id.clone(),
             Entry {
                 generation,

@@ -38,6 +38,19 @@ pub struct Question {
 }
 
 impl Question {
+    /// A free-text question; set the other fields as needed.
+    pub fn new(id: impl Into<String>, question: impl Into<String>) -> Self {
+        Question {
+            id: id.into(),
+            question: question.into(),
+            detail: None,
+            header: None,
+            options: None,
+            multi_select: None,
+            intent: None,
+        }
+    }
+
     /// Whether several options may be chosen (absent means no).
     pub fn is_multi_select(&self) -> bool {
         self.multi_select.unwrap_or(false)
@@ -58,6 +71,17 @@ pub struct QuestionOption {
     /// Keys the asker sent beyond `label` and `description`, kept as sent.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl QuestionOption {
+    /// An option with just a label.
+    pub fn new(label: impl Into<String>) -> Self {
+        QuestionOption {
+            label: label.into(),
+            description: None,
+            extra: Map::new(),
+        }
+    }
 }
 
 /// How an answerer should present a question; never changes the protocol.

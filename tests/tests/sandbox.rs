@@ -1,0 +1,184 @@
+//! The sandbox: a component that misbehaves gets a clear error each time,
+//! and the host keeps serving.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ask_user::{AgentRegistry, RuntimeConfig, ToolResult, ToolRuntime, UserQuestions};
+use ask_user_tests::{Behaviour, TestAnswerer};
+use tokio_util::sync::CancellationToken;
+
+struct Misbehaving {
+    runtime: ToolRuntime,
+    agents: Arc<AgentRegistry>,
+}
+
+fn config() -> RuntimeConfig {
+    RuntimeConfig {
+        cpu_deadline: Duration::from_millis(200),
+        memory_cap: 16 << 20,
+        max_concurrent_calls: 2,
+        max_output_bytes: 1 << 20,
+    }
+}
+
+async fn misbehaving(answerer: Behaviour, config: RuntimeConfig) -> Misbehaving {
+    let component = std::fs::read(ask_user_tests::MISBEHAVE).unwrap();
+    let agents = Arc::new(AgentRegistry::new());
+    let seam = UserQuestions::new(agents.clone());
+    seam.waterfall()
+        .register(TestAnswerer::new(answerer).0, Default::default());
+    let runtime = ToolRuntime::new(&component, Arc::new(seam), config)
+        .await
+        .unwrap();
+    Misbehaving { runtime, agents }
+}
+
+impl Misbehaving {
+    async fn call(&self, misbehaviour: &str) -> ToolResult {
+        let root = self.agents.register_root("root", None);
+        self.runtime
+            .call(&root, &CancellationToken::new(), misbehaviour)
+            .await
+    }
+}
+
+fn assert_sandbox_error(result: &ToolResult, code: &str, says: &str) {
+    assert!(result.is_error, "{result:?}");
+    assert_eq!(result.error.as_ref().unwrap().name, "ToolSandboxError");
+    assert_eq!(result.code(), Some(code), "{}", result.text());
+    assert!(result.text().contains(says), "{}", result.text());
+}
+
+#[tokio::test]
+async fn an_endless_loop_hits_the_cpu_deadline() {
+    let m = misbehaving(Behaviour::ClaimFirst, config()).await;
+    assert_sandbox_error(&m.call("loop").await, "GUEST_DEADLINE_EXCEEDED", "200ms");
+}
+
+#[tokio::test]
+async fn growing_memory_hits_the_cap() {
+    let m = misbehaving(Behaviour::ClaimFirst, config()).await;
+    assert_sandbox_error(&m.call("grow").await, "GUEST_MEMORY_EXCEEDED", "16777216");
+}
+
+#[tokio::test]
+async fn a_trap_is_reported() {
+    let m = misbehaving(Behaviour::ClaimFirst, config()).await;
+    assert_sandbox_error(
+        &m.call("trap").await,
+        "GUEST_TRAPPED",
+        "the tool component failed",
+    );
+}
+
+#[tokio::test]
+async fn oversized_output_is_dropped() {
+    let m = misbehaving(Behaviour::ClaimFirst, config()).await;
+    assert_sandbox_error(
+        &m.call("big-output").await,
+        "GUEST_OUTPUT_TOO_LARGE",
+        "1048576",
+    );
+}
+
+#[tokio::test]
+async fn a_request_that_breaks_the_contract_is_never_answered() {
+    let (answerer, probe) = TestAnswerer::new(Behaviour::ClaimFirst);
+    let component = std::fs::read(ask_user_tests::MISBEHAVE).unwrap();
+    let agents = Arc::new(AgentRegistry::new());
+    let seam = UserQuestions::new(agents.clone());
+    seam.waterfall().register(answerer, Default::default());
+    let runtime = ToolRuntime::new(&component, Arc::new(seam), config())
+        .await
+        .unwrap();
+    let root = agents.register_root("root", None);
+    let result = runtime
+        .call(&root, &CancellationToken::new(), "bad-extra-json")
+        .await;
+    assert_sandbox_error(&result, "GUEST_CONTRACT_VIOLATION", "extra-json");
+    assert_eq!(probe.calls(), 0);
+}
+
+#[tokio::test]
+async fn the_host_keeps_serving_after_every_misbehaviour() {
+    let m = misbehaving(Behaviour::ClaimFirst, config()).await;
+    for misbehaviour in [
+        "loop",
+        "grow",
+        "trap",
+        "big-output",
+        "bad-extra-json",
+        "loop",
+    ] {
+        assert!(m.call(misbehaviour).await.is_error);
+        let honest = m.call("ask").await;
+        assert!(!honest.is_error, "after {misbehaviour}: {honest:?}");
+        assert_eq!(honest.text(), "asked");
+    }
+}
+
+#[tokio::test]
+async fn waiting_on_the_human_is_not_cpu_time() {
+    let tight = RuntimeConfig {
+        cpu_deadline: Duration::from_millis(30),
+        ..config()
+    };
+    let m = misbehaving(Behaviour::Slow(Duration::from_millis(400)), tight).await;
+    let result = m.call("ask").await;
+    assert!(!result.is_error, "{result:?}");
+}
+
+#[tokio::test]
+async fn the_component_sees_no_environment_arguments_or_files() {
+    let m = misbehaving(Behaviour::ClaimFirst, config()).await;
+    let result = m.call("wasi").await;
+    assert_eq!(result.text(), "env=0 args=0 root=false tmp=false");
+}
+
+#[tokio::test]
+async fn calls_beyond_the_pool_are_refused_not_queued_forever() {
+    let busy = RuntimeConfig {
+        max_concurrent_calls: 1,
+        ..config()
+    };
+    let m = Arc::new(misbehaving(Behaviour::Hang, busy).await);
+    let signal = CancellationToken::new();
+    let first = {
+        let (m, signal) = (m.clone(), signal.clone());
+        tokio::spawn(async move {
+            let root = m.agents.register_root("first", None);
+            m.runtime.call(&root, &signal, "ask").await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let second = m.call("wasi").await;
+    assert_sandbox_error(&second, "HOST_BUSY", "at most 1 calls");
+    signal.cancel();
+    let first = first.await.unwrap();
+    assert_eq!(
+        first.text(),
+        "asked",
+        "the guest got ASK_ABORTED from the seam and returned"
+    );
+    assert_eq!(
+        m.call("wasi").await.text(),
+        "env=0 args=0 root=false tmp=false"
+    );
+}
+
+#[tokio::test]
+async fn a_file_that_is_not_a_component_is_a_clear_load_error() {
+    let seam = Arc::new(UserQuestions::new(Arc::new(AgentRegistry::new())));
+    let error = match ToolRuntime::new(b"not wasm at all", seam.clone(), config()).await {
+        Err(error) => format!("{error:#}"),
+        Ok(_) => panic!("garbage loaded"),
+    };
+    assert!(error.contains("not a valid component"), "{error}");
+    // A core module is not a component either.
+    let error = match ToolRuntime::new(b"\0asm\x01\0\0\0", seam, config()).await {
+        Err(error) => format!("{error:#}"),
+        Ok(_) => panic!("a core module loaded"),
+    };
+    assert!(error.contains("not a valid component"), "{error}");
+}
