@@ -66,7 +66,9 @@ async fn main() -> ExitCode {
     match run(Cli::parse()).await {
         Ok(code) => code,
         Err(Usage(reason)) => {
-            eprintln!("ask-user: {reason}");
+            // One line, whatever the underlying error looks like.
+            let reason: Vec<&str> = reason.split_whitespace().collect();
+            eprintln!("ask-user: {}", reason.join(" "));
             ExitCode::from(2)
         }
     }
