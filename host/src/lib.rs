@@ -41,7 +41,7 @@ mod sandbox;
 pub mod scope;
 pub mod seam;
 pub mod tool_result;
-pub mod validate;
+mod validate;
 pub mod waterfall;
 
 pub use agents::{AgentHandle, AgentRegistry};

@@ -57,10 +57,12 @@ impl ToolResult {
         }
     }
 
-    /// The text of the first content block.
+    /// The text of the first content block ("" when there is none).
     pub fn text(&self) -> &str {
-        let Content::Text { text } = &self.content[0];
-        text
+        match self.content.first() {
+            Some(Content::Text { text }) => text,
+            None => "",
+        }
     }
 
     /// The error code, when the call failed with one.

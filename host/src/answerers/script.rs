@@ -56,6 +56,11 @@ impl ScriptAnswerer {
         Ok(ScriptAnswerer { answers })
     }
 
+    /// The answer held for question `id`, if any.
+    pub fn answer_for(&self, id: &str) -> Option<&Answer> {
+        self.answers.get(id)
+    }
+
     /// Reads answers from a file.
     pub fn from_file(path: &Path) -> Result<Self, ScriptError> {
         let json = std::fs::read_to_string(path)
@@ -74,7 +79,7 @@ impl Answerer for ScriptAnswerer {
             .request
             .questions
             .iter()
-            .map(|q| self.answers.get(&q.id).cloned())
+            .map(|q| self.answer_for(&q.id).cloned())
             .collect();
         match answers {
             Some(answers) => Box::pin(std::future::ready(Ok(answers))),
