@@ -33,6 +33,7 @@
 
 pub mod agents;
 pub mod answerers;
+pub mod audit;
 mod bindings;
 pub mod error;
 pub mod question;

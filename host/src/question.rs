@@ -56,6 +56,17 @@ impl Question {
         self.multi_select.unwrap_or(false)
     }
 
+    /// The option marked as recommended (its label ends with
+    /// ` (Recommended)`, `(推荐)` or `（推荐）`), if any.
+    pub fn recommended(&self) -> Option<&QuestionOption> {
+        self.options.iter().flatten().find(|o| {
+            let label = o.label.trim_end();
+            ["(Recommended)", "(推荐)", "（推荐）"]
+                .iter()
+                .any(|mark| label.ends_with(mark))
+        })
+    }
+
     /// The offered labels, in order.
     pub fn labels(&self) -> impl Iterator<Item = &str> {
         self.options.iter().flatten().map(|o| o.label.as_str())

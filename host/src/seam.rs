@@ -2,12 +2,13 @@
 //! in its exact order, whether it comes from the component or straight from
 //! the embedding host.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
 use crate::agents::{AgentHandle, AgentRegistry};
+use crate::audit::AuditLog;
 use crate::error::{AskError, ErrorCode};
 use crate::question::{Answer, AskRequest};
 use crate::validate::{check_answers, check_intents};
@@ -18,6 +19,7 @@ pub struct UserQuestions {
     agents: Arc<AgentRegistry>,
     waterfall: Waterfall,
     timeout: Option<Duration>,
+    audit: Option<AuditLog>,
 }
 
 impl UserQuestions {
@@ -27,12 +29,19 @@ impl UserQuestions {
             agents,
             waterfall: Waterfall::new(),
             timeout: None,
+            audit: None,
         }
     }
 
     /// Limits every ask to `timeout` (`ASK_TIMED_OUT`); default: no limit.
     pub fn with_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// Records every ask in `audit`.
+    pub fn with_audit(mut self, audit: AuditLog) -> Self {
+        self.audit = Some(audit);
         self
     }
 
@@ -59,6 +68,28 @@ impl UserQuestions {
         caller: Option<&AgentHandle>,
         signal: &CancellationToken,
     ) -> Result<Vec<Answer>, AskError> {
+        let Some(audit) = &self.audit else {
+            return self
+                .pipeline(request, caller, signal, &Mutex::new(None))
+                .await;
+        };
+        let started = Instant::now();
+        let questions = request.questions.clone();
+        let claimed_by = Mutex::new(None);
+        let result = self.pipeline(request, caller, signal, &claimed_by).await;
+        let claimed_by = claimed_by.into_inner().unwrap_or_else(|p| p.into_inner());
+        let answerer = result.as_ref().ok().and(claimed_by.as_deref());
+        audit.record(caller, &questions, answerer, &result, started.elapsed());
+        result
+    }
+
+    async fn pipeline(
+        &self,
+        request: AskRequest,
+        caller: Option<&AgentHandle>,
+        signal: &CancellationToken,
+        claimed_by: &Mutex<Option<String>>,
+    ) -> Result<Vec<Answer>, AskError> {
         if signal.is_cancelled() {
             return Err(AskError::aborted());
         }
@@ -79,7 +110,7 @@ impl UserQuestions {
             caller: caller.cloned(),
             signal: signal.clone(),
         };
-        let dispatch = self.waterfall.dispatch(&ask, scope.as_ref());
+        let dispatch = self.waterfall.dispatch(&ask, scope.as_ref(), claimed_by);
         let limited = async {
             match self.timeout {
                 None => dispatch.await.map_err(Some),

@@ -140,11 +140,13 @@ impl Waterfall {
     }
 
     /// Offers `ask` to the answerers that `scope` reaches, in order. Nobody
-    /// claims: `NO_PROVIDER`.
+    /// claims: `NO_PROVIDER`. `claimed_by` receives the name of the answerer
+    /// that gave the answers.
     pub(crate) async fn dispatch(
         &self,
         ask: &Ask,
         scope: Option<&Scope>,
+        claimed_by: &Mutex<Option<String>>,
     ) -> Result<Vec<Answer>, AnswerError> {
         let chain: Vec<Link> = lock(&self.links)
             .iter()
@@ -159,6 +161,7 @@ impl Waterfall {
             chain: &chain,
             ask,
             passed: None,
+            claimed_by,
         }
         .run()
         .await
@@ -171,6 +174,9 @@ pub struct Next<'a> {
     ask: &'a Ask,
     /// Set when the current answerer passes the request on: its clock stops.
     passed: Option<Arc<AtomicBool>>,
+    /// The first answerer to return answers, innermost first, is the one
+    /// that claimed; the ones that passed return its answers after it.
+    claimed_by: &'a Mutex<Option<String>>,
 }
 
 impl<'a> Next<'a> {
@@ -187,29 +193,32 @@ impl<'a> Next<'a> {
                  Continue without the answer, or end your turn with the question",
             )))));
         };
-        let ask = self.ask;
-        let Some(limit) = link.timeout else {
-            return link.answerer.answer(
-                ask,
-                Next {
-                    chain: rest,
-                    ask,
-                    passed: None,
-                },
-            );
-        };
-        let passed = Arc::new(AtomicBool::new(false));
+        let (ask, claimed_by) = (self.ask, self.claimed_by);
+        let passed = link.timeout.map(|_| Arc::new(AtomicBool::new(false)));
         let next = Next {
             chain: rest,
             ask,
-            passed: Some(passed.clone()),
+            passed: passed.clone(),
+            claimed_by,
         };
-        Box::pin(TimeLimited {
-            answering: link.answerer.answer(ask, next),
-            clock: Box::pin(tokio::time::sleep(limit)),
-            passed,
-            answerer: link.answerer.name(),
-            limit,
+        let mut answering = link.answerer.answer(ask, next);
+        if let (Some(limit), Some(passed)) = (link.timeout, passed) {
+            answering = Box::pin(TimeLimited {
+                answering,
+                clock: Box::pin(tokio::time::sleep(limit)),
+                passed,
+                answerer: link.answerer.name(),
+                limit,
+            });
+        }
+        let name = link.answerer.name();
+        Box::pin(async move {
+            let result = answering.await;
+            if result.is_ok() {
+                let mut claimed_by = claimed_by.lock().unwrap_or_else(|p| p.into_inner());
+                claimed_by.get_or_insert_with(|| name.to_owned());
+            }
+            result
         })
     }
 }

@@ -1,3 +1,4 @@
 //! Answerers that ship with the host.
 
+pub mod bridge;
 pub mod script;

@@ -1,21 +1,119 @@
-//! The scripted answerer: canned answers from a file, for headless runs.
+//! The script answerer: answers from rules, for headless runs, CI and evals.
+//!
+//! A rule matches a question by its id or by a pattern on its text, and
+//! answers it (given labels and/or free text, or the recommended option when
+//! one is marked), passes, or rejects with a code. For each question the
+//! first rule that applies decides. The request is claimed only when every
+//! question is answered by a rule; a question no rule answers passes the
+//! whole request on. The script never invents an answer no rule gave.
 
-use std::collections::HashMap;
 use std::path::Path;
 
+use regex_lite::Regex;
 use serde::Deserialize;
 
-use crate::question::Answer;
+use crate::error::{AnswerError, AskError, ErrorCode};
+use crate::question::{Answer, Question};
 use crate::waterfall::{AnswerFuture, Answerer, Ask, Next};
 
-/// Answers from a file in the canonical shape
-/// `{"answers":[{"id":…,"selected":[…],"custom":…}]}`.
-///
-/// It claims a request when it holds an answer for every question id, and
-/// passes it on otherwise. It never invents an answer.
-#[derive(Debug, Clone)]
+/// Answers questions by rules.
+#[derive(Debug, Clone, Default)]
 pub struct ScriptAnswerer {
-    answers: HashMap<String, Answer>,
+    rules: Vec<Rule>,
+}
+
+/// Which questions a rule is for, and what it does with them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(try_from = "RuleSpec")]
+pub struct Rule {
+    matcher: Matcher,
+    action: Action,
+}
+
+#[derive(Debug, Clone)]
+enum Matcher {
+    Id(String),
+    Text(Regex),
+}
+
+#[derive(Debug, Clone)]
+enum Action {
+    Answer {
+        select: Vec<String>,
+        custom: Option<String>,
+    },
+    Recommended,
+    Pass,
+    Reject {
+        code: String,
+        message: Option<String>,
+    },
+}
+
+/// A rule as written in a configuration file: one matcher (`id` or
+/// `question`) and one action (`select`/`custom`, `recommended = true`,
+/// `pass = true`, or `reject = "CODE"` with an optional `message`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleSpec {
+    id: Option<String>,
+    question: Option<String>,
+    select: Option<Vec<String>>,
+    custom: Option<String>,
+    #[serde(default)]
+    recommended: bool,
+    #[serde(default)]
+    pass: bool,
+    reject: Option<String>,
+    message: Option<String>,
+}
+
+impl TryFrom<RuleSpec> for Rule {
+    type Error = String;
+
+    fn try_from(mut spec: RuleSpec) -> Result<Self, String> {
+        let matcher = match (spec.id, spec.question) {
+            (Some(id), None) => Matcher::Id(id),
+            (None, Some(pattern)) => Matcher::Text(
+                Regex::new(&pattern)
+                    .map_err(|e| format!("the question pattern {pattern:?} is not a regex: {e}"))?,
+            ),
+            _ => {
+                return Err("a rule matches by exactly one of `id` or `question` (a regex)".into());
+            }
+        };
+        let answers = spec.select.is_some() || spec.custom.is_some();
+        let action = match (answers, spec.recommended, spec.pass, spec.reject) {
+            (true, false, false, None) => Action::Answer {
+                select: spec.select.unwrap_or_default(),
+                custom: spec.custom,
+            },
+            (false, true, false, None) => Action::Recommended,
+            (false, false, true, None) => Action::Pass,
+            (false, false, false, Some(code)) => Action::Reject {
+                code,
+                message: spec.message.take(),
+            },
+            _ => {
+                return Err(
+                    "a rule does exactly one of: `select`/`custom`, `recommended = true`, \
+                            `pass = true`, `reject = \"CODE\"`"
+                        .into(),
+                );
+            }
+        };
+        if spec.message.is_some() && !matches!(action, Action::Reject { .. }) {
+            return Err("`message` goes with `reject`".into());
+        }
+        Ok(Rule { matcher, action })
+    }
+}
+
+/// What the script does with one question.
+enum Decision {
+    Answer(Answer),
+    Pass,
+    Fail(AnswerError),
 }
 
 /// A script file that cannot be used.
@@ -32,40 +130,108 @@ impl std::error::Error for ScriptError {}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ScriptFile {
+struct AnswersFile {
     answers: Vec<Answer>,
 }
 
 impl ScriptAnswerer {
-    /// Reads answers from JSON text.
+    /// A script of `rules`, tried in order.
+    pub fn new(rules: Vec<Rule>) -> Self {
+        ScriptAnswerer { rules }
+    }
+
+    /// Canned answers in the canonical shape
+    /// `{"answers":[{"id":…,"selected":[…],"custom":…}]}`: one rule per id.
     pub fn from_json(json: &str) -> Result<Self, ScriptError> {
-        let file: ScriptFile = serde_json::from_str(json).map_err(|e| {
+        let file: AnswersFile = serde_json::from_str(json).map_err(|e| {
             ScriptError(format!(
                 "the answers are not of the shape {{\"answers\":[{{\"id\":…,\"selected\":[…],\"custom\":…}}]}}: {e}"
             ))
         })?;
-        let mut answers = HashMap::new();
+        let mut rules: Vec<Rule> = Vec::new();
         for answer in file.answers {
-            if let Some(earlier) = answers.insert(answer.id.clone(), answer) {
+            if rules
+                .iter()
+                .any(|r| matches!(&r.matcher, Matcher::Id(id) if *id == answer.id))
+            {
                 return Err(ScriptError(format!(
                     "the answers hold the id {:?} twice",
-                    earlier.id
+                    answer.id
                 )));
             }
+            rules.push(Rule {
+                matcher: Matcher::Id(answer.id),
+                action: Action::Answer {
+                    select: answer.selected,
+                    custom: answer.custom,
+                },
+            });
         }
-        Ok(ScriptAnswerer { answers })
+        Ok(ScriptAnswerer { rules })
     }
 
-    /// The answer held for question `id`, if any.
-    pub fn answer_for(&self, id: &str) -> Option<&Answer> {
-        self.answers.get(id)
-    }
-
-    /// Reads answers from a file.
+    /// Canned answers from a file; see [`from_json`](Self::from_json).
     pub fn from_file(path: &Path) -> Result<Self, ScriptError> {
         let json = std::fs::read_to_string(path)
             .map_err(|e| ScriptError(format!("cannot read {}: {e}", path.display())))?;
         Self::from_json(&json).map_err(|e| ScriptError(format!("{}: {e}", path.display())))
+    }
+
+    /// Adds `other`'s rules after this script's.
+    pub fn then(mut self, other: ScriptAnswerer) -> Self {
+        self.rules.extend(other.rules);
+        self
+    }
+
+    fn decide(&self, question: &Question) -> Decision {
+        for (n, rule) in self.rules.iter().enumerate() {
+            let matches = match &rule.matcher {
+                Matcher::Id(id) => *id == question.id,
+                Matcher::Text(pattern) => pattern.is_match(&question.question),
+            };
+            if !matches {
+                continue;
+            }
+            let (selected, custom) = match &rule.action {
+                Action::Pass => return Decision::Pass,
+                Action::Reject { code, message } => {
+                    let message = message.clone().unwrap_or_else(|| {
+                        format!(
+                            "the script rejected question {:?} (rule {})",
+                            question.id,
+                            n + 1
+                        )
+                    });
+                    return Decision::Fail(AskError::new(ErrorCode::parse(code), message).into());
+                }
+                // Only when one is marked; otherwise the next rule may apply.
+                Action::Recommended => match question.recommended() {
+                    Some(option) => (vec![option.label.clone()], None),
+                    None => continue,
+                },
+                Action::Answer { select, custom } => (select.clone(), custom.clone()),
+            };
+            if let Some(label) = selected
+                .iter()
+                .find(|l| !question.labels().any(|o| o == *l))
+            {
+                return Decision::Fail(AnswerError::Other {
+                    name: "ScriptError".into(),
+                    error: format!(
+                        "script rule {} selects {label:?}, which question {:?} does not offer; fix the rule",
+                        n + 1,
+                        question.id
+                    )
+                    .into(),
+                });
+            }
+            return Decision::Answer(Answer {
+                id: question.id.clone(),
+                selected,
+                custom,
+            });
+        }
+        Decision::Pass
     }
 }
 
@@ -75,15 +241,19 @@ impl Answerer for ScriptAnswerer {
     }
 
     fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
-        let answers: Option<Vec<Answer>> = ask
-            .request
-            .questions
-            .iter()
-            .map(|q| self.answer_for(&q.id).cloned())
-            .collect();
-        match answers {
-            Some(answers) => Box::pin(std::future::ready(Ok(answers))),
-            None => next.run(),
+        let mut answers = Vec::new();
+        let mut pass = false;
+        for question in &ask.request.questions {
+            match self.decide(question) {
+                Decision::Answer(answer) => answers.push(answer),
+                Decision::Pass => pass = true,
+                Decision::Fail(error) => return Box::pin(std::future::ready(Err(error))),
+            }
+        }
+        if pass {
+            next.run()
+        } else {
+            Box::pin(std::future::ready(Ok(answers)))
         }
     }
 }
