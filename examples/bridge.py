@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """An ask-user bridge in plain Python: answers over JSON lines on stdin/stdout.
 
-Run by the host, e.g. `ask-user ask examples/deploy.json --bridge python3 examples/bridge.py`
-or from a config file:
+Started by the host from a config file (`ask-user ask FILE --config config.toml`):
 
     [[answerer]]
     kind = "bridge"

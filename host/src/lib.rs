@@ -35,6 +35,7 @@ pub mod agents;
 pub mod answerers;
 pub mod audit;
 mod bindings;
+pub mod config;
 pub mod error;
 pub mod question;
 pub mod runtime;

@@ -7,6 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ask_user::answerers::script::ScriptAnswerer;
+use ask_user::audit::AuditLog;
+use ask_user::config::Config;
 use ask_user::{AgentRegistry, Placement, RuntimeConfig, ToolRuntime, UserQuestions};
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
@@ -20,10 +22,22 @@ use tokio_util::sync::CancellationToken;
 Examples:
   ask-user schema
       Print the tool definition to hand to a model.
+  ask-user ask examples/deploy.json
+      Ask the questions in deploy.json at this terminal; print the tool result.
+  ask-user ask examples/deploy.json > result.json
+      The same, with only the result in result.json (the terminal is still asked).
   ask-user ask examples/deploy.json --answers examples/deploy.answers.json
-      Run a tool call whose arguments are in deploy.json, answered from a file.
+      Answered from a file first; what it does not answer goes to the terminal.
+  ask-user ask examples/deploy.json --config examples/config.toml
+      Answerers from a config file (script rules, a bridge process, the terminal).
   echo '{\"questions\":[]}' | ask-user ask -
       Arguments from standard input (this one fails with EMPTY_QUESTIONS).
+
+Answerers: with --config FILE, or else $XDG_CONFIG_HOME/ask-user/config.toml
+(~/.config/ask-user/config.toml) when it exists, the chain is that file's;
+otherwise it is the terminal alone. --answers goes first in any chain. With no
+terminal (a service, CI), the terminal answerer passes, and a call nobody
+answers ends with NO_PROVIDER.
 
 Exit status: 0 answered, 1 the tool returned an error result (still printed
 as JSON on standard output), 2 bad usage or an unreadable file."
@@ -47,10 +61,17 @@ enum Command {
         /// The tool arguments, a JSON object such as
         /// {"questions":[{"id":"pkg","question":"Which package manager?"}]}; `-` reads standard input.
         file: PathBuf,
-        /// Answer from this file, shaped {"answers":[{"id":…,"selected":[…],"custom":…}]}.
-        /// Questions it does not answer in full are passed on (today: NO_PROVIDER).
+        /// Answer from this file first, shaped {"answers":[{"id":…,"selected":[…],"custom":…}]}.
+        /// A request it does not answer in full goes on to the next answerer.
         #[arg(long, value_name = "FILE")]
         answers: Option<PathBuf>,
+        /// The answerer chain from this TOML file (see the README).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Append a JSON line per ask to this file: time, caller, questions,
+        /// which answerer claimed, outcome, duration.
+        #[arg(long, value_name = "FILE")]
+        audit: Option<PathBuf>,
         /// Give up waiting for an answer after this many seconds (ASK_TIMED_OUT).
         /// Default: wait as long as it takes.
         #[arg(long, value_name = "SECONDS")]
@@ -88,8 +109,27 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
         Command::Ask {
             file,
             answers,
+            config,
+            audit,
             timeout,
         } => {
+            let config = match config {
+                Some(path) => Config::load(path).map_err(|e| Usage(e.to_string()))?,
+                None => match Config::default_path().filter(|p| p.exists()) {
+                    Some(path) => Config::load(&path).map_err(|e| Usage(e.to_string()))?,
+                    None => Config::terminal_only(),
+                },
+            };
+            seam = seam.with_timeout(config.timeout);
+            if let Some(path) = audit.as_ref().or(config.audit.as_ref()) {
+                let log = AuditLog::open(path).map_err(|e| {
+                    Usage(format!(
+                        "cannot open the audit trail {}: {e}",
+                        path.display()
+                    ))
+                })?;
+                seam = seam.with_audit(log);
+            }
             if let Some(seconds) = timeout {
                 let limit = Duration::try_from_secs_f64(*seconds)
                     .ok()
@@ -104,6 +144,11 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
             if let Some(path) = answers {
                 let script = ScriptAnswerer::from_file(path).map_err(|e| Usage(e.to_string()))?;
                 seam.waterfall().register(script, Placement::default());
+            }
+            for answerer in config.answerers {
+                let (answerer, placement) =
+                    answerer.start().await.map_err(|e| Usage(e.to_string()))?;
+                seam.waterfall().register_arc(answerer, placement);
             }
             Some(read_arguments(file)?)
         }

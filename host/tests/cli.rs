@@ -10,9 +10,14 @@ fn examples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples")
 }
 
+/// Runs `ask-user` as a service would: no controlling terminal (a new
+/// session), no user configuration.
 fn ask_user(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ask-user"))
+    let mut child = Command::new("setsid")
+        .arg("--wait")
+        .arg(env!("CARGO_BIN_EXE_ask-user"))
         .args(args)
+        .env("XDG_CONFIG_HOME", "/nonexistent")
         .current_dir(examples())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -88,6 +93,13 @@ fn ask_reads_arguments_from_standard_input() {
 }
 
 #[test]
+fn without_a_terminal_the_terminal_answerer_passes() {
+    let output = ask_user(&["ask", "deploy.json"], None);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout_json(&output)["error"]["code"], "NO_PROVIDER");
+}
+
+#[test]
 fn an_error_result_is_printed_and_exits_1() {
     let output = ask_user(&["ask", "deploy.json"], None);
     assert_eq!(output.status.code(), Some(1));
@@ -149,6 +161,173 @@ fn an_unreadable_file_exits_2_with_one_line() {
         &ask_user(&["ask", "deploy.json", "--timeout", "0"], None),
         "--timeout",
     );
+    assert_usage_error(
+        &ask_user(&["ask", "deploy.json", "--config", "missing.toml"], None),
+        "missing.toml",
+    );
+}
+
+/// Writes `toml` to a fresh file and returns its path.
+fn config_file(name: &str, toml: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ask-user-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("config.toml");
+    std::fs::write(&path, toml).unwrap();
+    path
+}
+
+fn ask_with_config(config: &std::path::Path, file: &str, stdin: Option<&str>) -> Output {
+    ask_user(&["ask", file, "--config", config.to_str().unwrap()], stdin)
+}
+
+#[test]
+fn a_config_with_script_rules_answers() {
+    let config = config_file(
+        "rules",
+        r#"
+[[answerer]]
+kind = "script"
+rules = [
+  { question = "(?i)deployed", recommended = true },
+  { id = "checks", select = ["Unit tests"], custom = "and lint" },
+  { id = "note", custom = "none" },
+]
+"#,
+    );
+    let output = ask_with_config(&config, "deploy.json", None);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    assert_eq!(
+        stdout_json(&output)["content"][0]["text"],
+        r#"{"answers":[{"id":"target","selected":["Staging (Recommended)"]},{"id":"checks","selected":["Unit tests"],"custom":"and lint"},{"id":"note","selected":[],"custom":"none"}]}"#
+    );
+}
+
+#[test]
+fn script_rules_never_invent_an_answer() {
+    // "recommended" applies only where an option is marked; no rule covers
+    // "checks" and "note", so the request passes on and nobody answers.
+    let config = config_file(
+        "norule",
+        "[[answerer]]\nkind = \"script\"\nrules = [{ question = \".\", recommended = true }]\n",
+    );
+    let output = ask_with_config(&config, "deploy.json", None);
+    assert_eq!(stdout_json(&output)["error"]["code"], "NO_PROVIDER");
+}
+
+#[test]
+fn a_script_rule_can_reject_with_a_code() {
+    let config = config_file(
+        "reject",
+        "[[answerer]]\nkind = \"script\"\nrules = [{ id = \"target\", reject = \"ASK_CANCELLED\", message = \"not in CI\" }]\n",
+    );
+    let result = stdout_json(&ask_with_config(&config, "deploy.json", None));
+    assert_eq!(result["error"]["code"], "ASK_CANCELLED");
+    assert_eq!(result["content"][0]["text"], "Error: not in CI");
+}
+
+#[test]
+fn a_bad_config_names_its_line() {
+    let cases = [
+        ("timeout = \"soon\"\n", 1, "not a duration"),
+        (
+            "[[answerer]]\nkind = \"terminal\"\n\n[[answerer]]\nkind = \"carrier-pigeon\"\n",
+            4,
+            "unknown answerer kind",
+        ),
+        (
+            "[[answerer]]\nkind = \"terminal\"\ncommand = [\"x\"]\n",
+            1,
+            "takes no `command`",
+        ),
+        (
+            "\n\n[[answerer]]\nkind = \"script\"\nrules = [{ id = \"a\", question = \"b\", pass = true }]\n",
+            5,
+            "exactly one of `id` or `question`",
+        ),
+        (
+            "[[answerer]]\nkind = \"script\"\nrules = [{ question = \"(\", pass = true }]\n",
+            3,
+            "not a regex",
+        ),
+        (
+            "[[answerer]]\nkind = \"bridge\"\n",
+            1,
+            "non-empty `command` or a `socket`",
+        ),
+        ("colour = true\n", 1, "unknown field `colour`"),
+    ];
+    for (toml, line, says) in cases {
+        let config = config_file("bad", toml);
+        let output = ask_with_config(&config, "deploy.json", None);
+        assert_usage_error(&output, &format!("config.toml line {line}: "));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(says), "{toml}: {stderr}");
+    }
+}
+
+#[test]
+fn a_config_bridge_answers_and_the_audit_trail_records_each_ask() {
+    let audit = std::env::temp_dir().join(format!("ask-user-audit-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&audit);
+    let config = config_file(
+        "bridge",
+        &format!(
+            "audit = {:?}\n[[answerer]]\nkind = \"bridge\"\ncommand = [\"python3\", {:?}]\n",
+            audit,
+            examples().join("bridge.py")
+        ),
+    );
+    let arguments = r#"{"questions":[{"id":"target","question":"Where?","options":[{"label":"Staging (Recommended)"},{"label":"Prod"}]}]}"#;
+    let output = ask_with_config(&config, "-", Some(arguments));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let output = ask_with_config(&config, "deploy.json", None);
+    assert_eq!(stdout_json(&output)["error"]["code"], "NO_PROVIDER");
+
+    let lines: Vec<Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    let keys: Vec<&str> = lines[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "time",
+            "caller",
+            "questions",
+            "answerer",
+            "outcome",
+            "durationMs"
+        ]
+    );
+    assert_eq!(lines[0]["caller"], "ask-user");
+    assert_eq!(lines[0]["answerer"], "bridge");
+    assert_eq!(lines[0]["questions"][0]["id"], "target");
+    assert_eq!(
+        lines[0]["outcome"],
+        json!({"kind":"answered","answers":[{"id":"target","selected":["Staging (Recommended)"]}]})
+    );
+    assert!(lines[0]["time"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(lines[1]["answerer"], Value::Null);
+    assert_eq!(lines[1]["outcome"]["kind"], "failed");
+    assert_eq!(lines[1]["outcome"]["code"], "NO_PROVIDER");
+    let _ = std::fs::remove_file(&audit);
 }
 
 #[test]

@@ -2,3 +2,4 @@
 
 pub mod bridge;
 pub mod script;
+pub mod terminal;

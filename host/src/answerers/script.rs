@@ -241,19 +241,31 @@ impl Answerer for ScriptAnswerer {
     }
 
     fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
+        let decisions: Vec<Decision> = ask
+            .request
+            .questions
+            .iter()
+            .map(|q| self.decide(q))
+            .collect();
+        // An explicit rejection ends the ask; a question no rule answers
+        // passes the request on (a broken rule elsewhere is then moot); a
+        // broken rule fails it; otherwise the script claims.
         let mut answers = Vec::new();
-        let mut pass = false;
-        for question in &ask.request.questions {
-            match self.decide(question) {
+        let (mut pass, mut broken) = (false, None);
+        for decision in decisions {
+            match decision {
                 Decision::Answer(answer) => answers.push(answer),
                 Decision::Pass => pass = true,
-                Decision::Fail(error) => return Box::pin(std::future::ready(Err(error))),
+                Decision::Fail(error @ AnswerError::Seam(_)) => {
+                    return Box::pin(std::future::ready(Err(error)));
+                }
+                Decision::Fail(error) => broken = broken.or(Some(error)),
             }
         }
-        if pass {
-            next.run()
-        } else {
-            Box::pin(std::future::ready(Ok(answers)))
+        match (pass, broken) {
+            (true, _) => next.run(),
+            (false, Some(error)) => Box::pin(std::future::ready(Err(error))),
+            (false, None) => Box::pin(std::future::ready(Ok(answers))),
         }
     }
 }

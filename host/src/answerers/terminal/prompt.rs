@@ -1,0 +1,268 @@
+//! The terminal prompt's state and what each key does to it. No I/O here.
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use tui_input::Input;
+use tui_input::backend::crossterm::EventHandler;
+
+use crate::question::{Answer, Question};
+
+/// Where the human is in the batch.
+pub enum Screen {
+    /// On question `index`, moving among its rows.
+    Choosing,
+    /// Typing free text for the current question.
+    Typing(Input),
+    /// Looking over all answers before sending them.
+    Review,
+}
+
+/// One question's answer so far.
+#[derive(Default, Clone)]
+pub struct Draft {
+    /// The highlighted row.
+    pub cursor: usize,
+    /// Chosen option indices, in the order of the options.
+    pub chosen: Vec<usize>,
+    pub custom: Option<String>,
+}
+
+/// What the prompt wants after a key.
+pub enum Step {
+    Continue,
+    Send(Vec<Answer>),
+    Dismiss,
+}
+
+/// The whole batch on screen.
+pub struct Prompt<'q> {
+    pub questions: &'q [Question],
+    pub index: usize,
+    pub drafts: Vec<Draft>,
+    pub screen: Screen,
+}
+
+/// The rows under a question with options: each option, then these two.
+pub const TYPE_OWN: &str = "Type your own answer";
+pub const SKIP: &str = "Skip this question";
+
+impl<'q> Prompt<'q> {
+    pub fn new(questions: &'q [Question]) -> Self {
+        let mut prompt = Prompt {
+            questions,
+            index: 0,
+            drafts: vec![Draft::default(); questions.len()],
+            screen: Screen::Choosing,
+        };
+        prompt.enter_question();
+        prompt
+    }
+
+    pub fn question(&self) -> &'q Question {
+        &self.questions[self.index]
+    }
+
+    pub fn options(&self) -> usize {
+        self.question().options.as_ref().map_or(0, Vec::len)
+    }
+
+    /// Rows: the options, "type your own", "skip".
+    pub fn rows(&self) -> usize {
+        self.options() + 2
+    }
+
+    fn draft(&mut self) -> &mut Draft {
+        &mut self.drafts[self.index]
+    }
+
+    /// A question without options is a free-text prompt straight away.
+    fn enter_question(&mut self) {
+        self.screen = if self.options() == 0 {
+            Screen::Typing(Input::new(
+                self.drafts[self.index].custom.clone().unwrap_or_default(),
+            ))
+        } else {
+            Screen::Choosing
+        };
+    }
+
+    fn advance(&mut self) {
+        if self.index + 1 < self.questions.len() {
+            self.index += 1;
+            self.enter_question();
+        } else {
+            self.screen = Screen::Review;
+        }
+    }
+
+    fn back(&mut self) {
+        if self.index > 0 {
+            self.index -= 1;
+        }
+        self.enter_question();
+    }
+
+    pub fn on_event(&mut self, event: &Event) -> Step {
+        let Event::Key(key) = event else {
+            return Step::Continue;
+        };
+        if key.kind == KeyEventKind::Release {
+            return Step::Continue;
+        }
+        if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
+            return Step::Dismiss;
+        }
+        let has_options = self.options() > 0;
+        match &mut self.screen {
+            Screen::Review => self.on_review(key),
+            Screen::Choosing => self.on_choosing(key),
+            Screen::Typing(input) => match key.code {
+                KeyCode::Enter => {
+                    let text = input.value().trim().to_owned();
+                    self.finish_typing(text);
+                    Step::Continue
+                }
+                KeyCode::Esc if has_options => {
+                    self.screen = Screen::Choosing;
+                    Step::Continue
+                }
+                KeyCode::Esc => Step::Dismiss,
+                _ => {
+                    input.handle_event(event);
+                    Step::Continue
+                }
+            },
+        }
+    }
+
+    fn finish_typing(&mut self, text: String) {
+        let multi = self.question().is_multi_select();
+        let draft = self.draft();
+        if text.is_empty() {
+            draft.custom = None;
+        } else {
+            draft.custom = Some(text);
+            // Single-select: the text replaces the choice.
+            if !multi {
+                draft.chosen.clear();
+            }
+        }
+        self.advance();
+    }
+
+    fn on_choosing(&mut self, key: &KeyEvent) -> Step {
+        let rows = self.rows();
+        let options = self.options();
+        let multi = self.question().is_multi_select();
+        match key.code {
+            KeyCode::Esc => return Step::Dismiss,
+            KeyCode::Up | KeyCode::Char('k') => {
+                let draft = self.draft();
+                draft.cursor = (draft.cursor + rows - 1) % rows;
+            }
+            KeyCode::Down | KeyCode::Char('j') | KeyCode::Tab => {
+                let draft = self.draft();
+                draft.cursor = (draft.cursor + 1) % rows;
+            }
+            KeyCode::Left | KeyCode::Backspace => self.back(),
+            // Every row is numbered on screen; its digit acts on it.
+            KeyCode::Char(c @ '1'..='9') if (c as usize - '1' as usize) < rows => {
+                let row = c as usize - '1' as usize;
+                self.draft().cursor = row;
+                if multi && row < options {
+                    self.toggle(row);
+                } else {
+                    self.activate(row);
+                }
+            }
+            KeyCode::Char(' ') if multi && self.drafts[self.index].cursor < options => {
+                let at = self.drafts[self.index].cursor;
+                self.toggle(at);
+            }
+            KeyCode::Enter => {
+                let at = self.drafts[self.index].cursor;
+                self.activate(at);
+            }
+            _ => {}
+        }
+        Step::Continue
+    }
+
+    /// Enter on `row`: choose an option (multi-select: confirm the ticks),
+    /// start typing, or skip.
+    fn activate(&mut self, row: usize) {
+        let options = self.options();
+        if row < options {
+            if self.question().is_multi_select() {
+                // With nothing ticked, Enter ticks the highlighted option.
+                if self.drafts[self.index].chosen.is_empty() {
+                    self.toggle(row);
+                }
+                self.advance();
+            } else {
+                self.choose(row);
+            }
+        } else if row == options {
+            let text = self.drafts[self.index].custom.clone().unwrap_or_default();
+            self.screen = Screen::Typing(Input::new(text));
+        } else {
+            let draft = self.draft();
+            draft.chosen.clear();
+            draft.custom = None;
+            self.advance();
+        }
+    }
+
+    fn choose(&mut self, option: usize) {
+        let draft = self.draft();
+        draft.chosen = vec![option];
+        draft.custom = None;
+        self.advance();
+    }
+
+    fn toggle(&mut self, option: usize) {
+        let chosen = &mut self.draft().chosen;
+        match chosen.iter().position(|&o| o == option) {
+            Some(at) => {
+                chosen.remove(at);
+            }
+            None => {
+                chosen.push(option);
+                chosen.sort_unstable();
+            }
+        }
+    }
+
+    fn on_review(&mut self, key: &KeyEvent) -> Step {
+        match key.code {
+            KeyCode::Enter => Step::Send(self.answers()),
+            KeyCode::Esc => Step::Dismiss,
+            KeyCode::Left | KeyCode::Backspace => {
+                self.enter_question();
+                Step::Continue
+            }
+            KeyCode::Char(c @ '1'..='9') if (c as usize - '1' as usize) < self.questions.len() => {
+                self.index = c as usize - '1' as usize;
+                self.enter_question();
+                Step::Continue
+            }
+            _ => Step::Continue,
+        }
+    }
+
+    /// The answers as drafted: chosen labels, free text, or skipped.
+    pub fn answers(&self) -> Vec<Answer> {
+        self.questions
+            .iter()
+            .zip(&self.drafts)
+            .map(|(q, d)| Answer {
+                id: q.id.clone(),
+                selected: d
+                    .chosen
+                    .iter()
+                    .filter_map(|&i| q.options.as_ref()?.get(i).map(|o| o.label.clone()))
+                    .collect(),
+                custom: d.custom.clone(),
+            })
+            .collect()
+    }
+}

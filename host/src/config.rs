@@ -1,0 +1,248 @@
+//! The answerer chain from a configuration file (TOML).
+//!
+//! ```toml
+//! timeout = "10m"              # the whole ask (ASK_TIMED_OUT); default: none
+//! audit = "asks.jsonl"         # the audit trail; default: none
+//!
+//! [[answerer]]                 # answerers, in order
+//! kind = "script"
+//! answers = "answers.json"     # canned answers, tried first
+//! rules = [
+//!   { id = "target", select = ["Staging (Recommended)"] },
+//!   { question = "(?i)deploy", recommended = true },
+//!   { question = ".", pass = true },
+//! ]
+//!
+//! [[answerer]]
+//! kind = "bridge"
+//! command = ["python3", "bridge.py"]   # or: socket = "/run/ask.sock"
+//! timeout = "5m"               # how long this answerer may take to claim or pass
+//!
+//! [[answerer]]
+//! kind = "terminal"
+//! scope = "session-1"          # only requests from this scope (or inside it)
+//! ```
+//!
+//! Relative paths are relative to the file. Durations are written like
+//! `"30s"`, `"5m"`, `"1h 30m"`.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::answerers::bridge::BridgeAnswerer;
+use crate::answerers::script::{Rule, ScriptAnswerer};
+use crate::answerers::terminal::TerminalAnswerer;
+use crate::waterfall::{Answerer, Placement};
+
+/// A configuration file that cannot be used; says where and why.
+#[derive(Debug)]
+pub struct ConfigError(String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// A host's configuration: its answerers and its limits.
+#[derive(Debug, Default)]
+pub struct Config {
+    /// Limit on every ask.
+    pub timeout: Option<Duration>,
+    /// Where to write the audit trail.
+    pub audit: Option<PathBuf>,
+    /// The answerers, in order.
+    pub answerers: Vec<AnswererConfig>,
+}
+
+/// One answerer of the chain.
+#[derive(Debug)]
+pub struct AnswererConfig {
+    pub kind: AnswererKind,
+    pub scope: Option<String>,
+    pub timeout: Option<Duration>,
+}
+
+/// Which answerer, with what it needs.
+#[derive(Debug)]
+pub enum AnswererKind {
+    /// The human at the controlling terminal.
+    Terminal,
+    /// Rules and canned answers.
+    Script(ScriptAnswerer),
+    /// A process started with this command line.
+    BridgeCommand(Vec<String>),
+    /// A peer listening on this Unix socket.
+    BridgeSocket(PathBuf),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    timeout: Option<toml::Spanned<String>>,
+    audit: Option<PathBuf>,
+    #[serde(default)]
+    answerer: Vec<toml::Spanned<RawAnswerer>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAnswerer {
+    kind: toml::Spanned<String>,
+    scope: Option<String>,
+    timeout: Option<String>,
+    answers: Option<PathBuf>,
+    rules: Option<Vec<Rule>>,
+    command: Option<Vec<String>>,
+    socket: Option<PathBuf>,
+}
+
+impl Config {
+    /// Without a file: the terminal, alone.
+    pub fn terminal_only() -> Self {
+        Config {
+            answerers: vec![AnswererConfig {
+                kind: AnswererKind::Terminal,
+                scope: None,
+                timeout: None,
+            }],
+            ..Config::default()
+        }
+    }
+
+    /// The default location: `$XDG_CONFIG_HOME/ask-user/config.toml`, else
+    /// `~/.config/ask-user/config.toml`.
+    pub fn default_path() -> Option<PathBuf> {
+        let base = std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|dir| !dir.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
+        Some(base.join("ask-user").join("config.toml"))
+    }
+
+    /// Reads and checks the file at `path`.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError(format!("cannot read the config {}: {e}", path.display())))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        Self::parse(&text, base).map_err(|(span, problem)| {
+            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+            ConfigError(format!("{} line {line}: {problem}", path.display()))
+        })
+    }
+
+    fn parse(text: &str, base: &Path) -> Result<Self, (Range<usize>, String)> {
+        let raw: RawConfig =
+            toml::from_str(text).map_err(|e| (e.span().unwrap_or(0..0), e.message().to_owned()))?;
+        let timeout = raw
+            .timeout
+            .map(|t| duration(t.as_ref()).map_err(|e| (t.span(), e)))
+            .transpose()?;
+        let answerers = raw
+            .answerer
+            .into_iter()
+            .map(|entry| {
+                let span = entry.span();
+                AnswererConfig::from_raw(entry.into_inner(), base)
+                    .map_err(|problem| (span, problem))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Config {
+            timeout,
+            audit: raw.audit.map(|p| base.join(p)),
+            answerers,
+        })
+    }
+}
+
+impl AnswererConfig {
+    fn from_raw(raw: RawAnswerer, base: &Path) -> Result<Self, String> {
+        let kind = raw.kind.as_ref().as_str();
+        let allowed: &[&str] = match kind {
+            "terminal" => &[],
+            "script" => &["answers", "rules"],
+            "bridge" => &["command", "socket"],
+            "web" => {
+                return Err(
+                    "the web answerer is not available yet; use terminal, script or bridge".into(),
+                );
+            }
+            other => {
+                return Err(format!(
+                    "unknown answerer kind {other:?}; use terminal, script or bridge"
+                ));
+            }
+        };
+        let given = [
+            ("answers", raw.answers.is_some()),
+            ("rules", raw.rules.is_some()),
+            ("command", raw.command.is_some()),
+            ("socket", raw.socket.is_some()),
+        ];
+        if let Some((key, _)) = given
+            .iter()
+            .find(|(key, set)| *set && !allowed.contains(key))
+        {
+            return Err(format!("a {kind} answerer takes no `{key}`"));
+        }
+        let kind = match kind {
+            "terminal" => AnswererKind::Terminal,
+            "script" => {
+                let canned = match &raw.answers {
+                    Some(path) => {
+                        ScriptAnswerer::from_file(&base.join(path)).map_err(|e| e.to_string())?
+                    }
+                    None => ScriptAnswerer::default(),
+                };
+                AnswererKind::Script(
+                    canned.then(ScriptAnswerer::new(raw.rules.unwrap_or_default())),
+                )
+            }
+            _ => match (raw.command, raw.socket) {
+                (Some(command), None) if !command.is_empty() => {
+                    AnswererKind::BridgeCommand(command)
+                }
+                (None, Some(socket)) => AnswererKind::BridgeSocket(base.join(socket)),
+                _ => {
+                    return Err(
+                        "a bridge answerer takes either a non-empty `command` or a `socket`".into(),
+                    );
+                }
+            },
+        };
+        Ok(AnswererConfig {
+            kind,
+            scope: raw.scope,
+            timeout: raw.timeout.as_deref().map(duration).transpose()?,
+        })
+    }
+
+    /// Starts the answerer (a bridge process is spawned, a socket connected).
+    pub async fn start(self) -> std::io::Result<(Arc<dyn Answerer>, Placement)> {
+        let answerer: Arc<dyn Answerer> = match self.kind {
+            AnswererKind::Terminal => Arc::new(TerminalAnswerer::new()),
+            AnswererKind::Script(script) => Arc::new(script),
+            AnswererKind::BridgeCommand(command) => {
+                Arc::new(BridgeAnswerer::spawn(&command).await?)
+            }
+            AnswererKind::BridgeSocket(path) => Arc::new(BridgeAnswerer::connect(&path).await?),
+        };
+        let placement = Placement {
+            scope: self.scope,
+            timeout: self.timeout,
+            prepend: false,
+        };
+        Ok((answerer, placement))
+    }
+}
+
+fn duration(text: &str) -> Result<Duration, String> {
+    humantime::parse_duration(text)
+        .map_err(|e| format!("{text:?} is not a duration such as \"30s\" or \"5m\" ({e})"))
+}

@@ -1,0 +1,364 @@
+//! The terminal answerer in a real pseudo-terminal: `ask-user ask` runs with
+//! the pty as its controlling terminal and its stdout in a file, keys go in,
+//! the tool result comes out.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+struct Session {
+    writer: Box<dyn Write + Send>,
+    screen: Arc<Mutex<Vec<u8>>>,
+    dir: PathBuf,
+    _child: Box<dyn portable_pty::Child + Send + Sync>,
+    _master: Box<dyn portable_pty::MasterPty + Send>,
+}
+
+static SESSIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Runs `ask-user ask args.json [extra]` in an 80×24 pty with stdout in a
+/// file, then `stty -a` on the same terminal.
+fn start(arguments: Value, extra: &str, color: bool) -> Session {
+    let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!("ask-user-pty-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("args.json"), arguments.to_string()).unwrap();
+    let pty = native_pty_system()
+        .openpty(PtySize {
+            rows: 24,
+            cols: 80,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    let mut command = CommandBuilder::new("sh");
+    command.arg("-c");
+    command.arg(format!(
+        "'{}' ask args.json {extra} > out.json; echo EXIT=$?; stty -a",
+        env!("CARGO_BIN_EXE_ask-user")
+    ));
+    command.cwd(&dir);
+    command.env("XDG_CONFIG_HOME", dir.join("no-config"));
+    if color {
+        command.env_remove("NO_COLOR");
+    } else {
+        command.env("NO_COLOR", "1");
+    }
+    let child = pty.slave.spawn_command(command).unwrap();
+    let mut reader = pty.master.try_clone_reader().unwrap();
+    let screen = Arc::new(Mutex::new(Vec::new()));
+    let sink = screen.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0; 4096];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().unwrap().extend_from_slice(&buf[..n]);
+        }
+    });
+    Session {
+        writer: pty.master.take_writer().unwrap(),
+        screen,
+        dir,
+        _child: child,
+        _master: pty.master,
+    }
+}
+
+impl Session {
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.screen.lock().unwrap()).into_owned()
+    }
+
+    /// Waits until `text` has appeared `times` times in all output so far.
+    fn wait_for(&self, text: &str, times: usize) {
+        let start = Instant::now();
+        while self.screen().matches(text).count() < times {
+            assert!(
+                start.elapsed() < WAIT,
+                "never saw {text:?} ×{times}; screen:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn keys(&mut self, keys: &str) {
+        self.writer.write_all(keys.as_bytes()).unwrap();
+        self.writer.flush().unwrap();
+        // Lets the prompt read each batch of keys on its own (a lone Esc is
+        // only Esc when nothing follows it at once).
+        std::thread::sleep(Duration::from_millis(150));
+    }
+
+    /// Waits for the command to end; returns its exit status and result.
+    fn finish(&self) -> (i32, Value) {
+        self.wait_for("EXIT=", 1);
+        self.wait_for("speed", 1);
+        let screen = self.screen();
+        let status: i32 = screen.split("EXIT=").nth(1).unwrap()[..1].parse().unwrap();
+        let out = std::fs::read_to_string(self.dir.join("out.json")).unwrap();
+        (status, serde_json::from_str(&out).unwrap())
+    }
+
+    /// The terminal settings after the command ended: raw mode must be off.
+    fn assert_restored(&self) {
+        let screen = self.screen();
+        let stty = screen.split("EXIT=").nth(1).unwrap();
+        for mode in ["icanon", "echo"] {
+            assert!(
+                stty.split_whitespace().any(|w| w == mode),
+                "{mode} is off after the prompt:\n{stty}"
+            );
+        }
+        let last_hide = screen.rfind("\x1b[?25l").unwrap_or(0);
+        let last_show = screen
+            .rfind("\x1b[?25h")
+            .expect("the cursor is shown again");
+        assert!(last_show > last_hide, "the cursor is left hidden");
+    }
+}
+
+const DOWN: &str = "\x1b[B";
+const UP: &str = "\x1b[A";
+const ESC: &str = "\x1b";
+
+fn deploy() -> Value {
+    json!({"questions":[{"id":"target","header":"Deploy","question":"Where should this release go?",
+        "options":[{"label":"Staging (Recommended)","description":"Safe to try."},{"label":"Production"}]}]})
+}
+
+#[test]
+fn a_single_choice_by_digit_after_review() {
+    let mut s = start(deploy(), "", false);
+    s.wait_for("Where should this release go?", 1);
+    let screen = s.screen();
+    assert!(screen.contains("[Deploy]"), "{screen}");
+    assert!(
+        screen.contains("Staging (Recommended) ★"),
+        "the recommended option is marked:\n{screen}"
+    );
+    assert!(screen.contains("Safe to try."), "{screen}");
+    s.keys("2");
+    s.wait_for("Review your answers", 1);
+    assert!(s.screen().contains("→ Production"));
+    s.keys("\r");
+    let (status, result) = s.finish();
+    assert_eq!(status, 0);
+    assert_eq!(
+        result["content"][0]["text"],
+        r#"{"answers":[{"id":"target","selected":["Production"]}]}"#
+    );
+    s.assert_restored();
+}
+
+#[test]
+fn arrows_and_enter_pick_the_highlighted_option() {
+    let mut s = start(deploy(), "", false);
+    s.wait_for("Where should this release go?", 1);
+    s.keys(DOWN);
+    s.keys(UP);
+    s.keys("\r");
+    s.wait_for("Review your answers", 1);
+    s.keys("\r");
+    let (_, result) = s.finish();
+    assert_eq!(
+        result["content"][0]["text"],
+        r#"{"answers":[{"id":"target","selected":["Staging (Recommended)"]}]}"#
+    );
+}
+
+#[test]
+fn multi_select_with_custom_text_and_progress() {
+    let arguments = json!({"questions":[
+        {"id":"checks","header":"Checks","question":"Which checks?","multi_select":true,
+         "options":[{"label":"Unit"},{"label":"Integration"},{"label":"Load"}]},
+        {"id":"name","question":"Release name?"}]});
+    let mut s = start(arguments, "", false);
+    s.wait_for("1 of 2", 1);
+    s.keys(" ");
+    s.keys("j");
+    s.keys("j");
+    s.keys(" ");
+    s.keys("j");
+    s.keys("\r"); // "Type your own answer"
+    s.wait_for("Type your answer", 1);
+    s.keys("and smoke");
+    s.keys("\r");
+    s.wait_for("2 of 2", 1);
+    s.keys("Aurora");
+    s.keys("\r");
+    s.wait_for("Review your answers", 1);
+    let screen = s.screen();
+    assert!(screen.contains("Unit, Load, “and smoke”"), "{screen}");
+    s.keys("\r");
+    let (status, result) = s.finish();
+    assert_eq!(status, 0);
+    assert_eq!(
+        result["content"][0]["text"],
+        r#"{"answers":[{"id":"checks","selected":["Unit","Load"],"custom":"and smoke"},{"id":"name","selected":[],"custom":"Aurora"}]}"#
+    );
+}
+
+#[test]
+fn custom_text_replaces_a_single_choice() {
+    let mut s = start(deploy(), "", false);
+    s.wait_for("Where should this release go?", 1);
+    s.keys("3"); // the numbered "Type your own answer" row
+    s.wait_for("Type your answer", 1);
+    s.keys("Canary first");
+    s.keys("\r");
+    s.wait_for("Review your answers", 1);
+    s.keys("\r");
+    let (_, result) = s.finish();
+    assert_eq!(
+        result["content"][0]["text"],
+        r#"{"answers":[{"id":"target","selected":[],"custom":"Canary first"}]}"#
+    );
+}
+
+#[test]
+fn the_skip_row_is_reached_by_its_number_too() {
+    let mut s = start(deploy(), "", false);
+    s.wait_for("4. Skip this question", 1);
+    s.keys("4");
+    s.wait_for("(skipped)", 1);
+    s.keys("\r");
+    assert_eq!(
+        s.finish().1["content"][0]["text"],
+        r#"{"answers":[{"id":"target","selected":[]}]}"#
+    );
+}
+
+#[test]
+fn a_question_can_be_skipped() {
+    let mut s = start(deploy(), "", false);
+    s.wait_for("Skip this question", 1);
+    s.keys(UP); // wraps to the last row: skip
+    s.keys("\r");
+    s.wait_for("(skipped)", 1);
+    s.keys("\r");
+    let (status, result) = s.finish();
+    assert_eq!(status, 0);
+    assert_eq!(
+        result["content"][0]["text"],
+        r#"{"answers":[{"id":"target","selected":[]}]}"#
+    );
+}
+
+#[test]
+fn escape_dismisses_the_batch() {
+    let mut s = start(deploy(), "", false);
+    s.wait_for("Where should this release go?", 1);
+    s.keys(ESC);
+    let (status, result) = s.finish();
+    assert_eq!(status, 1);
+    assert_eq!(result["error"]["code"], "ASK_CANCELLED");
+    assert!(s.screen().contains("questions dismissed"));
+    s.assert_restored();
+}
+
+#[test]
+fn ctrl_c_dismisses_the_batch_from_the_review_too() {
+    let mut s = start(deploy(), "", false);
+    s.wait_for("Where should this release go?", 1);
+    s.keys("1");
+    s.wait_for("Review your answers", 1);
+    s.keys("\x03");
+    let (status, result) = s.finish();
+    assert_eq!(status, 1);
+    assert_eq!(result["error"]["code"], "ASK_CANCELLED");
+    s.assert_restored();
+}
+
+#[test]
+fn a_timed_out_prompt_is_withdrawn_and_the_terminal_restored() {
+    let mut s = start(deploy(), "--timeout 1", false);
+    s.wait_for("Where should this release go?", 1);
+    s.keys("j"); // the human is mid-way
+    let (status, result) = s.finish();
+    assert_eq!(status, 1);
+    assert_eq!(result["error"]["code"], "ASK_TIMED_OUT");
+    assert!(s.screen().contains("question withdrawn"), "{}", s.screen());
+    s.assert_restored();
+}
+
+#[test]
+fn long_text_wraps_within_80_columns() {
+    let long =
+        "Should the migration run now, while the database is under its nightly load, or wait? "
+            .repeat(4);
+    let arguments = json!({"questions":[{"id":"q","question":long,
+        "options":[{"label":"Now","description":"x ".repeat(100)},{"label":"Later"}]}]});
+    let mut s = start(arguments, "", false);
+    s.wait_for("Later", 1);
+    let screen = strip_escapes(&s.screen());
+    for line in screen.split("\r\n") {
+        assert!(
+            line.chars().count() < 80,
+            "a line is {} wide: {line:?}",
+            line.chars().count()
+        );
+    }
+    s.keys("2");
+    s.keys("\r");
+    assert_eq!(s.finish().0, 0);
+}
+
+#[test]
+fn colour_only_without_no_color() {
+    let mut plain = start(deploy(), "", false);
+    plain.wait_for("Where should this release go?", 1);
+    plain.keys(ESC);
+    plain.finish();
+    assert!(
+        !has_sgr(&plain.screen()),
+        "NO_COLOR output has colour codes"
+    );
+
+    let mut coloured = start(deploy(), "", true);
+    coloured.wait_for("Where should this release go?", 1);
+    coloured.keys(ESC);
+    coloured.finish();
+    assert!(
+        has_sgr(&coloured.screen()),
+        "no colour codes without NO_COLOR"
+    );
+}
+
+/// Whether `text` holds an SGR (colour or attribute) escape sequence.
+fn has_sgr(text: &str) -> bool {
+    text.split("\x1b[").skip(1).any(|rest| {
+        let end = rest
+            .find(|c: char| c.is_ascii_alphabetic())
+            .unwrap_or(rest.len());
+        rest[end..].starts_with('m')
+    })
+}
+
+fn strip_escapes(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
