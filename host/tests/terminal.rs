@@ -108,6 +108,26 @@ impl Session {
         (status, serde_json::from_str(&out).unwrap())
     }
 
+    /// The pid of this session's `ask-user` process (not its shell).
+    fn ask_user_pid(&self) -> u32 {
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) else {
+                continue;
+            };
+            let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+                continue;
+            };
+            let program = cmdline.split(|&b| b == 0).next().unwrap_or_default();
+            if cwd == self.dir && program.ends_with(b"ask-user") {
+                return pid;
+            }
+        }
+        panic!("no ask-user process runs in {}", self.dir.display());
+    }
+
     /// The terminal settings after the command ended: raw mode must be off.
     fn assert_restored(&self) {
         let screen = self.screen();
@@ -286,6 +306,25 @@ fn a_timed_out_prompt_is_withdrawn_and_the_terminal_restored() {
     let (status, result) = s.finish();
     assert_eq!(status, 1);
     assert_eq!(result["error"]["code"], "ASK_TIMED_OUT");
+    assert!(s.screen().contains("question withdrawn"), "{}", s.screen());
+    s.assert_restored();
+}
+
+#[test]
+fn an_aborted_turn_withdraws_the_open_prompt() {
+    let mut s = start(deploy(), "", false);
+    s.wait_for("Where should this release go?", 1);
+    s.keys("j");
+    // The turn is aborted from outside (SIGINT: in raw mode Ctrl-C is a key).
+    let pid = s.ask_user_pid();
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let (status, result) = s.finish();
+    assert_eq!(status, 1);
+    assert_eq!(result["error"]["code"], "ASK_ABORTED");
     assert!(s.screen().contains("question withdrawn"), "{}", s.screen());
     s.assert_restored();
 }
