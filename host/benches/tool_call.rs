@@ -56,6 +56,21 @@ async fn sample<F: std::future::Future>(runs: usize, mut once: impl FnMut() -> F
     figures(samples)
 }
 
+/// Loading code that `precompile` made, with `config`.
+async fn load_precompiled(config: &RuntimeConfig) -> Figures {
+    let precompiled = ToolRuntime::precompile(ask_user::COMPONENT, config).unwrap();
+    sample(50, || async {
+        let (seam, _) = seam();
+        // SAFETY: produced by `precompile` just above.
+        unsafe {
+            ToolRuntime::from_precompiled(&precompiled, seam, config.clone())
+                .await
+                .unwrap()
+        }
+    })
+    .await
+}
+
 #[tokio::main]
 async fn main() {
     let config = RuntimeConfig::default();
@@ -73,39 +88,19 @@ async fn main() {
     })
     .await;
     print("load: compile + prepare + read definition", &compile);
-    let precompiled = ToolRuntime::precompile(component, &config).unwrap();
-    let deserialize = sample(50, || async {
-        let (seam, _) = seam();
-        // SAFETY: produced by `precompile` just above.
-        unsafe {
-            ToolRuntime::from_precompiled(&precompiled, seam, config.clone())
-                .await
-                .unwrap()
-        }
-    })
-    .await;
+    let precompiled = load_precompiled(&config).await;
     print(
         "load: precompiled + prepare + read definition",
-        &deserialize,
+        &precompiled,
     );
     let one_slot = RuntimeConfig {
         max_concurrent_calls: 1,
         ..config.clone()
     };
-    let precompiled_one = ToolRuntime::precompile(component, &one_slot).unwrap();
-    let deserialize_one = sample(50, || async {
-        let (seam, _) = seam();
-        // SAFETY: produced by `precompile` just above.
-        unsafe {
-            ToolRuntime::from_precompiled(&precompiled_one, seam, one_slot.clone())
-                .await
-                .unwrap()
-        }
-    })
-    .await;
+    let precompiled_one = load_precompiled(&one_slot).await;
     print(
         "  the same with a pool of 1 call slot instead of 64",
-        &deserialize_one,
+        &precompiled_one,
     );
 
     let (seam, agents) = seam();
@@ -166,6 +161,6 @@ async fn main() {
     );
     println!(
         "ratio, compile / precompiled load: median {:.0}x",
-        compile.median.as_secs_f64() / deserialize.median.as_secs_f64()
+        compile.median.as_secs_f64() / precompiled.median.as_secs_f64()
     );
 }

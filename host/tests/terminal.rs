@@ -108,6 +108,20 @@ impl Session {
         (status, serde_json::from_str(&out).unwrap())
     }
 
+    /// The command ended with `code` while the prompt was open: the prompt
+    /// was withdrawn and the terminal restored.
+    fn assert_withdrawn(&self, code: &str) {
+        let (status, result) = self.finish();
+        assert_eq!(status, 1);
+        assert_eq!(result["error"]["code"], code);
+        assert!(
+            self.screen().contains("question withdrawn"),
+            "{}",
+            self.screen()
+        );
+        self.assert_restored();
+    }
+
     /// The pid of this session's `ask-user` process (not its shell).
     fn ask_user_pid(&self) -> u32 {
         for entry in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -303,11 +317,7 @@ fn a_timed_out_prompt_is_withdrawn_and_the_terminal_restored() {
     let mut s = start(deploy(), "--timeout 1", false);
     s.wait_for("Where should this release go?", 1);
     s.keys("j"); // the human is mid-way
-    let (status, result) = s.finish();
-    assert_eq!(status, 1);
-    assert_eq!(result["error"]["code"], "ASK_TIMED_OUT");
-    assert!(s.screen().contains("question withdrawn"), "{}", s.screen());
-    s.assert_restored();
+    s.assert_withdrawn("ASK_TIMED_OUT");
 }
 
 #[test]
@@ -322,11 +332,7 @@ fn an_aborted_turn_withdraws_the_open_prompt() {
         .status()
         .unwrap();
     assert!(killed.success());
-    let (status, result) = s.finish();
-    assert_eq!(status, 1);
-    assert_eq!(result["error"]["code"], "ASK_ABORTED");
-    assert!(s.screen().contains("question withdrawn"), "{}", s.screen());
-    s.assert_restored();
+    s.assert_withdrawn("ASK_ABORTED");
 }
 
 #[test]

@@ -5,12 +5,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ask_user::{AgentRegistry, RuntimeConfig, ToolResult, ToolRuntime, UserQuestions};
-use ask_user_tests::{Behaviour, TestAnswerer};
+use ask_user_tests::{Behaviour, Probe, TestAnswerer};
 use tokio_util::sync::CancellationToken;
 
 struct Misbehaving {
     runtime: ToolRuntime,
     agents: Arc<AgentRegistry>,
+    /// What the seam's one answerer saw.
+    probe: Arc<Probe>,
 }
 
 fn config() -> RuntimeConfig {
@@ -26,12 +28,16 @@ async fn misbehaving(answerer: Behaviour, config: RuntimeConfig) -> Misbehaving 
     let component = std::fs::read(ask_user_tests::MISBEHAVE).unwrap();
     let agents = Arc::new(AgentRegistry::new());
     let seam = UserQuestions::new(agents.clone());
-    seam.waterfall()
-        .register(TestAnswerer::new(answerer).0, Default::default());
+    let (answerer, probe) = TestAnswerer::new(answerer);
+    seam.waterfall().register(answerer, Default::default());
     let runtime = ToolRuntime::new(&component, Arc::new(seam), config)
         .await
         .unwrap();
-    Misbehaving { runtime, agents }
+    Misbehaving {
+        runtime,
+        agents,
+        probe,
+    }
 }
 
 impl Misbehaving {
@@ -84,20 +90,10 @@ async fn oversized_output_is_dropped() {
 
 #[tokio::test]
 async fn a_request_that_breaks_the_contract_is_never_answered() {
-    let (answerer, probe) = TestAnswerer::new(Behaviour::ClaimFirst);
-    let component = std::fs::read(ask_user_tests::MISBEHAVE).unwrap();
-    let agents = Arc::new(AgentRegistry::new());
-    let seam = UserQuestions::new(agents.clone());
-    seam.waterfall().register(answerer, Default::default());
-    let runtime = ToolRuntime::new(&component, Arc::new(seam), config())
-        .await
-        .unwrap();
-    let root = agents.register_root("root", None);
-    let result = runtime
-        .call(&root, &CancellationToken::new(), "bad-extra-json")
-        .await;
+    let m = misbehaving(Behaviour::ClaimFirst, config()).await;
+    let result = m.call("bad-extra-json").await;
     assert_sandbox_error(&result, "GUEST_CONTRACT_VIOLATION", "extra-json");
-    assert_eq!(probe.calls(), 0);
+    assert_eq!(m.probe.calls(), 0);
 }
 
 #[tokio::test]

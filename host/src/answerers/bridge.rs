@@ -73,14 +73,13 @@ struct ResultValue {
     answers: Vec<Answer>,
 }
 
+/// An outcome from the peer. Other keys (SPEC §5's `clientId`) are ignored:
+/// a bridge has one peer.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct UpFrame {
     event_id: String,
     outcome: Outcome,
-    #[serde(default)]
-    #[allow(dead_code)] // accepted as SPEC §5 sends it; one peer per bridge
-    client_id: Option<serde_json::Value>,
 }
 
 impl BridgeAnswerer {
