@@ -1,108 +1,66 @@
 //! The model's arguments: their types (which generate the input schema),
 //! parsing, and the limits of [`crate::limits`].
 
-use schemars::JsonSchema;
-use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, Visitor};
-use serde_json::value::RawValue;
+use alloc::borrow::ToOwned;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
 
+#[cfg(not(target_arch = "wasm32"))]
+use schemars::JsonSchema;
+
+use crate::json::{self, Json};
 use crate::limits::*;
 use crate::seam;
 
 /// The arguments of `ask_user_question`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(title = "ask_user_question arguments")]
+#[derive(Debug)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(JsonSchema))]
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    schemars(title = "ask_user_question arguments")
+)]
 pub struct Arguments {
     /// The questions, asked together and answered as one batch.
-    #[schemars(length(max = MAX_QUESTIONS))]
+    #[cfg_attr(not(target_arch = "wasm32"), schemars(length(max = MAX_QUESTIONS)))]
     pub questions: Vec<Question>,
 }
 
 /// One question for the human.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(JsonSchema))]
 pub struct Question {
     /// Stable id, unique within the call, echoed in the answer.
-    #[schemars(length(min = 1, max = MAX_ID_CHARS))]
+    #[cfg_attr(not(target_arch = "wasm32"), schemars(length(min = 1, max = MAX_ID_CHARS)))]
     pub id: String,
     /// The question, complete and specific.
-    #[schemars(length(min = 1, max = MAX_QUESTION_CHARS))]
+    #[cfg_attr(not(target_arch = "wasm32"), schemars(length(min = 1, max = MAX_QUESTION_CHARS)))]
     pub question: String,
     /// A very short heading for the question, e.g. "Confirm" or "Choose mode".
-    #[schemars(length(min = 1, max = MAX_HEADER_CHARS))]
+    #[cfg_attr(not(target_arch = "wasm32"), schemars(length(min = 1, max = MAX_HEADER_CHARS)))]
     pub header: Option<String>,
     /// The choices. Put a recommended option first and append " (Recommended)"
     /// to its label. Omit for a free-text question; the human can always type
     /// their own answer instead.
-    #[schemars(length(max = MAX_OPTIONS))]
+    #[cfg_attr(not(target_arch = "wasm32"), schemars(length(max = MAX_OPTIONS)))]
     pub options: Option<Vec<QuestionOption>>,
     /// Whether several options may be chosen. Default false.
     pub multi_select: Option<bool>,
 }
 
 /// One choice offered to the human.
-#[derive(Debug, JsonSchema)]
+#[derive(Debug)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(JsonSchema))]
 pub struct QuestionOption {
     /// What the human sees and what you get back when it is chosen.
-    #[schemars(length(min = 1, max = MAX_LABEL_CHARS))]
+    #[cfg_attr(not(target_arch = "wasm32"), schemars(length(min = 1, max = MAX_LABEL_CHARS)))]
     pub label: String,
     /// One sentence on the trade-off of this choice.
-    #[schemars(length(max = MAX_DESCRIPTION_CHARS))]
+    #[cfg_attr(not(target_arch = "wasm32"), schemars(length(max = MAX_DESCRIPTION_CHARS)))]
     pub description: Option<String>,
     /// Any other keys, kept as the text of one JSON object for the answerer.
-    #[schemars(skip)]
+    #[cfg_attr(not(target_arch = "wasm32"), schemars(skip))]
     pub extra_json: Option<String>,
-}
-
-/// Reads `label` and `description` and keeps every other key verbatim, so
-/// that no JSON value is ever built (which keeps the component small).
-impl<'de> Deserialize<'de> for QuestionOption {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct OptionVisitor;
-
-        impl<'de> Visitor<'de> for OptionVisitor {
-            type Value = QuestionOption;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an option object with a label")
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<QuestionOption, A::Error> {
-                let mut label = None;
-                let mut description = None;
-                let mut extra = String::new();
-                while let Some(key) = map.next_key::<String>()? {
-                    match key.as_str() {
-                        "label" if label.is_some() => {
-                            return Err(de::Error::duplicate_field("label"));
-                        }
-                        "label" => label = Some(map.next_value::<String>()?),
-                        "description" if description.is_some() => {
-                            return Err(de::Error::duplicate_field("description"));
-                        }
-                        "description" => description = Some(map.next_value::<Option<String>>()?),
-                        _ => {
-                            let value = map.next_value::<Box<RawValue>>()?;
-                            extra.push(if extra.is_empty() { '{' } else { ',' });
-                            extra
-                                .push_str(&serde_json::to_string(&key).map_err(de::Error::custom)?);
-                            extra.push(':');
-                            extra.push_str(value.get());
-                        }
-                    }
-                }
-                if !extra.is_empty() {
-                    extra.push('}');
-                }
-                Ok(QuestionOption {
-                    label: label.ok_or_else(|| de::Error::missing_field("label"))?,
-                    description: description.flatten(),
-                    extra_json: (!extra.is_empty()).then_some(extra),
-                })
-            }
-        }
-
-        deserializer.deserialize_map(OptionVisitor)
-    }
 }
 
 /// Arguments that do not fit the input schema or a limit.
@@ -115,8 +73,8 @@ pub struct ArgumentsError {
     pub problem: String,
 }
 
-impl std::fmt::Display for ArgumentsError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Display for ArgumentsError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         if self.path.is_empty() {
             write!(f, "invalid arguments: {}", self.problem)?;
         } else {
@@ -139,17 +97,14 @@ impl Arguments {
                 ),
             });
         }
-        let mut deserializer = serde_json::Deserializer::from_str(json);
-        let arguments: Arguments =
-            serde_path_to_error::deserialize(&mut deserializer).map_err(|e| ArgumentsError {
-                path: render_path(e.path()),
-                problem: serde_problem(e.inner()),
-            })?;
-        // Anything after the object is an error too.
-        deserializer.end().map_err(|e| ArgumentsError {
+        let json = json::parse(json).map_err(|e| ArgumentsError {
             path: String::new(),
-            problem: serde_problem(&e),
+            problem: format!(
+                "the arguments are not valid JSON: {} (at character {})",
+                e.problem, e.offset
+            ),
         })?;
+        let arguments = Arguments::from_json(&json)?;
         arguments.check_limits()?;
         Ok(arguments)
     }
@@ -161,17 +116,17 @@ impl Arguments {
             MAX_QUESTIONS,
             "MAX_QUESTIONS",
         )?;
-        let mut seen = std::collections::HashSet::new();
         for (i, q) in self.questions.iter().enumerate() {
             let at = |field: &str| format!("questions[{i}].{field}");
             check_text(&at("id"), &q.id, MAX_ID_CHARS, "MAX_ID_CHARS")?;
-            if !seen.insert(q.id.as_str()) {
+            // At most MAX_QUESTIONS: a scan is cheaper than a hash set here.
+            if self.questions[..i].iter().any(|earlier| earlier.id == q.id) {
                 return Err(ArgumentsError {
                     path: at("id"),
                     problem: format!(
-                        "the id {:?} is used by an earlier question; answers are keyed by id, \
+                        "the id {} is used by an earlier question; answers are keyed by id, \
                          so give every question its own id",
-                        q.id
+                        json::quoted(&q.id)
                     ),
                 });
             }
@@ -273,35 +228,153 @@ fn check_length(path: &str, text: &str, max: usize, name: &str) -> Result<(), Ar
     Ok(())
 }
 
-fn render_path(path: &serde_path_to_error::Path) -> String {
-    use serde_path_to_error::Segment;
-    let mut out = String::new();
-    for segment in path.iter() {
-        match segment {
-            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
-            Segment::Map { key } | Segment::Enum { variant: key } => {
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(key);
-            }
-            Segment::Unknown => {}
-        }
+/// The members of the object at `path`.
+fn object<'a>(value: &'a Json, path: &str) -> Result<&'a [(String, Json)], ArgumentsError> {
+    match value {
+        Json::Object(members) => Ok(members),
+        other => Err(invalid_type(path, "an object", other)),
     }
-    out
 }
 
-/// serde_json's message without its "at line 1 column 9" suffix, which means
-/// nothing to a model that sent the arguments as one object.
-fn serde_problem(error: &serde_json::Error) -> String {
-    let text = error.to_string();
-    let problem = match text.rfind(" at line ") {
-        Some(at) if error.line() > 0 => text[..at].to_owned(),
-        _ => text,
-    };
-    if error.is_syntax() || error.is_eof() {
-        format!("the arguments are not valid JSON ({problem})")
+/// The value of `key` in `members` (`None` when absent or null); a key
+/// given twice is an error.
+fn field<'a>(
+    members: &'a [(String, Json)],
+    key: &str,
+    path: &str,
+) -> Result<Option<&'a Json>, ArgumentsError> {
+    let mut found = members.iter().filter(|(k, _)| k == key).map(|(_, v)| v);
+    let value = found.next();
+    if found.next().is_some() {
+        return Err(ArgumentsError {
+            path: path.to_owned(),
+            problem: format!("duplicate field `{key}`"),
+        });
+    }
+    Ok(value.filter(|v| **v != Json::Null))
+}
+
+fn required<'a>(
+    members: &'a [(String, Json)],
+    key: &str,
+    path: &str,
+) -> Result<&'a Json, ArgumentsError> {
+    field(members, key, path)?.ok_or_else(|| ArgumentsError {
+        path: path.to_owned(),
+        problem: format!("missing field `{key}`"),
+    })
+}
+
+fn string(value: &Json, path: &str) -> Result<String, ArgumentsError> {
+    match value {
+        Json::String(text) => Ok(text.clone()),
+        other => Err(invalid_type(path, "a string", other)),
+    }
+}
+
+fn array<'a>(value: &'a Json, path: &str) -> Result<&'a [Json], ArgumentsError> {
+    match value {
+        Json::Array(items) => Ok(items),
+        other => Err(invalid_type(path, "an array", other)),
+    }
+}
+
+fn invalid_type(path: &str, expected: &str, found: &Json) -> ArgumentsError {
+    ArgumentsError {
+        path: path.to_owned(),
+        problem: format!("invalid type: expected {expected}, found {}", found.kind()),
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
     } else {
-        problem
+        format!("{path}.{key}")
+    }
+}
+
+impl Arguments {
+    /// The arguments in `json`, shaped as the input schema says. Unknown keys
+    /// on the arguments and on questions are dropped; on options they are kept.
+    fn from_json(json: &Json) -> Result<Self, ArgumentsError> {
+        let members = object(json, "")?;
+        let questions = array(required(members, "questions", "")?, "questions")?;
+        let questions = questions
+            .iter()
+            .enumerate()
+            .map(|(i, q)| Question::from_json(q, &format!("questions[{i}]")))
+            .collect::<Result<_, _>>()?;
+        Ok(Arguments { questions })
+    }
+}
+
+impl Question {
+    fn from_json(json: &Json, path: &str) -> Result<Self, ArgumentsError> {
+        let members = object(json, path)?;
+        let text = |key: &str| -> Result<Option<String>, ArgumentsError> {
+            field(members, key, path)?
+                .map(|v| string(v, &join(path, key)))
+                .transpose()
+        };
+        let id = string(required(members, "id", path)?, &join(path, "id"))?;
+        let question = string(
+            required(members, "question", path)?,
+            &join(path, "question"),
+        )?;
+        let options = match field(members, "options", path)? {
+            None => None,
+            Some(options) => {
+                let at = join(path, "options");
+                let options = array(options, &at)?
+                    .iter()
+                    .enumerate()
+                    .map(|(j, o)| QuestionOption::from_json(o, &format!("{at}[{j}]")))
+                    .collect::<Result<_, _>>()?;
+                Some(options)
+            }
+        };
+        let multi_select = match field(members, "multi_select", path)? {
+            None => None,
+            Some(Json::Bool(b)) => Some(*b),
+            Some(other) => {
+                return Err(invalid_type(
+                    &join(path, "multi_select"),
+                    "a boolean",
+                    other,
+                ));
+            }
+        };
+        Ok(Question {
+            id,
+            question,
+            header: text("header")?,
+            options,
+            multi_select,
+        })
+    }
+}
+
+impl QuestionOption {
+    fn from_json(json: &Json, path: &str) -> Result<Self, ArgumentsError> {
+        let members = object(json, path)?;
+        let label = string(required(members, "label", path)?, &join(path, "label"))?;
+        let description = field(members, "description", path)?
+            .map(|v| string(v, &join(path, "description")))
+            .transpose()?;
+        let mut extra = members
+            .iter()
+            .filter(|(k, _)| k != "label" && k != "description")
+            .peekable();
+        let extra_json = extra.peek().is_some().then(|| {
+            let mut text = String::new();
+            json::write_object(&mut text, extra.map(|(k, v)| (k.as_str(), v)));
+            text
+        });
+        Ok(QuestionOption {
+            label,
+            description,
+            extra_json,
+        })
     }
 }

@@ -1,4 +1,52 @@
-//! The component glue: WIT bindings around the plain library. Conversions only.
+//! The component glue: WIT bindings around the plain library. Conversions,
+//! and what a `no_std` component needs: an allocator, a panic handler (a
+//! trap, which the host reports), and `cabi_realloc` for the canonical ABI.
+
+use alloc::alloc::{Layout, alloc, realloc};
+use alloc::borrow::ToOwned;
+use alloc::string::String;
+
+#[global_allocator]
+static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
+
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    core::arch::wasm32::unreachable()
+}
+
+/// The canonical ABI's allocator: the host writes arguments and results of
+/// imports through it. With std, wasi-libc would provide it.
+///
+/// # Safety
+/// Called by the host per the component model's canonical ABI only.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cabi_realloc(
+    old_ptr: *mut u8,
+    old_len: usize,
+    align: usize,
+    new_len: usize,
+) -> *mut u8 {
+    if new_len == 0 {
+        return align as *mut u8;
+    }
+    // SAFETY: the canonical ABI passes a power-of-two `align` and, when
+    // `old_len` is not zero, a block this allocator gave with that layout.
+    let ptr = unsafe {
+        if old_len == 0 {
+            alloc(Layout::from_size_align_unchecked(new_len, align))
+        } else {
+            realloc(
+                old_ptr,
+                Layout::from_size_align_unchecked(old_len, align),
+                new_len,
+            )
+        }
+    };
+    if ptr.is_null() {
+        core::arch::wasm32::unreachable()
+    }
+    ptr
+}
 
 wit_bindgen::generate!({
     world: "ask-user-tool",

@@ -6,14 +6,27 @@
 //! component that exports the WIT `tool` interface (see `component.rs`); that
 //! glue only converts types, so everything here is tested natively.
 
+//!
+//! In the component the crate is `no_std`: no standard library, no WASI. The
+//! component imports nothing but the user-questions seam.
+
+#![cfg_attr(target_arch = "wasm32", no_std)]
+
+extern crate alloc;
+
 pub mod args;
 pub mod definition;
+pub mod json;
 pub mod limits;
 pub mod output;
 pub mod seam;
 
 #[cfg(target_arch = "wasm32")]
 mod component;
+
+use alloc::borrow::ToOwned;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
 
 use args::Arguments;
 use output::Output;

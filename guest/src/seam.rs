@@ -3,6 +3,9 @@
 //! The tool logic speaks these types so that it compiles and is tested
 //! natively; the component glue converts them to and from the WIT bindings.
 
+use alloc::string::String;
+use alloc::vec::Vec;
+
 /// A batch of questions for the human.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {

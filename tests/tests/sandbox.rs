@@ -178,3 +178,29 @@ async fn a_file_that_is_not_a_component_is_a_clear_load_error() {
     };
     assert!(error.contains("not a valid component"), "{error}");
 }
+
+#[test]
+fn the_tool_component_imports_nothing_but_the_seam() {
+    let engine = ask_user::wasmtime::Engine::default();
+    let component =
+        ask_user::wasmtime::component::Component::new(&engine, ask_user::COMPONENT).unwrap();
+    let imports: Vec<String> = component
+        .component_type()
+        .imports(&engine)
+        .map(|(name, _)| name.to_owned())
+        .collect();
+    assert_eq!(
+        imports,
+        [
+            "dsh:ask-user/types@0.1.0",
+            "dsh:ask-user/user-questions@0.1.0"
+        ],
+        "no WASI, no files, no clock, no random: only the seam"
+    );
+}
+
+#[test]
+fn the_tool_component_stays_well_under_100_kb() {
+    let size = ask_user::COMPONENT.len();
+    assert!(size < 80 * 1024, "the component is {size} bytes");
+}
