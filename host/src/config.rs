@@ -19,6 +19,12 @@
 //! timeout = "5m"               # how long this answerer may take to claim or pass
 //!
 //! [[answerer]]
+//! kind = "web"                 # a page in a browser
+//! port = 8765                  # default 0: any free port
+//! grace = "5s"                 # wait this long for a page ("forever" waits)
+//! # bind = "0.0.0.0"           # default 127.0.0.1; anything else is exposed
+//!
+//! [[answerer]]
 //! kind = "terminal"
 //! scope = "session-1"          # only requests from this scope (or inside it)
 //! ```
@@ -36,6 +42,7 @@ use serde::Deserialize;
 use crate::answerers::bridge::BridgeAnswerer;
 use crate::answerers::script::{Rule, ScriptAnswerer};
 use crate::answerers::terminal::TerminalAnswerer;
+use crate::answerers::web::{WebAnswerer, WebConfig};
 use crate::waterfall::{Answerer, Placement};
 
 /// A configuration file that cannot be used; says where and why.
@@ -80,6 +87,16 @@ pub enum AnswererKind {
     BridgeCommand(Vec<String>),
     /// A peer listening on this Unix socket.
     BridgeSocket(PathBuf),
+    /// A page in a browser.
+    Web(WebConfig),
+}
+
+/// A started answerer and where it goes.
+pub struct Started {
+    pub answerer: Arc<dyn Answerer>,
+    pub placement: Placement,
+    /// What to tell the human, e.g. the web page's address.
+    pub notice: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -101,6 +118,9 @@ struct RawAnswerer {
     rules: Option<Vec<Rule>>,
     command: Option<Vec<String>>,
     socket: Option<PathBuf>,
+    bind: Option<std::net::IpAddr>,
+    port: Option<u16>,
+    grace: Option<String>,
 }
 
 impl Config {
@@ -184,6 +204,9 @@ impl AnswererConfig {
             ("rules", raw.rules.is_some()),
             ("command", raw.command.is_some()),
             ("socket", raw.socket.is_some()),
+            ("bind", raw.bind.is_some()),
+            ("port", raw.port.is_some()),
+            ("grace", raw.grace.is_some()),
         ];
         if let Some((key, _)) = given
             .iter()
@@ -204,6 +227,18 @@ impl AnswererConfig {
                     canned.then(ScriptAnswerer::new(raw.rules.unwrap_or_default())),
                 )
             }
+            "web" => {
+                let defaults = WebConfig::default();
+                AnswererKind::Web(WebConfig {
+                    bind: raw.bind.unwrap_or(defaults.bind),
+                    port: raw.port.unwrap_or(defaults.port),
+                    grace: match raw.grace.as_deref() {
+                        None => defaults.grace,
+                        Some("forever") => None,
+                        Some(grace) => Some(duration(grace)?),
+                    },
+                })
+            }
             _ => match (raw.command, raw.socket) {
                 (Some(command), None) if !command.is_empty() => {
                     AnswererKind::BridgeCommand(command)
@@ -223,8 +258,10 @@ impl AnswererConfig {
         })
     }
 
-    /// Starts the answerer (a bridge process is spawned, a socket connected).
-    pub async fn start(self) -> std::io::Result<(Arc<dyn Answerer>, Placement)> {
+    /// Starts the answerer (a bridge process is spawned, a socket
+    /// connected, a web server bound).
+    pub async fn start(self) -> std::io::Result<Started> {
+        let mut notice = None;
         let answerer: Arc<dyn Answerer> = match self.kind {
             AnswererKind::Terminal => Arc::new(TerminalAnswerer::new()),
             AnswererKind::Script(script) => Arc::new(script),
@@ -232,13 +269,31 @@ impl AnswererConfig {
                 Arc::new(BridgeAnswerer::spawn(&command).await?)
             }
             AnswererKind::BridgeSocket(path) => Arc::new(BridgeAnswerer::connect(&path).await?),
+            AnswererKind::Web(config) => {
+                let exposed = !config.bind.is_loopback();
+                let web = WebAnswerer::start(config).await?;
+                let mut text = format!("answer in your browser: {}", web.url());
+                if exposed {
+                    text = format!(
+                        "WARNING: the web answerer listens on {}, beyond this machine; anyone who \
+                         can reach it and has the address below can answer for you. {text}",
+                        web.address()
+                    );
+                }
+                notice = Some(text);
+                Arc::new(web)
+            }
         };
         let placement = Placement {
             scope: self.scope,
             timeout: self.timeout,
             prepend: false,
         };
-        Ok((answerer, placement))
+        Ok(Started {
+            answerer,
+            placement,
+            notice,
+        })
     }
 }
 

@@ -7,8 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ask_user::answerers::script::ScriptAnswerer;
+use ask_user::answerers::web::WebConfig;
 use ask_user::audit::AuditLog;
-use ask_user::config::Config;
+use ask_user::config::{AnswererConfig, AnswererKind, Config};
 use ask_user::{AgentRegistry, Placement, RuntimeConfig, ToolRuntime, UserQuestions};
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
@@ -28,6 +29,8 @@ Examples:
       The same, with only the result in result.json (the terminal is still asked).
   ask-user ask examples/deploy.json --answers examples/deploy.answers.json
       Answered from a file first; what it does not answer goes to the terminal.
+  ask-user ask examples/deploy.json --web
+      Answer in a browser: open the address it prints (loopback, with a token).
   ask-user ask examples/deploy.json --config examples/config.toml
       Answerers from a config file (script rules, a bridge process, the terminal).
   echo '{\"questions\":[]}' | ask-user ask -
@@ -68,6 +71,13 @@ enum Command {
         /// The answerer chain from this TOML file (see the README).
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
+        /// Also answer in a browser: serves a page on 127.0.0.1 and prints its
+        /// address; the question waits until the page is opened and answered.
+        #[arg(long)]
+        web: bool,
+        /// The port for --web (default: any free port).
+        #[arg(long, value_name = "PORT", requires = "web")]
+        web_port: Option<u16>,
         /// Append a JSON line per ask to this file: time, caller, questions,
         /// which answerer claimed, outcome, duration.
         #[arg(long, value_name = "FILE")]
@@ -110,6 +120,8 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
             file,
             answers,
             config,
+            web,
+            web_port,
             audit,
             timeout,
         } => {
@@ -145,10 +157,29 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
                 let script = ScriptAnswerer::from_file(path).map_err(|e| Usage(e.to_string()))?;
                 seam.waterfall().register(script, Placement::default());
             }
-            for answerer in config.answerers {
-                let (answerer, placement) =
-                    answerer.start().await.map_err(|e| Usage(e.to_string()))?;
-                seam.waterfall().register_arc(answerer, placement);
+            let mut answerers = config.answerers;
+            if *web {
+                // First: the human asked for the browser.
+                answerers.insert(
+                    0,
+                    AnswererConfig {
+                        kind: AnswererKind::Web(WebConfig {
+                            port: web_port.unwrap_or(0),
+                            grace: None,
+                            ..WebConfig::default()
+                        }),
+                        scope: None,
+                        timeout: None,
+                    },
+                );
+            }
+            for answerer in answerers {
+                let started = answerer.start().await.map_err(|e| Usage(e.to_string()))?;
+                if let Some(notice) = &started.notice {
+                    eprintln!("ask-user: {notice}");
+                }
+                seam.waterfall()
+                    .register_arc(started.answerer, started.placement);
             }
             Some(read_arguments(file)?)
         }

@@ -2,13 +2,9 @@
 //! on a child's stdin/stdout or on a Unix socket, with the remote-event frames
 //! of SPEC §5.
 //!
-//! Down (one JSON object per line):
-//! `{"type":"ready","clientId":…}` once, then
-//! `{"type":"waterfall","eventId":…,"agentId":…,"request":{"questions":[…]}}`
-//! per ask and `{"type":"cancel","eventId":…}` when an ask is withdrawn.
-//! Up: `{"eventId":…,"outcome":{"kind":"next"}}`,
-//! `{"eventId":…,"outcome":{"kind":"result","value":{"answers":[…]}}}` or
-//! `{"eventId":…,"outcome":{"kind":"rejected","error":{"name":…,"message":…,"code":…}}}`.
+//! One JSON frame per line (see [`super::remote`]): `ready` once, then a
+//! `waterfall` per ask and a `cancel` when an ask is withdrawn; the peer
+//! answers each event with an outcome.
 //!
 //! A peer that goes away fails its pending events with a clear error and
 //! passes later requests on; a malformed frame fails the event it names (or
@@ -22,14 +18,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures_util::StreamExt;
-use serde::Deserialize;
-use serde_json::json;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::oneshot;
 use tokio_util::codec::{FramedRead, LinesCodec};
 
-use crate::error::{AnswerError, TransportedError};
-use crate::question::Answer;
+use super::remote::{self, Outcome, UpFrame};
+use crate::error::AnswerError;
 use crate::waterfall::{AnswerFuture, Answerer, Ask, Next};
 
 /// The longest line a peer may send, in bytes.
@@ -57,29 +51,6 @@ struct State {
     pending: HashMap<String, oneshot::Sender<Result<Outcome, String>>>,
     /// Why the peer is gone, once it is.
     gone: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
-enum Outcome {
-    Next,
-    Result { value: ResultValue },
-    Rejected { error: TransportedError },
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ResultValue {
-    answers: Vec<Answer>,
-}
-
-/// An outcome from the peer. Other keys (SPEC §5's `clientId`) are ignored:
-/// a bridge has one peer.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct UpFrame {
-    event_id: String,
-    outcome: Outcome,
 }
 
 impl BridgeAnswerer {
@@ -148,9 +119,7 @@ impl BridgeAnswerer {
             events: AtomicU64::new(1),
         });
         let client_id = format!("ask-user-{}", std::process::id());
-        shared
-            .send(json!({"type": "ready", "clientId": client_id}))
-            .await?;
+        shared.send(remote::ready(&client_id)).await?;
         let reader = tokio::spawn(read_frames(shared.clone(), read, child));
         Ok(BridgeAnswerer { shared, reader })
     }
@@ -260,9 +229,7 @@ impl Drop for Withdraw {
         let shared = self.shared.clone();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
-                let _ = shared
-                    .send(json!({"type": "cancel", "eventId": event_id}))
-                    .await;
+                let _ = shared.send(remote::cancel(&event_id)).await;
             });
         }
     }
@@ -293,12 +260,8 @@ impl Answerer for BridgeAnswerer {
                 shared: shared.clone(),
                 event_id: Some(event_id.clone()),
             };
-            let frame = json!({
-                "type": "waterfall",
-                "eventId": event_id,
-                "agentId": ask.caller.as_ref().map(|c| c.id()),
-                "request": ask.request,
-            });
+            let frame =
+                remote::waterfall(&event_id, ask.caller.as_ref().map(|c| c.id()), &ask.request);
             if let Err(error) = shared.send(frame).await {
                 withdraw.event_id = None;
                 shared.lock().pending.remove(&event_id);
@@ -307,9 +270,10 @@ impl Answerer for BridgeAnswerer {
             let outcome = rx.await;
             withdraw.event_id = None;
             match outcome {
-                Ok(Ok(Outcome::Next)) => next.run().await,
-                Ok(Ok(Outcome::Result { value })) => Ok(value.answers),
-                Ok(Ok(Outcome::Rejected { error })) => Err(AnswerError::Transported(error)),
+                Ok(Ok(outcome)) => match outcome.into_answers() {
+                    Some(answered) => answered,
+                    None => next.run().await,
+                },
                 Ok(Err(why)) => Err(failed(shared, why)),
                 Err(_) => Err(failed(shared, "dropped the question".to_owned())),
             }

@@ -1,0 +1,64 @@
+//! The remote-event frames of SPEC §5, shared by every answerer on the far
+//! side of a stream (a bridge process, a web page).
+//!
+//! Down: `{"type":"ready","clientId":…}`,
+//! `{"type":"waterfall","eventId":…,"agentId":…,"request":{"questions":[…]}}`,
+//! `{"type":"cancel","eventId":…}`.
+//! Up: `{"eventId":…,"outcome":{"kind":"next"}}`,
+//! `{"eventId":…,"outcome":{"kind":"result","value":{"answers":[…]}}}` or
+//! `{"eventId":…,"outcome":{"kind":"rejected","error":{"name":…,"message":…,"code":…}}}`.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::error::{AnswerError, TransportedError};
+use crate::question::{Answer, AskRequest};
+
+/// What the far side did with an event.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Outcome {
+    Next,
+    Result { value: ResultValue },
+    Rejected { error: TransportedError },
+}
+
+/// The answers of a `result` outcome.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultValue {
+    pub answers: Vec<Answer>,
+}
+
+/// An outcome from the far side. Other keys (SPEC §5's `clientId`) are
+/// ignored.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpFrame {
+    pub event_id: String,
+    pub outcome: Outcome,
+}
+
+impl Outcome {
+    /// The outcome as the waterfall takes it: answers, an error, or `None`
+    /// to pass the request on.
+    pub fn into_answers(self) -> Option<Result<Vec<Answer>, AnswerError>> {
+        match self {
+            Outcome::Next => None,
+            Outcome::Result { value } => Some(Ok(value.answers)),
+            Outcome::Rejected { error } => Some(Err(AnswerError::Transported(error))),
+        }
+    }
+}
+
+pub fn ready(client_id: &str) -> Value {
+    json!({"type": "ready", "clientId": client_id})
+}
+
+pub fn waterfall(event_id: &str, agent_id: Option<&str>, request: &AskRequest) -> Value {
+    json!({"type": "waterfall", "eventId": event_id, "agentId": agent_id, "request": request})
+}
+
+pub fn cancel(event_id: &str) -> Value {
+    json!({"type": "cancel", "eventId": event_id})
+}

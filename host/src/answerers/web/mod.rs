@@ -1,0 +1,385 @@
+//! The web answerer: a page served on loopback where the human answers.
+//!
+//! `GET /?token=…` serves the page; `GET /events?token=…` is a server-sent
+//! event stream of the frames of [`super::remote`] (`ready`, then every
+//! pending `waterfall`, then new ones and `cancel`s as they happen);
+//! `POST /answer` (token in the `x-ask-user-token` header) takes
+//! `{"eventId":…,"outcome":…}`. The first outcome for an event wins; a second
+//! or late one gets 409 and changes nothing.
+//!
+//! It claims a request when at least one page is connected. With none, it
+//! waits up to its grace period for one, then passes the request on.
+//!
+//! Security: every request needs the per-run random token (401 without); the
+//! Host header must name this server and an Origin header, when sent, must be
+//! this server's (403 otherwise, against DNS rebinding and cross-site posts);
+//! bodies are limited to [`MAX_BODY_BYTES`]; the page shows everything from
+//! the model as text, never as HTML. It binds loopback unless told otherwise.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use futures_util::stream::{self, Stream, StreamExt};
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::sync::{Notify, broadcast, oneshot};
+
+use super::remote::{self, Outcome, UpFrame};
+use crate::waterfall::{AnswerFuture, Answerer, Ask, Next};
+
+/// The largest answer body accepted, in bytes.
+pub const MAX_BODY_BYTES: usize = 256 * 1024;
+
+const PAGE: &str = include_str!("page.html");
+
+/// Where and how the web answerer serves.
+#[derive(Debug, Clone)]
+pub struct WebConfig {
+    /// The address to bind. Default: 127.0.0.1 (loopback only).
+    pub bind: IpAddr,
+    /// The port; 0 picks any free one. Default 0.
+    pub port: u16,
+    /// How long a request waits for a page to connect before it is passed
+    /// on; `None` waits as long as it takes. Default 3 s.
+    pub grace: Option<Duration>,
+}
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        WebConfig {
+            bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 0,
+            grace: Some(Duration::from_secs(3)),
+        }
+    }
+}
+
+/// Answers through pages in a browser.
+pub struct WebAnswerer {
+    shared: Arc<Shared>,
+    address: SocketAddr,
+    server: tokio::task::JoinHandle<()>,
+}
+
+struct Shared {
+    token: String,
+    /// The `host:port` values the Host header may carry.
+    hosts: Vec<String>,
+    pending: Mutex<Vec<PendingEvent>>,
+    frames: broadcast::Sender<Value>,
+    pages: AtomicUsize,
+    page_connected: Notify,
+    events: AtomicU64,
+    grace: Option<Duration>,
+}
+
+struct PendingEvent {
+    id: String,
+    frame: Value,
+    reply: oneshot::Sender<Outcome>,
+}
+
+impl WebAnswerer {
+    /// Binds and starts serving.
+    pub async fn start(config: WebConfig) -> std::io::Result<Self> {
+        let listener = tokio::net::TcpListener::bind((config.bind, config.port)).await?;
+        let address = listener.local_addr()?;
+        let port = address.port();
+        let mut hosts = vec![
+            format!("127.0.0.1:{port}"),
+            format!("localhost:{port}"),
+            format!("[::1]:{port}"),
+        ];
+        hosts.push(match address.ip() {
+            IpAddr::V6(ip) => format!("[{ip}]:{port}"),
+            IpAddr::V4(ip) => format!("{ip}:{port}"),
+        });
+        let mut token = [0u8; 16];
+        getrandom::fill(&mut token)
+            .map_err(|e| std::io::Error::other(format!("no randomness for the token: {e}")))?;
+        let shared = Arc::new(Shared {
+            token: token.iter().map(|b| format!("{b:02x}")).collect(),
+            hosts,
+            pending: Mutex::new(Vec::new()),
+            frames: broadcast::channel(256).0,
+            pages: AtomicUsize::new(0),
+            page_connected: Notify::new(),
+            events: AtomicU64::new(1),
+            grace: config.grace,
+        });
+        let app = Router::new()
+            .route("/", get(page))
+            .route("/events", get(events))
+            .route("/answer", post(answer))
+            .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+            .with_state(shared.clone());
+        let server = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(WebAnswerer {
+            shared,
+            address,
+            server,
+        })
+    }
+
+    /// The address served.
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// The page's address, token included: what the human opens.
+    pub fn url(&self) -> String {
+        let host = match self.address.ip() {
+            ip if ip.is_unspecified() => "127.0.0.1".to_owned(),
+            IpAddr::V6(ip) => format!("[{ip}]"),
+            IpAddr::V4(ip) => ip.to_string(),
+        };
+        format!(
+            "http://{host}:{}/?token={}",
+            self.address.port(),
+            self.shared.token
+        )
+    }
+
+    /// Pages connected now.
+    pub fn pages(&self) -> usize {
+        self.shared.pages.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for WebAnswerer {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<PendingEvent>> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Waits for a page within the grace period; whether one is connected.
+    async fn page_present(&self) -> bool {
+        let deadline = self.grace.map(|grace| tokio::time::Instant::now() + grace);
+        loop {
+            let connected = self.page_connected.notified();
+            if self.pages.load(Ordering::SeqCst) > 0 {
+                return true;
+            }
+            match deadline {
+                Some(deadline) => {
+                    if tokio::time::timeout_at(deadline, connected).await.is_err() {
+                        return self.pages.load(Ordering::SeqCst) > 0;
+                    }
+                }
+                None => connected.await,
+            }
+        }
+    }
+
+    /// Removes a pending event and tells every page it is gone.
+    fn withdraw(&self, event_id: &str) -> Option<PendingEvent> {
+        let mut pending = self.lock();
+        let at = pending.iter().position(|e| e.id == event_id)?;
+        let event = pending.remove(at);
+        drop(pending);
+        let _ = self.frames.send(remote::cancel(event_id));
+        Some(event)
+    }
+
+    fn check(&self, headers: &HeaderMap, token: Option<&str>) -> Result<(), StatusCode> {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or_default();
+        if !self.hosts.iter().any(|h| h == host) {
+            return Err(StatusCode::FORBIDDEN);
+        }
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            if origin.to_str().ok() != Some(&format!("http://{host}")) {
+                return Err(StatusCode::FORBIDDEN);
+            }
+        }
+        let given = token.unwrap_or_default().as_bytes();
+        let expected = self.token.as_bytes();
+        // Compared in constant time.
+        let same = given.len() == expected.len()
+            && given
+                .iter()
+                .zip(expected)
+                .fold(0, |acc, (a, b)| acc | (a ^ b))
+                == 0;
+        if same {
+            Ok(())
+        } else {
+            Err(StatusCode::UNAUTHORIZED)
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct TokenQuery {
+    token: Option<String>,
+}
+
+async fn page(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Query(q): Query<TokenQuery>,
+) -> Response {
+    if let Err(status) = shared.check(&headers, q.token.as_deref()) {
+        return refusal(status);
+    }
+    (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CONTENT_SECURITY_POLICY, "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'"),
+            (header::REFERRER_POLICY, "no-referrer"),
+            (header::X_FRAME_OPTIONS, "DENY"),
+        ],
+        Html(PAGE),
+    )
+        .into_response()
+}
+
+/// Counts a page as connected while its stream lives.
+struct PageGuard(Arc<Shared>);
+
+impl Drop for PageGuard {
+    fn drop(&mut self) {
+        self.0.pages.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+async fn events(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Query(q): Query<TokenQuery>,
+) -> Response {
+    if let Err(status) = shared.check(&headers, q.token.as_deref()) {
+        return refusal(status);
+    }
+    // Subscribe before reading what is pending, so nothing falls between.
+    let live = shared.frames.subscribe();
+    let client = format!("page-{}", shared.events.fetch_add(1, Ordering::Relaxed));
+    let mut first = vec![remote::ready(&client)];
+    first.extend(shared.lock().iter().map(|e| e.frame.clone()));
+    shared.pages.fetch_add(1, Ordering::SeqCst);
+    shared.page_connected.notify_waiters();
+    let guard = PageGuard(shared.clone());
+    let live = stream::unfold((live, guard), |(mut live, guard)| async move {
+        loop {
+            match live.recv().await {
+                Ok(frame) => return Some((frame, (live, guard))),
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    });
+    let frames: std::pin::Pin<Box<dyn Stream<Item = Value> + Send>> =
+        Box::pin(stream::iter(first).chain(live));
+    Sse::new(
+        frames.map(|frame| {
+            Ok::<_, std::convert::Infallible>(Event::default().data(frame.to_string()))
+        }),
+    )
+    .keep_alive(KeepAlive::default())
+    .into_response()
+}
+
+async fn answer(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    let token = headers
+        .get("x-ask-user-token")
+        .and_then(|t| t.to_str().ok());
+    if let Err(status) = shared.check(&headers, token) {
+        return refusal(status);
+    }
+    let frame: UpFrame = match serde_json::from_slice(&body) {
+        Ok(frame) => frame,
+        Err(error) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                format!("not an outcome frame: {error}"),
+            )
+                .into_response();
+        }
+    };
+    let Some(event) = shared.withdraw(&frame.event_id) else {
+        return (
+            StatusCode::CONFLICT,
+            "this question was already answered or withdrawn",
+        )
+            .into_response();
+    };
+    match event.reply.send(frame.outcome) {
+        Ok(()) => StatusCode::OK.into_response(),
+        Err(_) => (StatusCode::CONFLICT, "this question was withdrawn").into_response(),
+    }
+}
+
+fn refusal(status: StatusCode) -> Response {
+    let why = match status {
+        StatusCode::UNAUTHORIZED => "open the address ask-user printed: it carries the token",
+        _ => "this server answers only its own page on its own address",
+    };
+    (status, why).into_response()
+}
+
+/// Withdraws an event from the pages when its ask ends first.
+struct Withdraw<'a> {
+    shared: &'a Shared,
+    event_id: String,
+}
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        self.shared.withdraw(&self.event_id);
+    }
+}
+
+impl Answerer for WebAnswerer {
+    fn name(&self) -> &str {
+        "web"
+    }
+
+    fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
+        Box::pin(async move {
+            let shared = &self.shared;
+            if !shared.page_present().await {
+                return next.run().await;
+            }
+            let event_id = format!("w{}", shared.events.fetch_add(1, Ordering::Relaxed));
+            let frame =
+                remote::waterfall(&event_id, ask.caller.as_ref().map(|c| c.id()), &ask.request);
+            let (reply, outcome) = oneshot::channel();
+            shared.lock().push(PendingEvent {
+                id: event_id.clone(),
+                frame: frame.clone(),
+                reply,
+            });
+            let _withdraw = Withdraw { shared, event_id };
+            let _ = shared.frames.send(frame);
+            match outcome.await {
+                Ok(outcome) => match outcome.into_answers() {
+                    Some(answered) => answered,
+                    None => next.run().await,
+                },
+                // The server is gone.
+                Err(_) => next.run().await,
+            }
+        })
+    }
+}
