@@ -204,10 +204,11 @@ impl Shared {
         if !self.hosts.iter().any(|h| h == host) {
             return Err(StatusCode::FORBIDDEN);
         }
-        if let Some(origin) = headers.get(header::ORIGIN) {
-            if origin.to_str().ok() != Some(&format!("http://{host}")) {
-                return Err(StatusCode::FORBIDDEN);
-            }
+        let origin = headers
+            .get(header::ORIGIN)
+            .map(|o| o.to_str().unwrap_or_default());
+        if origin.is_some_and(|origin| origin != format!("http://{host}")) {
+            return Err(StatusCode::FORBIDDEN);
         }
         let given = token.unwrap_or_default().as_bytes();
         let expected = self.token.as_bytes();

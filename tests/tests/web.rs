@@ -1,0 +1,447 @@
+//! The web answerer end to end in a real browser: headless Chromium driven
+//! through chromedriver, the real component in the real host.
+
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ask_user::answerers::web::{WebAnswerer, WebConfig};
+use ask_user::{Placement, ToolResult};
+use ask_user_tests::{Behaviour, Harness, one_question};
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// One browser at a time: two cores do not run several Chromiums well.
+static BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+struct Browser {
+    client: Client,
+    driver: Child,
+    _profile: TempDir,
+}
+
+struct TempDir(std::path::PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Browser {
+    async fn start() -> Self {
+        let port = free_port();
+        let driver = Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver (Debian's chromium-driver) is installed");
+        let profile = TempDir(
+            std::env::temp_dir().join(format!("ask-user-chromium-{}-{port}", std::process::id())),
+        );
+        let capabilities = json!({
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "binary": "/usr/bin/chromium",
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                         "--disable-quic", "--no-first-run", "--disable-background-networking",
+                         "--disable-component-update", "--disable-sync", "--window-size=420,1000",
+                         format!("--user-data-dir={}", profile.0.display())]
+            }
+        });
+        let capabilities: serde_json::Map<String, Value> =
+            capabilities.as_object().unwrap().clone();
+        let mut last = None;
+        for _ in 0..100 {
+            let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+            match ClientBuilder::new(connector)
+                .capabilities(capabilities.clone())
+                .connect(&format!("http://127.0.0.1:{port}"))
+                .await
+            {
+                Ok(client) => {
+                    return Browser {
+                        client,
+                        driver,
+                        _profile: profile,
+                    };
+                }
+                Err(error) => last = Some(error),
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("no browser session: {last:?}");
+    }
+
+    async fn close(mut self) {
+        let _ = self.client.close().await;
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+
+    async fn wait_for(&self, css: &str) -> fantoccini::elements::Element {
+        self.client
+            .wait()
+            .at_most(WAIT)
+            .for_element(Locator::Css(css))
+            .await
+            .unwrap()
+    }
+
+    async fn click(&self, css: &str) {
+        self.wait_for(css).await.click().await.unwrap();
+    }
+
+    async fn count(&self, css: &str) -> usize {
+        self.client.find_all(Locator::Css(css)).await.unwrap().len()
+    }
+}
+
+/// The real component with a web answerer in front, and a browser on its page.
+struct Setup {
+    h: Arc<Harness>,
+    web: Arc<WebAnswerer>,
+    browser: Browser,
+    _turn: tokio::sync::MutexGuard<'static, ()>,
+}
+
+async fn setup() -> Setup {
+    let turn = BROWSER.lock().await;
+    let h = Arc::new(Harness::new().await);
+    let web = Arc::new(
+        WebAnswerer::start(WebConfig {
+            grace: Some(WAIT),
+            ..WebConfig::default()
+        })
+        .await
+        .unwrap(),
+    );
+    h.seam()
+        .waterfall()
+        .register_arc(web.clone(), Placement::default());
+    let browser = Browser::start().await;
+    browser.client.goto(&web.url()).await.unwrap();
+    browser.wait_for("#status").await;
+    Setup {
+        h,
+        web,
+        browser,
+        _turn: turn,
+    }
+}
+
+impl Setup {
+    /// Calls the tool in the background, returning the pending result.
+    fn call(
+        &self,
+        arguments: Value,
+        signal: CancellationToken,
+    ) -> tokio::task::JoinHandle<ToolResult> {
+        let h = self.h.clone();
+        tokio::spawn(async move {
+            h.runtime
+                .call(&h.root, &signal, &arguments.to_string())
+                .await
+        })
+    }
+}
+
+async fn result(call: tokio::task::JoinHandle<ToolResult>) -> ToolResult {
+    tokio::time::timeout(WAIT, call)
+        .await
+        .expect("the call returns")
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_pending_call_appears_and_the_chosen_label_comes_back() {
+    let s = setup().await;
+    let call = s.call(
+        json!({"questions":[{"id":"env","header":"Deploy","question":"Where to?",
+            "options":[{"label":"Staging (Recommended)","description":"Safe."},{"label":"Production"}]}]}),
+        CancellationToken::new(),
+    );
+    let card = s.browser.wait_for("form.batch").await;
+    let text = card.text().await.unwrap();
+    for shown in [
+        "Deploy",
+        "Where to?",
+        "Staging (Recommended)",
+        "★ recommended",
+        "Safe.",
+        "asked by root",
+    ] {
+        assert!(text.contains(shown), "{shown:?} not in {text:?}");
+    }
+    s.browser
+        .click(r#"fieldset[data-question="env"] input[data-option="1"]"#)
+        .await;
+    s.browser.click("button.send").await;
+    let result = result(call).await;
+    assert_eq!(
+        result.text(),
+        r#"{"answers":[{"id":"env","selected":["Production"]}]}"#
+    );
+    s.browser.close().await;
+}
+
+#[tokio::test]
+async fn multi_select_and_own_words_come_back_together() {
+    let s = setup().await;
+    let call = s.call(
+        json!({"questions":[
+            {"id":"checks","question":"Which checks?","multi_select":true,
+             "options":[{"label":"Unit"},{"label":"Integration"},{"label":"Load"}]},
+            {"id":"skipme","question":"Anything else?"}]}),
+        CancellationToken::new(),
+    );
+    s.browser
+        .click(r#"fieldset[data-question="checks"] input[data-option="0"]"#)
+        .await;
+    s.browser
+        .click(r#"fieldset[data-question="checks"] input[data-option="2"]"#)
+        .await;
+    let own = s
+        .browser
+        .wait_for(r#"fieldset[data-question="checks"] input[data-custom]"#)
+        .await;
+    own.send_keys("  and smoke  ").await.unwrap();
+    s.browser
+        .click(r#"fieldset[data-question="skipme"] input[data-skip]"#)
+        .await;
+    s.browser.click("button.send").await;
+    let result = result(call).await;
+    assert_eq!(
+        result.text(),
+        r#"{"answers":[{"id":"checks","selected":["Unit","Load"],"custom":"and smoke"},{"id":"skipme","selected":[]}]}"#
+    );
+    s.browser.close().await;
+}
+
+#[tokio::test]
+async fn dismissing_is_ask_cancelled() {
+    let s = setup().await;
+    let call = s.call(one_question(&["A", "B"]), CancellationToken::new());
+    s.browser.click("button.dismiss").await;
+    let result = result(call).await;
+    assert_eq!(result.code(), Some("ASK_CANCELLED"));
+    assert_eq!(s.browser.count("form.batch").await, 0);
+    s.browser.close().await;
+}
+
+#[tokio::test]
+async fn an_aborted_call_disappears_from_the_page() {
+    let s = setup().await;
+    let signal = CancellationToken::new();
+    let call = s.call(one_question(&["A"]), signal.clone());
+    s.browser.wait_for("form.batch").await;
+    signal.cancel();
+    assert_eq!(result(call).await.code(), Some("ASK_ABORTED"));
+    let start = std::time::Instant::now();
+    while s.browser.count("form.batch").await > 0 {
+        assert!(
+            start.elapsed() < WAIT,
+            "the withdrawn question stays on the page"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    s.browser.close().await;
+}
+
+#[tokio::test]
+async fn model_markup_is_shown_as_text() {
+    let s = setup().await;
+    let markup = r#"<b>bold</b><img src=x onerror="document.title='pwned'">"#;
+    let call = s.call(
+        json!({"questions":[{"id":"q","header":"<i>h</i>","question":"<script>alert(1)</script>",
+            "options":[{"label":markup,"description":"<u>d</u>"}]}]}),
+        CancellationToken::new(),
+    );
+    let card = s.browser.wait_for("form.batch").await;
+    let text = card.text().await.unwrap();
+    assert!(text.contains(markup), "{text}");
+    assert!(
+        text.contains("<script>alert(1)</script>") && text.contains("<i>h</i>"),
+        "{text}"
+    );
+    for tag in [
+        "form.batch b",
+        "form.batch img",
+        "form.batch i",
+        "form.batch u",
+        "form.batch script",
+    ] {
+        assert_eq!(
+            s.browser.count(tag).await,
+            0,
+            "{tag} was made from model text"
+        );
+    }
+    assert_ne!(s.browser.client.title().await.unwrap(), "pwned");
+    s.browser.click(r#"input[data-option="0"]"#).await;
+    s.browser.click("button.send").await;
+    let result = result(call).await;
+    let answers: Value = serde_json::from_str(result.text()).unwrap();
+    assert_eq!(answers["answers"][0]["selected"][0], markup);
+    s.browser.close().await;
+}
+
+#[tokio::test]
+async fn a_reloaded_page_shows_the_pending_questions_again() {
+    let s = setup().await;
+    let call = s.call(one_question(&["A", "B"]), CancellationToken::new());
+    s.browser.wait_for("form.batch").await;
+    s.browser.client.refresh().await.unwrap();
+    s.browser.click(r#"input[data-option="1"]"#).await;
+    s.browser.click("button.send").await;
+    assert_eq!(
+        result(call).await.text(),
+        r#"{"answers":[{"id":"q","selected":["B"]}]}"#
+    );
+    s.browser.close().await;
+}
+
+/// A raw HTTP/1.1 request: (status, body).
+async fn http(address: std::net::SocketAddr, request: &str) -> (u16, String) {
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    let status = response[9..12].parse().unwrap();
+    let body = response
+        .split("\r\n\r\n")
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned();
+    (status, body)
+}
+
+fn post(address: std::net::SocketAddr, token: &str, origin: Option<&str>, body: &str) -> String {
+    let origin = origin
+        .map(|o| format!("Origin: {o}\r\n"))
+        .unwrap_or_default();
+    format!(
+        "POST /answer HTTP/1.1\r\nHost: {address}\r\nx-ask-user-token: {token}\r\n{origin}\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+#[tokio::test]
+async fn the_first_answer_wins_and_a_second_gets_409() {
+    let s = setup().await;
+    let call = s.call(one_question(&["A", "B"]), CancellationToken::new());
+    let card = s.browser.wait_for("form.batch").await;
+    let event = card.attr("data-event").await.unwrap().unwrap();
+    s.browser.click(r#"input[data-option="0"]"#).await;
+    s.browser.click("button.send").await;
+    assert_eq!(
+        result(call).await.text(),
+        r#"{"answers":[{"id":"q","selected":["A"]}]}"#
+    );
+    let token = s.web.url().split("token=").nth(1).unwrap().to_owned();
+    let late = json!({"eventId": event, "outcome": {"kind":"result","value":{"answers":[{"id":"q","selected":["B"]}]}}});
+    let (status, _) = http(
+        s.web.address(),
+        &post(s.web.address(), &token, None, &late.to_string()),
+    )
+    .await;
+    assert_eq!(status, 409);
+    s.browser.close().await;
+}
+
+#[tokio::test]
+async fn requests_without_the_token_or_from_elsewhere_are_refused() {
+    let web = WebAnswerer::start(WebConfig::default()).await.unwrap();
+    let address = web.address();
+    let token = web.url().split("token=").nth(1).unwrap().to_owned();
+    let get = |path: &str, host: &str| {
+        format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n")
+    };
+    let here = address.to_string();
+    assert_eq!(http(address, &get("/", &here)).await.0, 401);
+    assert_eq!(http(address, &get("/?token=wrong", &here)).await.0, 401);
+    assert_eq!(http(address, &get("/events", &here)).await.0, 401);
+    let (status, page) = http(address, &get(&format!("/?token={token}"), &here)).await;
+    assert_eq!(status, 200);
+    assert!(page.contains("Questions for you"));
+    // DNS rebinding: the right token under a foreign Host name.
+    assert_eq!(
+        http(
+            address,
+            &get(
+                &format!("/?token={token}"),
+                &format!("evil.example:{}", address.port())
+            )
+        )
+        .await
+        .0,
+        403
+    );
+    let body = r#"{"eventId":"w1","outcome":{"kind":"next"}}"#;
+    assert_eq!(
+        http(address, &post(address, "wrong", None, body)).await.0,
+        401
+    );
+    assert_eq!(
+        http(
+            address,
+            &post(address, &token, Some("http://evil.example"), body)
+        )
+        .await
+        .0,
+        403
+    );
+    assert_eq!(
+        http(
+            address,
+            &post(address, &token, Some(&format!("http://{here}")), body)
+        )
+        .await
+        .0,
+        409
+    );
+    assert_eq!(
+        http(address, &post(address, &token, None, "{not json"))
+            .await
+            .0,
+        400
+    );
+    let huge = format!(
+        r#"{{"eventId":"{}"}}"#,
+        "x".repeat(ask_user::answerers::web::MAX_BODY_BYTES)
+    );
+    assert_eq!(
+        http(address, &post(address, &token, None, &huge)).await.0,
+        413
+    );
+}
+
+#[tokio::test]
+async fn with_no_page_open_the_request_passes_on_after_the_grace_period() {
+    let h = Harness::new().await;
+    let web = WebAnswerer::start(WebConfig {
+        grace: Some(Duration::from_millis(100)),
+        ..WebConfig::default()
+    })
+    .await
+    .unwrap();
+    h.seam().waterfall().register(web, Placement::default());
+    let next = h.answerer(Behaviour::ClaimFirst);
+    let result = h.call(one_question(&["A"])).await;
+    assert!(!result.is_error, "{result:?}");
+    assert_eq!(next.calls(), 1);
+}
