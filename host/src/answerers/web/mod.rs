@@ -22,7 +22,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::extract::{DefaultBodyLimit, FromRequestParts, Query, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
@@ -232,14 +233,28 @@ struct TokenQuery {
     token: Option<String>,
 }
 
-async fn page(
-    State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    Query(q): Query<TokenQuery>,
-) -> Response {
-    if let Err(status) = shared.check(&headers, q.token.as_deref()) {
-        return refusal(status);
+/// A request that passed the checks: a Host naming this server, no foreign
+/// Origin, and the token (from the `x-ask-user-token` header, or the `token`
+/// query parameter where a browser cannot set headers). Every route takes it.
+struct Authorized;
+
+impl FromRequestParts<Arc<Shared>> for Authorized {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, shared: &Arc<Shared>) -> Result<Self, Response> {
+        let query = Query::<TokenQuery>::try_from_uri(&parts.uri).ok();
+        let token = match parts.headers.get("x-ask-user-token") {
+            Some(token) => token.to_str().ok(),
+            None => query.as_ref().and_then(|q| q.token.as_deref()),
+        };
+        shared
+            .check(&parts.headers, token)
+            .map(|()| Authorized)
+            .map_err(refusal)
     }
+}
+
+async fn page(_: Authorized) -> Response {
     (
         [
             (header::CONTENT_TYPE, "text/html; charset=utf-8"),
@@ -261,14 +276,7 @@ impl Drop for PageGuard {
     }
 }
 
-async fn events(
-    State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    Query(q): Query<TokenQuery>,
-) -> Response {
-    if let Err(status) = shared.check(&headers, q.token.as_deref()) {
-        return refusal(status);
-    }
+async fn events(_: Authorized, State(shared): State<Arc<Shared>>) -> Response {
     // Subscribe before reading what is pending, so nothing falls between.
     let live = shared.frames.subscribe();
     let client = format!("page-{}", shared.events.fetch_add(1, Ordering::Relaxed));
@@ -298,16 +306,10 @@ async fn events(
 }
 
 async fn answer(
+    _: Authorized,
     State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    let token = headers
-        .get("x-ask-user-token")
-        .and_then(|t| t.to_str().ok());
-    if let Err(status) = shared.check(&headers, token) {
-        return refusal(status);
-    }
     let frame: UpFrame = match serde_json::from_slice(&body) {
         Ok(frame) => frame,
         Err(error) => {
