@@ -82,7 +82,7 @@ fn the_seam_request_keeps_absent_fields_absent() {
     assert_eq!(option.description, None);
     assert_eq!(
         option.extra_json.as_deref(),
-        Some(r#"{"k":[1, {"n":null}]}"#)
+        Some(r#"{"k":[1,{"n":null}]}"#)
     );
 }
 
