@@ -259,32 +259,24 @@ fn custom_text_replaces_a_single_choice() {
 }
 
 #[test]
-fn the_skip_row_is_reached_by_its_number_too() {
-    let mut s = start(deploy(), "", false);
-    s.wait_for("4. Skip this question", 1);
-    s.keys("4");
-    s.wait_for("(skipped)", 1);
-    s.keys("\r");
-    assert_eq!(
-        s.finish().1["content"][0]["text"],
-        r#"{"answers":[{"id":"target","selected":[]}]}"#
-    );
-}
-
-#[test]
-fn a_question_can_be_skipped() {
-    let mut s = start(deploy(), "", false);
-    s.wait_for("Skip this question", 1);
-    s.keys(UP); // wraps to the last row: skip
-    s.keys("\r");
-    s.wait_for("(skipped)", 1);
-    s.keys("\r");
-    let (status, result) = s.finish();
-    assert_eq!(status, 0);
-    assert_eq!(
-        result["content"][0]["text"],
-        r#"{"answers":[{"id":"target","selected":[]}]}"#
-    );
+fn a_question_can_be_skipped_by_arrow_or_by_number() {
+    // ↑ from the first row wraps to the last one, "Skip"; 4 is its number.
+    for keys in [UP, "4"] {
+        let mut s = start(deploy(), "", false);
+        s.wait_for("4. Skip this question", 1);
+        s.keys(keys);
+        if keys == UP {
+            s.keys("\r");
+        }
+        s.wait_for("(skipped)", 1);
+        s.keys("\r");
+        let (status, result) = s.finish();
+        assert_eq!(status, 0);
+        assert_eq!(
+            result["content"][0]["text"],
+            r#"{"answers":[{"id":"target","selected":[]}]}"#
+        );
+    }
 }
 
 #[test]
