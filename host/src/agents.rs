@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{AskError, ErrorCode};
 use crate::scope::Scope;
+use crate::sync::lock;
 
 /// One registration of an agent. Two handles are equal only when they name
 /// the same registration: after an id is reused by a newer agent, the older
@@ -79,12 +80,10 @@ impl AgentRegistry {
     pub fn register_delegate(&self, id: impl Into<String>, owner: &AgentHandle) -> AgentHandle {
         let id = id.into();
         let scope = {
-            let inner = self.lock();
-            match inner.live.get(owner.id()) {
-                Some(entry) if entry.generation == owner.generation => {
-                    entry.scope.child(id.clone())
-                }
-                _ => Scope::root(id.clone()),
+            let inner = lock(&self.inner);
+            match inner.entry(owner) {
+                Some(entry) => entry.scope.child(id.clone()),
+                None => Scope::root(id.clone()),
             }
         };
         self.insert(id, Some(owner.clone()), scope)
@@ -93,30 +92,23 @@ impl AgentRegistry {
     /// Ends an agent. Returns false when `handle` was not live (ending twice
     /// is harmless). A stale handle never ends the newer agent under its id.
     pub fn end(&self, handle: &AgentHandle) -> bool {
-        let mut inner = self.lock();
-        match inner.live.get(handle.id()) {
-            Some(entry) if entry.generation == handle.generation => {
-                inner.live.remove(handle.id());
-                true
-            }
-            _ => false,
+        let mut inner = lock(&self.inner);
+        let live = inner.entry(handle).is_some();
+        if live {
+            inner.live.remove(handle.id());
         }
+        live
     }
 
     /// Whether `handle` is the live agent registered under its id.
     pub fn is_live(&self, handle: &AgentHandle) -> bool {
-        let inner = self.lock();
-        inner.is_live(handle)
+        lock(&self.inner).entry(handle).is_some()
     }
 
     /// The policy: only a live agent that no live agent owns may ask.
     pub fn check_caller(&self, handle: &AgentHandle) -> Result<RootCaller, AskError> {
-        let inner = self.lock();
-        let Some(entry) = inner
-            .live
-            .get(handle.id())
-            .filter(|e| e.generation == handle.generation)
-        else {
+        let inner = lock(&self.inner);
+        let Some(entry) = inner.entry(handle) else {
             return Err(AskError::new(
                 ErrorCode::CallerNotLive,
                 format!(
@@ -126,7 +118,11 @@ impl AgentRegistry {
                 ),
             ));
         };
-        if let Some(owner) = entry.owner.as_ref().filter(|owner| inner.is_live(owner)) {
+        if let Some(owner) = entry
+            .owner
+            .as_ref()
+            .filter(|owner| inner.entry(owner).is_some())
+        {
             return Err(AskError::new(
                 ErrorCode::DelegatedCaller,
                 format!(
@@ -147,7 +143,7 @@ impl AgentRegistry {
 
     fn insert(&self, id: String, owner: Option<AgentHandle>, scope: Scope) -> AgentHandle {
         let generation = GENERATIONS.fetch_add(1, Ordering::Relaxed);
-        self.lock().live.insert(
+        lock(&self.inner).live.insert(
             id.clone(),
             Entry {
                 generation,
@@ -157,19 +153,14 @@ impl AgentRegistry {
         );
         AgentHandle { id, generation }
     }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        // The registry holds no invariant a panicking holder could break.
-        self.inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
 }
 
 impl Inner {
-    fn is_live(&self, handle: &AgentHandle) -> bool {
+    /// The live entry `handle` names: none when its id is unknown, ended, or
+    /// now registered to a newer agent.
+    fn entry(&self, handle: &AgentHandle) -> Option<&Entry> {
         self.live
             .get(handle.id())
-            .is_some_and(|e| e.generation == handle.generation)
+            .filter(|entry| entry.generation == handle.generation)
     }
 }

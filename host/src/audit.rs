@@ -15,6 +15,7 @@ use serde::Serialize;
 use crate::agents::AgentHandle;
 use crate::error::AskError;
 use crate::question::{Answer, Question};
+use crate::sync::lock;
 
 /// An append-only JSON-lines file of asks.
 #[derive(Debug)]
@@ -84,7 +85,7 @@ impl AuditLog {
         line.push('\n');
         // One write of a whole line, appended: lines from concurrent asks
         // never interleave. A failing disk must not fail the ask.
-        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let mut file = lock(&self.file);
         if let Err(error) = file.write_all(line.as_bytes()) {
             eprintln!("ask-user: cannot write the audit trail: {error}");
         }

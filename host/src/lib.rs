@@ -42,6 +42,7 @@ pub mod runtime;
 mod sandbox;
 pub mod scope;
 pub mod seam;
+mod sync;
 pub mod tool_result;
 mod validate;
 pub mod waterfall;

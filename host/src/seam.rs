@@ -11,6 +11,7 @@ use crate::agents::{AgentHandle, AgentRegistry};
 use crate::audit::AuditLog;
 use crate::error::{AskError, ErrorCode};
 use crate::question::{Answer, AskRequest};
+use crate::sync::lock;
 use crate::validate::{check_answers, check_intents};
 use crate::waterfall::{Ask, Waterfall};
 
@@ -77,7 +78,7 @@ impl UserQuestions {
         let questions = request.questions.clone();
         let claimed_by = Mutex::new(None);
         let result = self.pipeline(request, caller, signal, &claimed_by).await;
-        let claimed_by = claimed_by.into_inner().unwrap_or_else(|p| p.into_inner());
+        let claimed_by = lock(&claimed_by).take();
         let answerer = result.as_ref().ok().and(claimed_by.as_deref());
         audit.record(caller, &questions, answerer, &result, started.elapsed());
         result

@@ -14,6 +14,7 @@ use crate::agents::AgentHandle;
 use crate::error::{AnswerError, AskError, ErrorCode};
 use crate::question::{Answer, AskRequest};
 use crate::scope::Scope;
+use crate::sync::lock;
 
 /// What an answerer's future resolves to.
 pub type AnswerFuture<'a> =
@@ -215,8 +216,7 @@ impl<'a> Next<'a> {
         Box::pin(async move {
             let result = answering.await;
             if result.is_ok() {
-                let mut claimed_by = claimed_by.lock().unwrap_or_else(|p| p.into_inner());
-                claimed_by.get_or_insert_with(|| name.to_owned());
+                lock(claimed_by).get_or_insert_with(|| name.to_owned());
             }
             result
         })
@@ -252,10 +252,4 @@ impl Future for TimeLimited<'_> {
             ),
         ))))
     }
-}
-
-fn lock(links: &Mutex<Vec<Link>>) -> std::sync::MutexGuard<'_, Vec<Link>> {
-    links
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

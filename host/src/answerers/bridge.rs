@@ -24,6 +24,7 @@ use tokio_util::codec::{FramedRead, LinesCodec};
 
 use super::remote::{self, Outcome, UpFrame};
 use crate::error::AnswerError;
+use crate::sync::lock;
 use crate::waterfall::{AnswerFuture, Answerer, Ask, Next};
 
 /// The longest line a peer may send, in bytes.
@@ -166,15 +167,11 @@ impl Shared {
         writer.flush().await
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     fn on_frame(&self, line: &str) {
         match serde_json::from_str::<UpFrame>(line) {
             Ok(frame) => {
                 // An outcome for a withdrawn or finished event is ignored.
-                if let Some(waiting) = self.lock().pending.remove(&frame.event_id) {
+                if let Some(waiting) = lock(&self.state).pending.remove(&frame.event_id) {
                     let _ = waiting.send(Ok(frame.outcome));
                 }
             }
@@ -183,7 +180,7 @@ impl Shared {
                 let named = serde_json::from_str::<serde_json::Value>(line)
                     .ok()
                     .and_then(|v| v.get("eventId")?.as_str().map(str::to_owned));
-                let mut state = self.lock();
+                let mut state = lock(&self.state);
                 let failed: Vec<_> = match named {
                     Some(id) => state.pending.remove(&id).into_iter().collect(),
                     None => state.pending.drain().map(|(_, waiting)| waiting).collect(),
@@ -196,7 +193,7 @@ impl Shared {
     }
 
     fn gone(&self, why: String) {
-        let mut state = self.lock();
+        let mut state = lock(&self.state);
         for (_, waiting) in state.pending.drain() {
             let _ = waiting.send(Err(why.clone()));
         }
@@ -223,7 +220,7 @@ impl Drop for Withdraw {
         let Some(event_id) = self.event_id.take() else {
             return;
         };
-        if self.shared.lock().pending.remove(&event_id).is_none() {
+        if lock(&self.shared.state).pending.remove(&event_id).is_none() {
             return;
         }
         let shared = self.shared.clone();
@@ -246,7 +243,7 @@ impl Answerer for BridgeAnswerer {
             let event_id = format!("e{}", shared.events.fetch_add(1, Ordering::Relaxed));
             let (tx, rx) = oneshot::channel();
             let gone = {
-                let mut state = shared.lock();
+                let mut state = lock(&shared.state);
                 if state.gone.is_none() {
                     state.pending.insert(event_id.clone(), tx);
                 }
@@ -264,7 +261,7 @@ impl Answerer for BridgeAnswerer {
                 remote::waterfall(&event_id, ask.caller.as_ref().map(|c| c.id()), &ask.request);
             if let Err(error) = shared.send(frame).await {
                 withdraw.event_id = None;
-                shared.lock().pending.remove(&event_id);
+                lock(&shared.state).pending.remove(&event_id);
                 return Err(failed(shared, format!("could not be written to ({error})")));
             }
             let outcome = rx.await;

@@ -30,6 +30,7 @@ use tokio::sync::oneshot;
 
 use crate::error::{AnswerError, AskError, ErrorCode};
 use crate::question::{Answer, Question};
+use crate::sync::lock;
 use crate::waterfall::{AnswerFuture, Answerer, Ask, Next};
 use prompt::{Prompt, Step};
 use render::{Frame, Painter};
@@ -80,8 +81,8 @@ impl Drop for Withdrawal {
             return;
         }
         self.flag.store(true, Ordering::SeqCst);
-        let (lock, condvar) = &*self.restored;
-        let restored = lock.lock().unwrap_or_else(|p| p.into_inner());
+        let (done, condvar) = &*self.restored;
+        let restored = lock(done);
         // Bounded: the thread checks the flag every WITHDRAW_POLL.
         let _ = condvar.wait_timeout_while(restored, Duration::from_secs(2), |done| !*done);
     }
@@ -107,8 +108,8 @@ impl Answerer for TerminalAnswerer {
                 .name("ask-user-terminal".into())
                 .spawn(move || {
                     let ending = run(tty, &questions, color, &withdraw);
-                    let (lock, condvar) = &*done;
-                    *lock.lock().unwrap_or_else(|p| p.into_inner()) = true;
+                    let (restored, condvar) = &*done;
+                    *lock(restored) = true;
                     condvar.notify_all();
                     let _ = send.send(ending);
                 })

@@ -34,6 +34,7 @@ use serde_json::Value;
 use tokio::sync::{Notify, broadcast, oneshot};
 
 use super::remote::{self, Outcome, UpFrame};
+use crate::sync::lock;
 use crate::waterfall::{AnswerFuture, Answerer, Ask, Next};
 
 /// The largest answer body accepted, in bytes.
@@ -164,10 +165,6 @@ impl Drop for WebAnswerer {
 }
 
 impl Shared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<PendingEvent>> {
-        self.pending.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// Waits for a page within the grace period; whether one is connected.
     async fn page_present(&self) -> bool {
         let deadline = self.grace.map(|grace| tokio::time::Instant::now() + grace);
@@ -189,7 +186,7 @@ impl Shared {
 
     /// Removes a pending event and tells every page it is gone.
     fn withdraw(&self, event_id: &str) -> Option<PendingEvent> {
-        let mut pending = self.lock();
+        let mut pending = lock(&self.pending);
         let at = pending.iter().position(|e| e.id == event_id)?;
         let event = pending.remove(at);
         drop(pending);
@@ -281,7 +278,7 @@ async fn events(_: Authorized, State(shared): State<Arc<Shared>>) -> Response {
     let live = shared.frames.subscribe();
     let client = format!("page-{}", shared.events.fetch_add(1, Ordering::Relaxed));
     let mut first = vec![remote::ready(&client)];
-    first.extend(shared.lock().iter().map(|e| e.frame.clone()));
+    first.extend(lock(&shared.pending).iter().map(|e| e.frame.clone()));
     shared.pages.fetch_add(1, Ordering::SeqCst);
     shared.page_connected.notify_waiters();
     let guard = PageGuard(shared.clone());
@@ -368,7 +365,7 @@ impl Answerer for WebAnswerer {
             let frame =
                 remote::waterfall(&event_id, ask.caller.as_ref().map(|c| c.id()), &ask.request);
             let (reply, outcome) = oneshot::channel();
-            shared.lock().push(PendingEvent {
+            lock(&shared.pending).push(PendingEvent {
                 id: event_id.clone(),
                 frame: frame.clone(),
                 reply,
