@@ -1,0 +1,13 @@
+//! Component-level tests: the real `ask_user_question` component in the real
+//! host. One test binary (each binary links wasmtime, so one keeps the build
+//! small and fast); one module per concern.
+
+mod bridge;
+mod cancellation;
+mod definition;
+mod errors;
+mod policy;
+mod sandbox;
+mod tool_calls;
+mod waterfall;
+mod web;
