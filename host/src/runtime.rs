@@ -14,7 +14,9 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 
 use crate::agents::AgentHandle;
 use crate::bindings::{self, AskUserTool, AskUserToolPre, ContractViolation};
-use crate::sandbox::{CallState, DeadlineExceeded, MemoryCapExceeded};
+use crate::sandbox::{
+    CallState, DeadlineExceeded, MemoryCapExceeded, RequestTooLarge, TooManyAsks,
+};
 use crate::seam::UserQuestions;
 use crate::tool_result::ToolResult;
 
@@ -40,6 +42,16 @@ pub struct RuntimeConfig {
     /// Largest result the component may return (text plus answers), in
     /// bytes. Past it: `GUEST_OUTPUT_TOO_LARGE`. Default 1 MiB.
     pub max_output_bytes: usize,
+    /// Times one call may ask the human; every ask counts, answered or not.
+    /// Past it: `GUEST_TOO_MANY_ASKS`, and no answerer sees the extra
+    /// request. Default 1: the tool asks one batch per call.
+    pub max_asks_per_call: u32,
+    /// Largest request a component may send, in bytes: all its text (ids,
+    /// questions, details, headers, labels, descriptions, option extras,
+    /// intent labels) plus 32 for each question and each option. Past it:
+    /// `GUEST_REQUEST_TOO_LARGE`, and no answerer sees it. Default 1 MiB; the
+    /// tool's own argument limits keep its requests under 300 KiB.
+    pub max_request_bytes: usize,
 }
 
 impl Default for RuntimeConfig {
@@ -49,6 +61,8 @@ impl Default for RuntimeConfig {
             memory_cap: 32 << 20,
             max_concurrent_calls: 64,
             max_output_bytes: 1 << 20,
+            max_asks_per_call: 1,
+            max_request_bytes: 1 << 20,
         }
     }
 }
@@ -244,13 +258,7 @@ impl Sandbox {
         caller: Option<AgentHandle>,
         signal: CancellationToken,
     ) -> wasmtime::Result<(Store<CallState>, AskUserTool)> {
-        let state = CallState::new(
-            self.seam.clone(),
-            caller,
-            signal,
-            self.config.memory_cap,
-            self.config.cpu_deadline,
-        );
+        let state = CallState::new(self.seam.clone(), caller, signal, &self.config);
         let mut store = Store::new(&self.engine, state);
         store.limiter(CallState::limiter);
         store.set_epoch_deadline(1);
@@ -271,6 +279,16 @@ fn sandbox_failure(trap: &wasmtime::Error) -> ToolResult {
         (
             "GUEST_MEMORY_EXCEEDED",
             format!("{memory}; the call was stopped"),
+        )
+    } else if let Some(asks) = trap.downcast_ref::<TooManyAsks>() {
+        (
+            "GUEST_TOO_MANY_ASKS",
+            format!("{asks}; the call was stopped"),
+        )
+    } else if let Some(request) = trap.downcast_ref::<RequestTooLarge>() {
+        (
+            "GUEST_REQUEST_TOO_LARGE",
+            format!("{request}; the call was stopped"),
         )
     } else if let Some(violation) = trap.downcast_ref::<ContractViolation>() {
         (

@@ -15,6 +15,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::agents::AgentHandle;
 use crate::bindings::{self, dsh::ask_user::user_questions, wit};
+use crate::runtime::RuntimeConfig;
 use crate::seam::UserQuestions;
 
 /// The guest used more CPU time than the deadline allows.
@@ -52,6 +53,43 @@ impl std::fmt::Display for MemoryCapExceeded {
 
 impl std::error::Error for MemoryCapExceeded {}
 
+/// The guest asked the human more often than one call may.
+#[derive(Debug)]
+pub struct TooManyAsks(pub u32);
+
+impl std::fmt::Display for TooManyAsks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the component asked more than the {} time(s) one call may ask; the extra request \
+             reached no answerer",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for TooManyAsks {}
+
+/// The guest sent a request larger than the host shows the human.
+#[derive(Debug)]
+pub struct RequestTooLarge {
+    pub size: usize,
+    pub limit: usize,
+}
+
+impl std::fmt::Display for RequestTooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the component sent a request of {} bytes, over the host's limit of {} bytes; it \
+             reached no answerer",
+            self.size, self.limit
+        )
+    }
+}
+
+impl std::error::Error for RequestTooLarge {}
+
 /// The per-call state of a store.
 pub(crate) struct CallState {
     wasi: WasiCtx,
@@ -61,6 +99,10 @@ pub(crate) struct CallState {
     /// Bound by the host; never read from the guest.
     caller: Option<AgentHandle>,
     signal: CancellationToken,
+    /// Asks this call has made, and may make.
+    asks: u32,
+    max_asks: u32,
+    max_request_bytes: usize,
     /// CPU time accounting: wall time since entry, less time in the seam.
     entered: Instant,
     in_seam: Duration,
@@ -72,20 +114,24 @@ impl CallState {
         seam: Arc<UserQuestions>,
         caller: Option<AgentHandle>,
         signal: CancellationToken,
-        memory_cap: usize,
-        cpu_deadline: Duration,
+        config: &RuntimeConfig,
     ) -> Self {
         CallState {
             // Nothing granted: WasiCtx::builder() starts empty and stays so.
             wasi: WasiCtx::builder().build(),
             table: ResourceTable::new(),
-            memory: MemoryCap { cap: memory_cap },
+            memory: MemoryCap {
+                cap: config.memory_cap,
+            },
             seam,
             caller,
             signal,
+            asks: 0,
+            max_asks: config.max_asks_per_call,
+            max_request_bytes: config.max_request_bytes,
             entered: Instant::now(),
             in_seam: Duration::ZERO,
-            cpu_deadline,
+            cpu_deadline: config.cpu_deadline,
         }
     }
 
@@ -121,6 +167,19 @@ impl user_questions::Host for CallState {
         &mut self,
         request: wit::Request,
     ) -> wasmtime::Result<Result<Vec<wit::Answer>, wit::AskError>> {
+        // The component is untrusted: it may not pester the human or flood
+        // the answerers. Either breach ends the call before any answerer runs.
+        if self.asks == self.max_asks {
+            return Err(wasmtime::Error::new(TooManyAsks(self.max_asks)));
+        }
+        self.asks += 1;
+        let size = request_size(&request);
+        if size > self.max_request_bytes {
+            return Err(wasmtime::Error::new(RequestTooLarge {
+                size,
+                limit: self.max_request_bytes,
+            }));
+        }
         let request = bindings::request_from_wit(request).map_err(wasmtime::Error::new)?;
         let started = Instant::now();
         let result = self
@@ -133,6 +192,39 @@ impl user_questions::Host for CallState {
             .map_err(|error| bindings::error_to_wit(&error)))
     }
 }
+
+/// What [`RuntimeConfig::max_request_bytes`] measures: the bytes of all the
+/// request's text, plus [`ITEM_BYTES`] for each question and each option.
+fn request_size(request: &wit::Request) -> usize {
+    let text = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+    request
+        .questions
+        .iter()
+        .map(|q| {
+            let options: usize = q
+                .options
+                .iter()
+                .flatten()
+                .map(|o| ITEM_BYTES + o.label.len() + text(&o.description) + text(&o.extra_json))
+                .sum();
+            let intent = q
+                .intent
+                .as_ref()
+                .map_or(0, |wit::Intent::PlanReview(p)| p.approve.len());
+            ITEM_BYTES
+                + q.id.len()
+                + q.question.len()
+                + text(&q.detail)
+                + text(&q.header)
+                + intent
+                + options
+        })
+        .sum()
+}
+
+/// What a question or an option costs beyond its text, roughly its keys and
+/// punctuation as JSON: so that many empty items are not free.
+const ITEM_BYTES: usize = 32;
 
 /// Caps a store's linear memories and tables.
 struct MemoryCap {

@@ -29,9 +29,21 @@ impl Harness {
 
     /// A harness whose seam is adjusted (e.g. given a timeout) before use.
     pub async fn with_seam(adjust: impl FnOnce(UserQuestions) -> UserQuestions) -> Self {
+        Self::build(RuntimeConfig::default(), adjust).await
+    }
+
+    /// A harness whose sandbox has other limits.
+    pub async fn with_config(config: RuntimeConfig) -> Self {
+        Self::build(config, |seam| seam).await
+    }
+
+    async fn build(
+        config: RuntimeConfig,
+        adjust: impl FnOnce(UserQuestions) -> UserQuestions,
+    ) -> Self {
         let agents = Arc::new(AgentRegistry::new());
         let seam = Arc::new(adjust(UserQuestions::new(agents.clone())));
-        let runtime = load(ask_user::COMPONENT, seam, RuntimeConfig::default())
+        let runtime = load(ask_user::COMPONENT, seam, config)
             .await
             .expect("the built component loads");
         let root = agents.register_root("root", None);

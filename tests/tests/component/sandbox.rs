@@ -20,7 +20,7 @@ fn config() -> RuntimeConfig {
         cpu_deadline: Duration::from_millis(200),
         memory_cap: 16 << 20,
         max_concurrent_calls: 2,
-        max_output_bytes: 1 << 20,
+        ..RuntimeConfig::default()
     }
 }
 
@@ -97,6 +97,39 @@ async fn a_request_that_breaks_the_contract_is_never_answered() {
 }
 
 #[tokio::test]
+async fn a_second_ask_in_one_call_never_reaches_the_human() {
+    let m = misbehaving(Behaviour::ClaimFirst, config()).await;
+    let result = m.call("ask-twice").await;
+    assert_sandbox_error(&result, "GUEST_TOO_MANY_ASKS", "more than the 1 time(s)");
+    assert_eq!(m.probe.calls(), 1, "only the first ask was answered");
+}
+
+#[tokio::test]
+async fn a_host_may_allow_more_asks_per_call() {
+    let two = RuntimeConfig {
+        max_asks_per_call: 2,
+        ..config()
+    };
+    let m = misbehaving(Behaviour::ClaimFirst, two).await;
+    let result = m.call("ask-twice").await;
+    assert!(!result.is_error, "{result:?}");
+    assert_eq!(m.probe.calls(), 2);
+}
+
+#[tokio::test]
+async fn an_oversized_request_never_reaches_the_human() {
+    let m = misbehaving(Behaviour::ClaimFirst, config()).await;
+    // 2 MiB of question text; then 100,000 options with empty labels, whose
+    // text is nearly nothing but whose count is not free.
+    for (misbehaviour, size) in [("huge-request", "2097185"), ("many-options", "3200039")] {
+        let result = m.call(misbehaviour).await;
+        assert_sandbox_error(&result, "GUEST_REQUEST_TOO_LARGE", size);
+        assert!(result.text().contains("limit of 1048576 bytes"));
+    }
+    assert_eq!(m.probe.calls(), 0);
+}
+
+#[tokio::test]
 async fn the_host_keeps_serving_after_every_misbehaviour() {
     let m = misbehaving(Behaviour::ClaimFirst, config()).await;
     for misbehaviour in [
@@ -105,6 +138,8 @@ async fn the_host_keeps_serving_after_every_misbehaviour() {
         "trap",
         "big-output",
         "bad-extra-json",
+        "ask-twice",
+        "huge-request",
         "loop",
     ] {
         assert!(m.call(misbehaviour).await.is_error);

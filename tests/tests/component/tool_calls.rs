@@ -1,7 +1,7 @@
 //! A tool call through the real component: the request an answerer sees, the
 //! result the model gets, and the argument checks.
 
-use ask_user::Answer;
+use ask_user::{Answer, RuntimeConfig};
 use ask_user_tests::{Behaviour, Harness, one_question};
 use ask_user_tool::limits::*;
 use serde_json::{Value, json};
@@ -231,6 +231,36 @@ async fn every_limit_is_enforced_and_named() {
         let message = invalid_args(&h, &arguments).await;
         assert!(message.contains(limit), "{limit}: {message}");
     }
+}
+
+#[tokio::test]
+async fn the_largest_honest_call_fits_the_hosts_request_limit() {
+    // The host's limit documents that the tool's own limits keep its
+    // requests under 300 KiB; hold it to that.
+    let h = Harness::with_config(RuntimeConfig {
+        max_request_bytes: 300 << 10,
+        ..RuntimeConfig::default()
+    })
+    .await;
+    let probe = h.answerer(Behaviour::ClaimFirst);
+    let arguments = |description: usize| {
+        let question = |i: usize| {
+            let options: Vec<Value> = (0..MAX_OPTIONS)
+                .map(|j| json!({"label": format!("{j:0>3}"), "description": "d".repeat(description)}))
+                .collect();
+            json!({"id": format!("{i:0>MAX_ID_CHARS$}"), "question": "?".repeat(MAX_QUESTION_CHARS),
+                   "header": "h".repeat(MAX_HEADER_CHARS), "options": options})
+        };
+        json!({"questions": (0..MAX_QUESTIONS).map(question).collect::<Vec<_>>()}).to_string()
+    };
+    // Every question and option at its limits, the descriptions as long as
+    // the size limit of the arguments allows.
+    let room = MAX_ARGUMENTS_BYTES - arguments(0).len();
+    let arguments = arguments(room / (MAX_QUESTIONS * MAX_OPTIONS));
+    assert!(arguments.len() > MAX_ARGUMENTS_BYTES - MAX_QUESTIONS * MAX_OPTIONS);
+    let result = h.call(serde_json::from_str(&arguments).unwrap()).await;
+    assert!(!result.is_error, "{}", result.text());
+    assert_eq!(probe.calls(), 1);
 }
 
 #[tokio::test]

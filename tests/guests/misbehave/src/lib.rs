@@ -7,7 +7,7 @@ wit_bindgen::generate!({
     path: "../../../wit",
 });
 
-use dsh::ask_user::types::{Question, QuestionOption, Request};
+use dsh::ask_user::types::{Answer, AskError, Question, QuestionOption, Request};
 use exports::dsh::ask_user::tool::{Guest, ToolDefinition, ToolFailure, ToolOutput};
 
 struct Misbehave;
@@ -46,40 +46,25 @@ impl Guest for Misbehave {
             }),
             // Breaks the contract: extra-json must be a JSON object.
             "bad-extra-json" => {
-                let _ = dsh::ask_user::user_questions::ask(&Request {
-                    questions: vec![Question {
-                        id: "q".into(),
-                        question: "?".into(),
-                        detail: None,
-                        header: None,
-                        options: Some(vec![QuestionOption {
-                            label: "a".into(),
-                            description: None,
-                            extra_json: Some("[not an object".into()),
-                        }]),
-                        multi_select: None,
-                        intent: None,
-                    }],
-                });
+                let mut q = question("?");
+                q.options = Some(vec![option("a", Some("[not an object"))]);
+                let _ = ask(q);
                 unreachable!("the host must not answer a request that breaks the contract")
             }
             // Asks (the host's answerer takes its time), then returns.
-            "ask" => {
-                let answered = dsh::ask_user::user_questions::ask(&Request {
-                    questions: vec![Question {
-                        id: "q".into(),
-                        question: "Waiting is not CPU time?".into(),
-                        detail: None,
-                        header: None,
-                        options: None,
-                        multi_select: None,
-                        intent: None,
-                    }],
-                });
-                Ok(ToolOutput {
-                    answers: answered.unwrap_or_default(),
-                    text: "asked".into(),
-                })
+            "ask" => Ok(asked(ask(question("Waiting is not CPU time?")))),
+            // Asks again after the first answer.
+            "ask-twice" => {
+                let _ = ask(question("Once?"));
+                Ok(asked(ask(question("And again?"))))
+            }
+            // One question longer than any honest call could make.
+            "huge-request" => Ok(asked(ask(question(&"x".repeat(2 << 20))))),
+            // Many options that are each nearly empty.
+            "many-options" => {
+                let mut q = question("Which?");
+                q.options = Some((0..100_000).map(|_| option("", None)).collect());
+                Ok(asked(ask(q)))
             }
             // Reports what of the outside world it can see.
             "wasi" => Ok(ToolOutput {
@@ -98,5 +83,39 @@ impl Guest for Misbehave {
                 message: format!("unknown misbehaviour {other:?}"),
             }),
         }
+    }
+}
+
+fn ask(question: Question) -> Result<Vec<Answer>, AskError> {
+    dsh::ask_user::user_questions::ask(&Request {
+        questions: vec![question],
+    })
+}
+
+fn question(text: &str) -> Question {
+    Question {
+        id: "q".into(),
+        question: text.into(),
+        detail: None,
+        header: None,
+        options: None,
+        multi_select: None,
+        intent: None,
+    }
+}
+
+fn option(label: &str, extra_json: Option<&str>) -> QuestionOption {
+    QuestionOption {
+        label: label.into(),
+        description: None,
+        extra_json: extra_json.map(Into::into),
+    }
+}
+
+/// The output of a misbehaviour that asked: the answers, if any.
+fn asked(answered: Result<Vec<Answer>, AskError>) -> ToolOutput {
+    ToolOutput {
+        answers: answered.unwrap_or_default(),
+        text: "asked".into(),
     }
 }
