@@ -188,14 +188,10 @@ impl AnswererConfig {
             "terminal" => &[],
             "script" => &["answers", "rules"],
             "bridge" => &["command", "socket"],
-            "web" => {
-                return Err(
-                    "the web answerer is not available yet; use terminal, script or bridge".into(),
-                );
-            }
+            "web" => &["bind", "port", "grace"],
             other => {
                 return Err(format!(
-                    "unknown answerer kind {other:?}; use terminal, script or bridge"
+                    "unknown answerer kind {other:?}; use terminal, script, bridge or web"
                 ));
             }
         };

@@ -259,6 +259,16 @@ fn a_bad_config_names_its_line() {
             1,
             "non-empty `command` or a `socket`",
         ),
+        (
+            "[[answerer]]\nkind = \"web\"\ncommand = [\"x\"]\n",
+            1,
+            "a web answerer takes no `command`",
+        ),
+        (
+            "[[answerer]]\nkind = \"web\"\ngrace = \"a while\"\n",
+            1,
+            "not a duration",
+        ),
         ("colour = true\n", 1, "unknown field `colour`"),
     ];
     for (toml, line, says) in cases {
@@ -267,6 +277,34 @@ fn a_bad_config_names_its_line() {
         assert_usage_error(&output, &format!("config.toml line {line}: "));
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(says), "{toml}: {stderr}");
+    }
+}
+
+#[test]
+fn a_config_web_answerer_serves_its_page_and_passes_on_when_nobody_opens_it() {
+    let rules = r#"rules = [{ question = ".", custom = "from the script" }]"#;
+    for (bind, warned) in [("127.0.0.1", false), ("0.0.0.0", true)] {
+        let config = config_file(
+            "web",
+            &format!(
+                "[[answerer]]\nkind = \"web\"\nbind = \"{bind}\"\ngrace = \"200ms\"\n\n\
+                 [[answerer]]\nkind = \"script\"\n{rules}\n"
+            ),
+        );
+        let output = ask_with_config(&config, "deploy.json", None);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        assert!(
+            stderr.contains("answer in your browser: http://127.0.0.1:"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("?token="), "{stderr}");
+        assert_eq!(stderr.contains("WARNING"), warned, "{stderr}");
+        let result = stdout_json(&output);
+        assert_eq!(
+            result["structuredContent"]["answers"][0]["custom"],
+            "from the script"
+        );
     }
 }
 

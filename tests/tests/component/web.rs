@@ -391,6 +391,23 @@ async fn requests_without_the_token_or_from_elsewhere_are_refused() {
         .0,
         403
     );
+    // Names that cannot be rebound pass: localhost, and any IP address (a
+    // server bound beyond loopback is reached under its own address); each
+    // only with this server's port.
+    let port = address.port();
+    for (host, status) in [
+        (format!("localhost:{port}"), 200),
+        (format!("192.0.2.7:{port}"), 200),
+        (format!("[::1]:{port}"), 200),
+        (format!("127.0.0.1:{}", port.wrapping_add(1)), 403),
+        (format!("localhost:{}", port.wrapping_add(1)), 403),
+        ("127.0.0.1".to_owned(), 403),
+    ] {
+        let got = http(address, &get(&format!("/?token={token}"), &host))
+            .await
+            .0;
+        assert_eq!(got, status, "Host: {host}");
+    }
     let body = r#"{"eventId":"w1","outcome":{"kind":"next"}}"#;
     assert_eq!(
         http(address, &post(address, "wrong", None, body)).await.0,

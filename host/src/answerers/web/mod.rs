@@ -73,8 +73,8 @@ pub struct WebAnswerer {
 
 struct Shared {
     token: String,
-    /// The `host:port` values the Host header may carry.
-    hosts: Vec<String>,
+    /// The port the Host header must name.
+    port: u16,
     pending: Mutex<Vec<PendingEvent>>,
     frames: broadcast::Sender<Value>,
     pages: AtomicUsize,
@@ -94,22 +94,12 @@ impl WebAnswerer {
     pub async fn start(config: WebConfig) -> std::io::Result<Self> {
         let listener = tokio::net::TcpListener::bind((config.bind, config.port)).await?;
         let address = listener.local_addr()?;
-        let port = address.port();
-        let mut hosts = vec![
-            format!("127.0.0.1:{port}"),
-            format!("localhost:{port}"),
-            format!("[::1]:{port}"),
-        ];
-        hosts.push(match address.ip() {
-            IpAddr::V6(ip) => format!("[{ip}]:{port}"),
-            IpAddr::V4(ip) => format!("{ip}:{port}"),
-        });
         let mut token = [0u8; 16];
         getrandom::fill(&mut token)
             .map_err(|e| std::io::Error::other(format!("no randomness for the token: {e}")))?;
         let shared = Arc::new(Shared {
             token: token.iter().map(|b| format!("{b:02x}")).collect(),
-            hosts,
+            port: address.port(),
             pending: Mutex::new(Vec::new()),
             frames: broadcast::channel(256).0,
             pages: AtomicUsize::new(0),
@@ -194,12 +184,25 @@ impl Shared {
         Some(event)
     }
 
+    /// Whether a Host header may name this server: `localhost` or an IP
+    /// address, with its port. A domain name could be rebound to this
+    /// address by a hostile page (DNS rebinding); an IP literal cannot, so
+    /// a server bound beyond loopback is reachable under its own addresses.
+    fn names_this_server(&self, host: &str) -> bool {
+        match host.strip_prefix("localhost:") {
+            Some(port) => port.parse() == Ok(self.port),
+            None => host
+                .parse::<SocketAddr>()
+                .is_ok_and(|address| address.port() == self.port),
+        }
+    }
+
     fn check(&self, headers: &HeaderMap, token: Option<&str>) -> Result<(), StatusCode> {
         let host = headers
             .get(header::HOST)
             .and_then(|h| h.to_str().ok())
             .unwrap_or_default();
-        if !self.hosts.iter().any(|h| h == host) {
+        if !self.names_this_server(host) {
             return Err(StatusCode::FORBIDDEN);
         }
         let origin = headers
