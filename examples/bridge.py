@@ -5,7 +5,7 @@ Started by the host from a config file (`ask-user ask FILE --config config.toml`
 
     [[answerer]]
     kind = "bridge"
-    command = ["python3", "examples/bridge.py"]
+    command = ["python3", "bridge.py"]   # runs in the config file's folder
 
 Frames down (one JSON object per line): ready {clientId}, waterfall {eventId,
 agentId, request}, cancel {eventId}. Frames up: {eventId, outcome} where

@@ -29,7 +29,8 @@
 //! scope = "session-1"          # only requests from this scope (or inside it)
 //! ```
 //!
-//! Relative paths are relative to the file. Durations are written like
+//! Relative paths are relative to the file, and a bridge command runs in the
+//! file's folder. Durations are written like
 //! `"30s"`, `"5m"`, `"1h 30m"`.
 
 use std::ops::Range;
@@ -83,8 +84,9 @@ pub enum AnswererKind {
     Terminal,
     /// Rules and canned answers.
     Script(ScriptAnswerer),
-    /// A process started with this command line.
-    BridgeCommand(Vec<String>),
+    /// A process started with this command line, in this folder (the
+    /// configuration file's).
+    BridgeCommand { command: Vec<String>, dir: PathBuf },
     /// A peer listening on this Unix socket.
     BridgeSocket(PathBuf),
     /// A page in a browser.
@@ -236,9 +238,10 @@ impl AnswererConfig {
                 })
             }
             _ => match (raw.command, raw.socket) {
-                (Some(command), None) if !command.is_empty() => {
-                    AnswererKind::BridgeCommand(command)
-                }
+                (Some(command), None) if !command.is_empty() => AnswererKind::BridgeCommand {
+                    command,
+                    dir: base.to_owned(),
+                },
                 (None, Some(socket)) => AnswererKind::BridgeSocket(base.join(socket)),
                 _ => {
                     return Err(
@@ -261,8 +264,10 @@ impl AnswererConfig {
         let answerer: Arc<dyn Answerer> = match self.kind {
             AnswererKind::Terminal => Arc::new(TerminalAnswerer::new()),
             AnswererKind::Script(script) => Arc::new(script),
-            AnswererKind::BridgeCommand(command) => {
-                Arc::new(BridgeAnswerer::spawn(&command).await?)
+            AnswererKind::BridgeCommand { command, dir } => {
+                let mut process = std::process::Command::new(&command[0]);
+                process.args(&command[1..]).current_dir(dir);
+                Arc::new(BridgeAnswerer::spawn(process).await?)
             }
             AnswererKind::BridgeSocket(path) => Arc::new(BridgeAnswerer::connect(&path).await?),
             AnswererKind::Web(config) => {

@@ -1,7 +1,7 @@
 //! The `ask-user` command, run as a user runs it.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
@@ -10,15 +10,19 @@ fn examples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples")
 }
 
-/// Runs `ask-user` as a service would: no controlling terminal (a new
-/// session), no user configuration.
+/// Runs `ask-user` in `examples/` as a service would: no controlling
+/// terminal (a new session), no user configuration.
 fn ask_user(args: &[&str], stdin: Option<&str>) -> Output {
+    ask_user_in(&examples(), args, stdin)
+}
+
+fn ask_user_in(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
     let mut child = Command::new("setsid")
         .arg("--wait")
         .arg(env!("CARGO_BIN_EXE_ask-user"))
         .args(args)
         .env("XDG_CONFIG_HOME", "/nonexistent")
-        .current_dir(examples())
+        .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -176,7 +180,7 @@ fn config_file(name: &str, toml: &str) -> PathBuf {
     path
 }
 
-fn ask_with_config(config: &std::path::Path, file: &str, stdin: Option<&str>) -> Output {
+fn ask_with_config(config: &Path, file: &str, stdin: Option<&str>) -> Output {
     ask_user(&["ask", file, "--config", config.to_str().unwrap()], stdin)
 }
 
@@ -306,6 +310,25 @@ fn a_config_web_answerer_serves_its_page_and_passes_on_when_nobody_opens_it() {
             "from the script"
         );
     }
+}
+
+#[test]
+fn the_example_config_works_from_any_directory() {
+    // Its bridge command names `bridge.py` beside it: a bridge runs in the
+    // configuration file's folder, wherever ask-user was started.
+    let config = examples().join("config.toml");
+    let arguments = r#"{"questions":[{"id":"target","question":"Where?","options":[{"label":"Staging (Recommended)"},{"label":"Prod"}]}]}"#;
+    let output = ask_user_in(
+        &std::env::temp_dir(),
+        &["ask", "-", "--config", config.to_str().unwrap()],
+        Some(arguments),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        stdout_json(&output)["structuredContent"]["answers"],
+        json!([{"id":"target","selected":["Staging (Recommended)"]}])
+    );
 }
 
 #[test]

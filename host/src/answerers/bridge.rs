@@ -55,30 +55,28 @@ struct State {
 }
 
 impl BridgeAnswerer {
-    /// Starts `command` (program and arguments) and answers through its
-    /// stdin and stdout. Its stderr is the host's. It is killed when the
-    /// answerer is dropped.
-    pub async fn spawn(command: &[String]) -> std::io::Result<Self> {
-        let (program, args) = command
-            .split_first()
-            .ok_or_else(|| std::io::Error::other("the bridge command is empty"))?;
-        let mut child = tokio::process::Command::new(program)
-            .args(args)
+    /// Starts `command` (program, arguments, and any directory or
+    /// environment the caller set) and answers through its stdin and stdout.
+    /// Its stderr is the host's. It is killed when the answerer is dropped.
+    pub async fn spawn(command: std::process::Command) -> std::io::Result<Self> {
+        let shown: Vec<_> = std::iter::once(command.get_program())
+            .chain(command.get_args())
+            .map(|part| part.to_string_lossy())
+            .collect();
+        let shown = shown.join(" ");
+        let mut child = tokio::process::Command::from(command)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .kill_on_drop(true)
             .spawn()
             .map_err(|e| {
-                std::io::Error::new(
-                    e.kind(),
-                    format!("cannot start the bridge `{}`: {e}", command.join(" ")),
-                )
+                std::io::Error::new(e.kind(), format!("cannot start the bridge `{shown}`: {e}"))
             })?;
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         Self::start(
-            format!("bridge `{}`", command.join(" ")),
+            format!("bridge `{shown}`"),
             stdout,
             Box::new(stdin),
             Some(child),

@@ -1,6 +1,7 @@
 //! The bridge answerer with real peers: the example Python bridge, small
 //! misbehaving Python peers, and a Unix socket peer.
 
+use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,13 +14,17 @@ use tokio_util::sync::CancellationToken;
 
 const HANG_GUARD: Duration = Duration::from_secs(20);
 
-fn example_bridge() -> Vec<String> {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/bridge.py");
-    vec!["python3".into(), script.into()]
+fn example_bridge() -> Command {
+    let mut command = Command::new("python3");
+    command.arg(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/bridge.py"
+    ));
+    command
 }
 
 /// A Python peer: `body` runs for every frame, with `frame` and `send`.
-fn python_peer(body: &str) -> Vec<String> {
+fn python_peer(body: &str) -> Command {
     let program = format!(
         "import json, sys\n\
          def send(f):\n    sys.stdout.write(json.dumps(f) + '\\n'); sys.stdout.flush()\n\
@@ -28,12 +33,14 @@ fn python_peer(body: &str) -> Vec<String> {
             .map(|l| format!("    {l}\n"))
             .collect::<String>()
     );
-    vec!["python3".into(), "-c".into(), program]
+    let mut command = Command::new("python3");
+    command.arg("-c").arg(program);
+    command
 }
 
-async fn with_bridge(command: Vec<String>) -> Harness {
+async fn with_bridge(command: Command) -> Harness {
     let h = Harness::new().await;
-    let bridge = BridgeAnswerer::spawn(&command).await.unwrap();
+    let bridge = BridgeAnswerer::spawn(command).await.unwrap();
     h.seam().waterfall().register(bridge, Placement::default());
     h
 }
@@ -238,7 +245,7 @@ async fn a_socket_peer_answers_and_an_oversized_frame_is_refused() {
 
 #[tokio::test]
 async fn a_bridge_that_cannot_start_says_so() {
-    let error = match BridgeAnswerer::spawn(&["/nonexistent/bridge".to_owned()]).await {
+    let error = match BridgeAnswerer::spawn(Command::new("/nonexistent/bridge")).await {
         Err(error) => error.to_string(),
         Ok(_) => panic!("started"),
     };
