@@ -329,6 +329,67 @@ async fn http(address: std::net::SocketAddr, request: &str) -> (u16, String) {
     (status, body)
 }
 
+#[tokio::test]
+async fn a_page_that_falls_behind_is_cut_off_to_reload_what_is_pending() {
+    let h = Arc::new(Harness::new().await);
+    let web = Arc::new(
+        WebAnswerer::start(WebConfig {
+            grace: Some(WAIT),
+            ..WebConfig::default()
+        })
+        .await
+        .unwrap(),
+    );
+    h.seam()
+        .waterfall()
+        .register_arc(web.clone(), Placement::default());
+    let token = web.url().split("token=").nth(1).unwrap().to_owned();
+    // A page that stops reading its stream (a phone gone to sleep).
+    let mut page = tokio::net::TcpStream::connect(web.address()).await.unwrap();
+    let request = format!(
+        "GET /events?token={token} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        web.address()
+    );
+    page.write_all(request.as_bytes()).await.unwrap();
+    while web.pages() == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Far more frames than the socket buffers and the backlog hold.
+    let asks = 3 * ask_user::answerers::web::FRAME_BACKLOG;
+    let signal = CancellationToken::new();
+    let pending: Vec<_> = (0..asks)
+        .map(|i| {
+            let (h, signal) = (h.clone(), signal.clone());
+            tokio::spawn(async move {
+                let mut question = ask_user::Question::new(format!("q{i}"), "x".repeat(64 << 10));
+                question.header = Some(format!("{i}"));
+                let request = ask_user::AskRequest {
+                    questions: vec![question],
+                };
+                h.seam().ask(request, Some(&h.root), &signal).await
+            })
+        })
+        .collect();
+    while web.pending() < asks {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // The stream ends, instead of going on with a gap the page cannot see.
+    let mut received = Vec::new();
+    tokio::time::timeout(WAIT, page.read_to_end(&mut received))
+        .await
+        .expect("the lagging page's stream ends")
+        .unwrap();
+    let received = String::from_utf8_lossy(&received);
+    let frames = received.matches(r#""type":"waterfall""#).count();
+    assert!(frames < asks, "{frames} of {asks} frames");
+    signal.cancel();
+    for ask in pending {
+        let error = ask.await.unwrap().unwrap_err();
+        assert_eq!(error.code().map(|c| c.as_str()), Some("ASK_ABORTED"));
+    }
+    assert_eq!(web.pending(), 0);
+}
+
 fn post(address: std::net::SocketAddr, token: &str, origin: Option<&str>, body: &str) -> String {
     let origin = origin
         .map(|o| format!("Origin: {o}\r\n"))

@@ -40,6 +40,10 @@ use crate::waterfall::{AnswerFuture, Answerer, Ask, Next};
 /// The largest answer body accepted, in bytes.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
 
+/// Frames a page's stream may fall behind by. A page further behind has
+/// missed some: its stream is ended, and it reconnects to what is pending.
+pub const FRAME_BACKLOG: usize = 256;
+
 const PAGE: &str = include_str!("page.html");
 
 /// Where and how the web answerer serves.
@@ -101,7 +105,7 @@ impl WebAnswerer {
             token: token.iter().map(|b| format!("{b:02x}")).collect(),
             port: address.port(),
             pending: Mutex::new(Vec::new()),
-            frames: broadcast::channel(256).0,
+            frames: broadcast::channel(FRAME_BACKLOG).0,
             pages: AtomicUsize::new(0),
             page_connected: Notify::new(),
             events: AtomicU64::new(1),
@@ -140,6 +144,11 @@ impl WebAnswerer {
             self.address.port(),
             self.shared.token
         )
+    }
+
+    /// Questions (batches) waiting for an answer from a page now.
+    pub fn pending(&self) -> usize {
+        lock(&self.shared.pending).len()
     }
 
     /// Pages connected now.
@@ -286,13 +295,10 @@ async fn events(_: Authorized, State(shared): State<Arc<Shared>>) -> Response {
     shared.page_connected.notify_waiters();
     let guard = PageGuard(shared.clone());
     let live = stream::unfold((live, guard), |(mut live, guard)| async move {
-        loop {
-            match live.recv().await {
-                Ok(frame) => return Some((frame, (live, guard))),
-                Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                Err(broadcast::error::RecvError::Closed) => return None,
-            }
-        }
+        // On lag (a page too slow to keep up has missed frames) or close,
+        // the stream ends, and the page reconnects to what is pending now.
+        let frame = live.recv().await.ok()?;
+        Some((frame, (live, guard)))
     });
     let frames: std::pin::Pin<Box<dyn Stream<Item = Value> + Send>> =
         Box::pin(stream::iter(first).chain(live));
