@@ -343,17 +343,8 @@ async fn a_page_that_falls_behind_is_cut_off_to_reload_what_is_pending() {
     h.seam()
         .waterfall()
         .register_arc(web.clone(), Placement::default());
-    let token = web.url().split("token=").nth(1).unwrap().to_owned();
     // A page that stops reading its stream (a phone gone to sleep).
-    let mut page = tokio::net::TcpStream::connect(web.address()).await.unwrap();
-    let request = format!(
-        "GET /events?token={token} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-        web.address()
-    );
-    page.write_all(request.as_bytes()).await.unwrap();
-    while web.pages() == 0 {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let mut page = open_events(&web).await;
     // Far more frames than the socket buffers and the backlog hold.
     let asks = 3 * ask_user::answerers::web::FRAME_BACKLOG;
     let signal = CancellationToken::new();
@@ -388,6 +379,81 @@ async fn a_page_that_falls_behind_is_cut_off_to_reload_what_is_pending() {
         assert_eq!(error.code().map(|c| c.as_str()), Some("ASK_ABORTED"));
     }
     assert_eq!(web.pending(), 0);
+}
+
+#[tokio::test]
+async fn a_question_whose_pages_all_left_passes_on_after_the_grace_period() {
+    let h = Arc::new(Harness::new().await);
+    let web = Arc::new(
+        WebAnswerer::start(WebConfig {
+            grace: Some(Duration::from_millis(300)),
+            ..WebConfig::default()
+        })
+        .await
+        .unwrap(),
+    );
+    h.seam()
+        .waterfall()
+        .register_arc(web.clone(), Placement::default());
+    let after = h.answerer(Behaviour::ClaimFirst);
+    let page = open_events(&web).await;
+    let call = {
+        let h = h.clone();
+        tokio::spawn(async move {
+            h.runtime
+                .call(
+                    &h.root,
+                    &CancellationToken::new(),
+                    &one_question(&["A", "B"]).to_string(),
+                )
+                .await
+        })
+    };
+    while web.pending() == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // A reload: the page leaves and another comes back within the grace
+    // period. The question stays on the page.
+    drop(page);
+    let page = open_events(&web).await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!((web.pending(), after.calls()), (1, 0));
+    // The tab is closed for good: the question is withdrawn and passed on.
+    drop(page);
+    let result = result(call).await;
+    assert_eq!(
+        result.text(),
+        r#"{"answers":[{"id":"q","selected":["A"]}]}"#
+    );
+    assert_eq!((web.pending(), after.calls()), (0, 1));
+}
+
+/// A page's event stream, open until dropped, once the server has said
+/// `ready` on it.
+async fn open_events(web: &WebAnswerer) -> tokio::net::TcpStream {
+    let token = web.url().split("token=").nth(1).unwrap().to_owned();
+    let mut page = tokio::net::TcpStream::connect(web.address()).await.unwrap();
+    let request = format!(
+        "GET /events?token={token} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        web.address()
+    );
+    page.write_all(request.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    while !String::from_utf8_lossy(&seen).contains(r#""type":"ready""#) {
+        let mut buffer = [0; 4096];
+        let read = tokio::time::timeout(WAIT, page.read(&mut buffer))
+            .await
+            .expect("the stream starts with ready")
+            .unwrap();
+        assert_ne!(
+            read,
+            0,
+            "the stream ended: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buffer[..read]);
+    }
+    page
 }
 
 fn post(address: std::net::SocketAddr, token: &str, origin: Option<&str>, body: &str) -> String {

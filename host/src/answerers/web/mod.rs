@@ -8,7 +8,10 @@
 //! or late one gets 409 and changes nothing.
 //!
 //! It claims a request when at least one page is connected. With none, it
-//! waits up to its grace period for one, then passes the request on.
+//! waits up to its grace period for one, then passes the request on. When
+//! every page leaves while a request is claimed and none is back within the
+//! grace period, the question is withdrawn from the pages and passed on too
+//! (a reload, or a phone that reconnects, keeps it).
 //!
 //! Security: every request needs the per-run random token (401 without); the
 //! Host header must name this server and an Origin header, when sent, must be
@@ -83,6 +86,7 @@ struct Shared {
     frames: broadcast::Sender<Value>,
     pages: AtomicUsize,
     page_connected: Notify,
+    last_page_left: Notify,
     events: AtomicU64,
     grace: Option<Duration>,
 }
@@ -108,6 +112,7 @@ impl WebAnswerer {
             frames: broadcast::channel(FRAME_BACKLOG).0,
             pages: AtomicUsize::new(0),
             page_connected: Notify::new(),
+            last_page_left: Notify::new(),
             events: AtomicU64::new(1),
             grace: config.grace,
         });
@@ -179,6 +184,23 @@ impl Shared {
                     }
                 }
                 None => connected.await,
+            }
+        }
+    }
+
+    /// Resolves once no page has been connected for the grace period
+    /// (a reload is not leaving); never, when the grace is unbounded.
+    async fn abandoned(&self) {
+        loop {
+            loop {
+                let left = self.last_page_left.notified();
+                if self.pages.load(Ordering::SeqCst) == 0 {
+                    break;
+                }
+                left.await;
+            }
+            if !self.page_present().await {
+                return;
             }
         }
     }
@@ -281,7 +303,9 @@ struct PageGuard(Arc<Shared>);
 
 impl Drop for PageGuard {
     fn drop(&mut self) {
-        self.0.pages.fetch_sub(1, Ordering::SeqCst);
+        if self.0.pages.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.last_page_left.notify_waiters();
+        }
     }
 }
 
@@ -379,15 +403,18 @@ impl Answerer for WebAnswerer {
                 frame: frame.clone(),
                 reply,
             });
-            let _withdraw = Withdraw { shared, event_id };
+            let withdraw = Withdraw { shared, event_id };
             let _ = shared.frames.send(frame);
-            match outcome.await {
-                Ok(outcome) => match outcome.into_answers() {
-                    Some(answered) => answered,
-                    None => next.run().await,
-                },
-                // The server is gone.
-                Err(_) => next.run().await,
+            let outcome = tokio::select! {
+                // `None`: the server is gone.
+                outcome = outcome => outcome.ok(),
+                // Every page left and none came back within the grace period.
+                () = shared.abandoned() => None,
+            };
+            drop(withdraw);
+            match outcome.and_then(Outcome::into_answers) {
+                Some(answered) => answered,
+                None => next.run().await,
             }
         })
     }
