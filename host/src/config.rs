@@ -27,6 +27,14 @@
 //! [[answerer]]
 //! kind = "terminal"
 //! scope = "session-1"          # only requests from this scope (or inside it)
+//!
+//! [sandbox]                    # limits on the component, per call (RuntimeConfig)
+//! cpu_deadline = "1s"
+//! memory_cap = 33554432        # bytes
+//! max_asks_per_call = 1
+//! max_request_bytes = 1048576
+//! max_output_bytes = 1048576
+//! max_concurrent_calls = 64
 //! ```
 //!
 //! Relative paths are relative to the file, and a bridge command runs in the
@@ -44,6 +52,7 @@ use crate::answerers::bridge::BridgeAnswerer;
 use crate::answerers::script::{Rule, ScriptAnswerer};
 use crate::answerers::terminal::TerminalAnswerer;
 use crate::answerers::web::{WebAnswerer, WebConfig};
+use crate::runtime::RuntimeConfig;
 use crate::waterfall::{Answerer, Placement};
 
 /// A configuration file that cannot be used; says where and why.
@@ -67,6 +76,8 @@ pub struct Config {
     pub audit: Option<PathBuf>,
     /// The answerers, in order.
     pub answerers: Vec<AnswererConfig>,
+    /// The sandbox's limits: the defaults, with what the file sets.
+    pub sandbox: RuntimeConfig,
 }
 
 /// One answerer of the chain.
@@ -108,6 +119,18 @@ struct RawConfig {
     audit: Option<PathBuf>,
     #[serde(default)]
     answerer: Vec<toml::Spanned<RawAnswerer>>,
+    sandbox: Option<toml::Spanned<RawSandbox>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSandbox {
+    cpu_deadline: Option<String>,
+    memory_cap: Option<usize>,
+    max_asks_per_call: Option<u32>,
+    max_request_bytes: Option<usize>,
+    max_output_bytes: Option<usize>,
+    max_concurrent_calls: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -175,11 +198,69 @@ impl Config {
                     .map_err(|problem| (span, problem))
             })
             .collect::<Result<_, _>>()?;
+        let sandbox = match raw.sandbox {
+            Some(sandbox) => {
+                let span = sandbox.span();
+                sandbox
+                    .into_inner()
+                    .apply()
+                    .map_err(|problem| (span, problem))?
+            }
+            None => RuntimeConfig::default(),
+        };
         Ok(Config {
             timeout,
             audit: raw.audit.map(|p| base.join(p)),
             answerers,
+            sandbox,
         })
+    }
+}
+
+impl RawSandbox {
+    /// The default limits with these set; each must be above zero.
+    fn apply(self) -> Result<RuntimeConfig, String> {
+        fn set<T: Default + PartialEq>(
+            name: &str,
+            value: Option<T>,
+            limit: &mut T,
+        ) -> Result<(), String> {
+            match value {
+                Some(value) if value == T::default() => {
+                    Err(format!("sandbox `{name}` must be above zero"))
+                }
+                Some(value) => {
+                    *limit = value;
+                    Ok(())
+                }
+                None => Ok(()),
+            }
+        }
+        let mut config = RuntimeConfig::default();
+        let deadline = self.cpu_deadline.as_deref().map(duration).transpose()?;
+        set("cpu_deadline", deadline, &mut config.cpu_deadline)?;
+        set("memory_cap", self.memory_cap, &mut config.memory_cap)?;
+        set(
+            "max_asks_per_call",
+            self.max_asks_per_call,
+            &mut config.max_asks_per_call,
+        )?;
+        set(
+            "max_request_bytes",
+            self.max_request_bytes,
+            &mut config.max_request_bytes,
+        )?;
+        set(
+            "max_output_bytes",
+            self.max_output_bytes,
+            &mut config.max_output_bytes,
+        )?;
+        set(
+            "max_concurrent_calls",
+            self.max_concurrent_calls,
+            &mut config.max_concurrent_calls,
+        )?;
+        Ok(config)
     }
 }
 

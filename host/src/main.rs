@@ -114,8 +114,8 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
     let agents = Arc::new(AgentRegistry::new());
     let mut seam = UserQuestions::new(agents.clone());
 
-    let arguments = match &cli.command {
-        Command::Schema => None,
+    let (arguments, sandbox) = match &cli.command {
+        Command::Schema => (None, RuntimeConfig::default()),
         Command::Ask {
             file,
             answers,
@@ -181,11 +181,11 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
                 seam.waterfall()
                     .register_arc(started.answerer, started.placement);
             }
-            Some(read_arguments(file)?)
+            (Some(read_arguments(file)?), config.sandbox)
         }
     };
 
-    let runtime = ToolRuntime::new(&component, Arc::new(seam), RuntimeConfig::default())
+    let runtime = ToolRuntime::new(&component, Arc::new(seam), sandbox)
         .await
         .map_err(|e| Usage(format!("cannot load the component: {e:#}")))?;
     let Some(arguments) = arguments else {

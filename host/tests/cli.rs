@@ -274,6 +274,13 @@ fn a_bad_config_names_its_line() {
             "not a duration",
         ),
         ("colour = true\n", 1, "unknown field `colour`"),
+        (
+            "[[answerer]]\nkind = \"terminal\"\n\n[sandbox]\nmax_asks_per_call = 0\n",
+            4,
+            "sandbox `max_asks_per_call` must be above zero",
+        ),
+        ("[sandbox]\ncpu_deadline = \"soon\"\n", 1, "not a duration"),
+        ("\n[sandbox]\nfuel = 10\n", 3, "unknown field `fuel`"),
     ];
     for (toml, line, says) in cases {
         let config = config_file("bad", toml);
@@ -309,6 +316,25 @@ fn a_config_web_answerer_serves_its_page_and_passes_on_when_nobody_opens_it() {
             result["structuredContent"]["answers"][0]["custom"],
             "from the script"
         );
+    }
+}
+
+#[test]
+fn a_config_sets_the_sandbox_limits() {
+    let answers = "[[answerer]]\nkind = \"script\"\nanswers = \"answers.json\"\n";
+    for (limit, code) in [
+        ("max_request_bytes = 100", "GUEST_REQUEST_TOO_LARGE"),
+        ("max_output_bytes = 100", "GUEST_OUTPUT_TOO_LARGE"),
+    ] {
+        let config = config_file("sandbox", &format!("{answers}\n[sandbox]\n{limit}\n"));
+        std::fs::copy(
+            examples().join("deploy.answers.json"),
+            config.with_file_name("answers.json"),
+        )
+        .unwrap();
+        let output = ask_with_config(&config, "deploy.json", None);
+        assert_eq!(output.status.code(), Some(1), "{limit}");
+        assert_eq!(stdout_json(&output)["error"]["code"], code, "{limit}");
     }
 }
 
