@@ -120,18 +120,7 @@ struct Setup {
 
 async fn setup() -> Setup {
     let turn = BROWSER.lock().await;
-    let h = Arc::new(Harness::new().await);
-    let web = Arc::new(
-        WebAnswerer::start(WebConfig {
-            grace: Some(WAIT),
-            ..WebConfig::default()
-        })
-        .await
-        .unwrap(),
-    );
-    h.seam()
-        .waterfall()
-        .register_arc(web.clone(), Placement::default());
+    let (h, web) = web_first(WAIT).await;
     let browser = Browser::start().await;
     browser.client.goto(&web.url()).await.unwrap();
     browser.wait_for("#status").await;
@@ -141,6 +130,23 @@ async fn setup() -> Setup {
         browser,
         _turn: turn,
     }
+}
+
+/// The real component with a web answerer first in its chain.
+async fn web_first(grace: Duration) -> (Arc<Harness>, Arc<WebAnswerer>) {
+    let h = Arc::new(Harness::new().await);
+    let web = Arc::new(
+        WebAnswerer::start(WebConfig {
+            grace: Some(grace),
+            ..WebConfig::default()
+        })
+        .await
+        .unwrap(),
+    );
+    h.seam()
+        .waterfall()
+        .register_arc(web.clone(), Placement::default());
+    (h, web)
 }
 
 impl Setup {
@@ -331,18 +337,7 @@ async fn http(address: std::net::SocketAddr, request: &str) -> (u16, String) {
 
 #[tokio::test]
 async fn a_page_that_falls_behind_is_cut_off_to_reload_what_is_pending() {
-    let h = Arc::new(Harness::new().await);
-    let web = Arc::new(
-        WebAnswerer::start(WebConfig {
-            grace: Some(WAIT),
-            ..WebConfig::default()
-        })
-        .await
-        .unwrap(),
-    );
-    h.seam()
-        .waterfall()
-        .register_arc(web.clone(), Placement::default());
+    let (h, web) = web_first(WAIT).await;
     // A page that stops reading its stream (a phone gone to sleep).
     let mut page = open_events(&web).await;
     // Far more frames than the socket buffers and the backlog hold.
@@ -383,18 +378,7 @@ async fn a_page_that_falls_behind_is_cut_off_to_reload_what_is_pending() {
 
 #[tokio::test]
 async fn a_question_whose_pages_all_left_passes_on_after_the_grace_period() {
-    let h = Arc::new(Harness::new().await);
-    let web = Arc::new(
-        WebAnswerer::start(WebConfig {
-            grace: Some(Duration::from_millis(300)),
-            ..WebConfig::default()
-        })
-        .await
-        .unwrap(),
-    );
-    h.seam()
-        .waterfall()
-        .register_arc(web.clone(), Placement::default());
+    let (h, web) = web_first(Duration::from_millis(300)).await;
     let after = h.answerer(Behaviour::ClaimFirst);
     let page = open_events(&web).await;
     let call = {
