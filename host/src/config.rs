@@ -31,6 +31,7 @@
 //! [sandbox]                    # limits on the component, per call (RuntimeConfig)
 //! cpu_deadline = "1s"
 //! memory_cap = 33554432        # bytes
+//! max_arguments_bytes = 1048576
 //! max_asks_per_call = 1
 //! max_request_bytes = 1048576
 //! max_output_bytes = 1048576
@@ -127,6 +128,7 @@ struct RawConfig {
 struct RawSandbox {
     cpu_deadline: Option<String>,
     memory_cap: Option<usize>,
+    max_arguments_bytes: Option<usize>,
     max_asks_per_call: Option<u32>,
     max_request_bytes: Option<usize>,
     max_output_bytes: Option<usize>,
@@ -240,6 +242,11 @@ impl RawSandbox {
         let deadline = self.cpu_deadline.as_deref().map(duration).transpose()?;
         set("cpu_deadline", deadline, &mut config.cpu_deadline)?;
         set("memory_cap", self.memory_cap, &mut config.memory_cap)?;
+        set(
+            "max_arguments_bytes",
+            self.max_arguments_bytes,
+            &mut config.max_arguments_bytes,
+        )?;
         set(
             "max_asks_per_call",
             self.max_asks_per_call,

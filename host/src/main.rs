@@ -181,7 +181,8 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
                 seam.waterfall()
                     .register_arc(started.answerer, started.placement);
             }
-            (Some(read_arguments(file)?), config.sandbox)
+            let arguments = read_arguments(file, config.sandbox.max_arguments_bytes)?;
+            (Some(arguments), config.sandbox)
         }
     };
 
@@ -210,18 +211,22 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
     })
 }
 
-fn read_arguments(file: &PathBuf) -> Result<String, Usage> {
-    if file.as_os_str() == "-" {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).map_err(|e| {
-            Usage(format!(
-                "cannot read the arguments from standard input: {e}"
-            ))
-        })?;
-        return Ok(text);
-    }
-    std::fs::read_to_string(file)
-        .map_err(|e| Usage(format!("cannot read the arguments {}: {e}", file.display())))
+/// Reads the arguments, at most one byte past `limit`: more is refused by
+/// the runtime as too large, and a file without end is not read forever.
+fn read_arguments(file: &PathBuf, limit: usize) -> Result<String, Usage> {
+    let (source, name): (Box<dyn Read>, _) = if file.as_os_str() == "-" {
+        (Box::new(std::io::stdin()), "standard input".to_owned())
+    } else {
+        let opened = std::fs::File::open(file)
+            .map_err(|e| Usage(format!("cannot read the arguments {}: {e}", file.display())))?;
+        (Box::new(opened), file.display().to_string())
+    };
+    let mut text = String::new();
+    source
+        .take(limit as u64 + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| Usage(format!("cannot read the arguments from {name}: {e}")))?;
+    Ok(text)
 }
 
 fn to_json(value: &impl serde::Serialize) -> String {

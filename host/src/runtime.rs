@@ -42,6 +42,12 @@ pub struct RuntimeConfig {
     /// Largest result the component may return (text plus answers), in
     /// bytes. Past it: `GUEST_OUTPUT_TOO_LARGE`. Default 1 MiB.
     pub max_output_bytes: usize,
+    /// Largest arguments the host passes into the component, in bytes.
+    /// Past it the call fails before the component runs, with
+    /// `INVALID_ARGS` (the model's arguments are at fault, not the tool).
+    /// Default 1 MiB; set it at or above the component's own limit (the
+    /// tool's is 256 KiB, so its own `INVALID_ARGS` names that one).
+    pub max_arguments_bytes: usize,
     /// Times one call may ask the human; every ask counts, answered or not.
     /// Past it: `GUEST_TOO_MANY_ASKS`, and no answerer sees the extra
     /// request. Default 1: the tool asks one batch per call.
@@ -61,6 +67,7 @@ impl Default for RuntimeConfig {
             memory_cap: 32 << 20,
             max_concurrent_calls: 64,
             max_output_bytes: 1 << 20,
+            max_arguments_bytes: 1 << 20,
             max_asks_per_call: 1,
             max_request_bytes: 1 << 20,
         }
@@ -206,6 +213,20 @@ impl Sandbox {
         signal: &CancellationToken,
         arguments: &str,
     ) -> ToolResult {
+        if arguments.len() > self.config.max_arguments_bytes {
+            // Copied into the component, they would only hit its memory cap
+            // and blame the tool.
+            return ToolResult::failure(
+                "InvalidArgumentsError",
+                Some("INVALID_ARGS".to_owned()),
+                &format!(
+                    "invalid arguments: they are {} bytes, over the host's limit of {} bytes; \
+                     ask fewer or shorter questions and call again",
+                    arguments.len(),
+                    self.config.max_arguments_bytes
+                ),
+            );
+        }
         let (mut store, tool) = match self.instantiate(Some(caller.clone()), signal.clone()).await {
             Ok(instance) => instance,
             Err(error) => {

@@ -144,6 +144,21 @@ fn assert_usage_error(output: &Output, says: &str) {
 }
 
 #[test]
+fn endless_arguments_are_read_only_to_the_limit() {
+    let output = ask_user(&["ask", "/dev/zero"], None);
+    assert_eq!(output.status.code(), Some(1));
+    let result = stdout_json(&output);
+    assert_eq!(result["error"]["code"], "INVALID_ARGS");
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("over the host's limit of 1048576 bytes"),
+        "{result}"
+    );
+}
+
+#[test]
 fn an_unreadable_file_exits_2_with_one_line() {
     assert_usage_error(
         &ask_user(&["ask", "missing.json"], None),
@@ -323,6 +338,7 @@ fn a_config_web_answerer_serves_its_page_and_passes_on_when_nobody_opens_it() {
 fn a_config_sets_the_sandbox_limits() {
     let answers = "[[answerer]]\nkind = \"script\"\nanswers = \"answers.json\"\n";
     for (limit, code) in [
+        ("max_arguments_bytes = 100", "INVALID_ARGS"),
         ("max_request_bytes = 100", "GUEST_REQUEST_TOO_LARGE"),
         ("max_output_bytes = 100", "GUEST_OUTPUT_TOO_LARGE"),
     ] {

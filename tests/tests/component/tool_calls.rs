@@ -234,6 +234,26 @@ async fn every_limit_is_enforced_and_named() {
 }
 
 #[tokio::test]
+async fn arguments_past_the_hosts_limit_never_enter_the_component() {
+    // 40 MiB would exceed the component's memory cap on the way in and be
+    // blamed on the tool; the host refuses them first, as the model's fault.
+    let h = Harness::new().await;
+    let probe = h.answerer(Behaviour::ClaimFirst);
+    let arguments = json!({"questions":[{"id":"q","question":"x".repeat(40 << 20)}]});
+    let result = h.call(arguments).await;
+    assert_eq!(result.code(), Some("INVALID_ARGS"), "{}", result.text());
+    assert_eq!(result.error.as_ref().unwrap().name, "InvalidArgumentsError");
+    assert!(
+        result
+            .text()
+            .contains("over the host's limit of 1048576 bytes"),
+        "{}",
+        result.text()
+    );
+    assert_eq!(probe.calls(), 0);
+}
+
+#[tokio::test]
 async fn the_largest_honest_call_fits_the_hosts_request_limit() {
     // The host's limit documents that the tool's own limits keep its
     // requests under 300 KiB; hold it to that.
