@@ -13,10 +13,8 @@ use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store};
 
 use crate::agents::AgentHandle;
-use crate::bindings::{self, AskUserTool, AskUserToolPre, ContractViolation};
-use crate::sandbox::{
-    CallState, DeadlineExceeded, MemoryCapExceeded, RequestTooLarge, TooManyAsks,
-};
+use crate::bindings::{self, AskUserTool, AskUserToolPre};
+use crate::sandbox::{Breach, CallState};
 use crate::seam::UserQuestions;
 use crate::tool_result::ToolResult;
 
@@ -291,36 +289,12 @@ impl Sandbox {
 
 /// Names what went wrong inside the guest.
 fn sandbox_failure(trap: &wasmtime::Error) -> ToolResult {
-    let (code, message) = if let Some(deadline) = trap.downcast_ref::<DeadlineExceeded>() {
-        (
-            "GUEST_DEADLINE_EXCEEDED",
-            format!("{deadline}; the call was stopped"),
-        )
-    } else if let Some(memory) = trap.downcast_ref::<MemoryCapExceeded>() {
-        (
-            "GUEST_MEMORY_EXCEEDED",
-            format!("{memory}; the call was stopped"),
-        )
-    } else if let Some(asks) = trap.downcast_ref::<TooManyAsks>() {
-        (
-            "GUEST_TOO_MANY_ASKS",
-            format!("{asks}; the call was stopped"),
-        )
-    } else if let Some(request) = trap.downcast_ref::<RequestTooLarge>() {
-        (
-            "GUEST_REQUEST_TOO_LARGE",
-            format!("{request}; the call was stopped"),
-        )
-    } else if let Some(violation) = trap.downcast_ref::<ContractViolation>() {
-        (
-            "GUEST_CONTRACT_VIOLATION",
-            format!("{violation}; the call was stopped"),
-        )
-    } else {
-        (
+    let (code, message) = match trap.downcast_ref::<Breach>() {
+        Some(breach) => (breach.code(), format!("{breach}; the call was stopped")),
+        None => (
             "GUEST_TRAPPED",
             format!("the tool component failed: {trap:#}"),
-        )
+        ),
     };
     ToolResult::failure(
         SANDBOX_ERROR,

@@ -14,81 +14,66 @@ use wasmtime::{ResourceLimiter, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::agents::AgentHandle;
-use crate::bindings::{self, dsh::ask_user::user_questions, wit};
+use crate::bindings::{self, ContractViolation, dsh::ask_user::user_questions, wit};
 use crate::runtime::RuntimeConfig;
 use crate::seam::UserQuestions;
 
-/// The guest used more CPU time than the deadline allows.
+/// Why the sandbox stopped a call: the error a trap carries, so the host can
+/// name it to the model with a code of its own.
 #[derive(Debug)]
-pub struct DeadlineExceeded(pub Duration);
+pub enum Breach {
+    /// More CPU time inside the guest than the deadline allows.
+    Deadline(Duration),
+    /// More linear memory than the cap allows.
+    Memory { cap: usize, desired: usize },
+    /// More asks in one call than allowed.
+    TooManyAsks(u32),
+    /// A request larger than the host shows the human.
+    RequestTooLarge { size: usize, limit: usize },
+    /// Something the WIT contract forbids.
+    Contract(ContractViolation),
+}
 
-impl std::fmt::Display for DeadlineExceeded {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "the component ran for more than its CPU deadline of {:?}",
-            self.0
-        )
+impl Breach {
+    /// The code of the error result (`GUEST_*`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Breach::Deadline(_) => "GUEST_DEADLINE_EXCEEDED",
+            Breach::Memory { .. } => "GUEST_MEMORY_EXCEEDED",
+            Breach::TooManyAsks(_) => "GUEST_TOO_MANY_ASKS",
+            Breach::RequestTooLarge { .. } => "GUEST_REQUEST_TOO_LARGE",
+            Breach::Contract(_) => "GUEST_CONTRACT_VIOLATION",
+        }
     }
 }
 
-impl std::error::Error for DeadlineExceeded {}
-
-/// The guest asked for more memory than the cap allows.
-#[derive(Debug)]
-pub struct MemoryCapExceeded {
-    pub cap: usize,
-    pub desired: usize,
-}
-
-impl std::fmt::Display for MemoryCapExceeded {
+impl std::fmt::Display for Breach {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "the component asked for {} bytes of memory, over its cap of {} bytes",
-            self.desired, self.cap
-        )
+        match self {
+            Breach::Deadline(deadline) => write!(
+                f,
+                "the component ran for more than its CPU deadline of {deadline:?}"
+            ),
+            Breach::Memory { cap, desired } => write!(
+                f,
+                "the component asked for {desired} bytes of memory, over its cap of {cap} bytes"
+            ),
+            Breach::TooManyAsks(max) => write!(
+                f,
+                "the component asked more than the {max} time(s) one call may ask; the extra \
+                 request reached no answerer"
+            ),
+            Breach::RequestTooLarge { size, limit } => write!(
+                f,
+                "the component sent a request of {size} bytes, over the host's limit of {limit} \
+                 bytes; it reached no answerer"
+            ),
+            Breach::Contract(violation) => violation.fmt(f),
+        }
     }
 }
 
-impl std::error::Error for MemoryCapExceeded {}
-
-/// The guest asked the human more often than one call may.
-#[derive(Debug)]
-pub struct TooManyAsks(pub u32);
-
-impl std::fmt::Display for TooManyAsks {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "the component asked more than the {} time(s) one call may ask; the extra request \
-             reached no answerer",
-            self.0
-        )
-    }
-}
-
-impl std::error::Error for TooManyAsks {}
-
-/// The guest sent a request larger than the host shows the human.
-#[derive(Debug)]
-pub struct RequestTooLarge {
-    pub size: usize,
-    pub limit: usize,
-}
-
-impl std::fmt::Display for RequestTooLarge {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "the component sent a request of {} bytes, over the host's limit of {} bytes; it \
-             reached no answerer",
-            self.size, self.limit
-        )
-    }
-}
-
-impl std::error::Error for RequestTooLarge {}
+impl std::error::Error for Breach {}
 
 /// The per-call state of a store.
 pub(crate) struct CallState {
@@ -144,7 +129,7 @@ impl CallState {
     pub fn on_epoch(&mut self) -> wasmtime::Result<UpdateDeadline> {
         let guest_time = self.entered.elapsed().saturating_sub(self.in_seam);
         if guest_time > self.cpu_deadline {
-            return Err(wasmtime::Error::new(DeadlineExceeded(self.cpu_deadline)));
+            return Err(wasmtime::Error::new(Breach::Deadline(self.cpu_deadline)));
         }
         // Yield to the executor at each tick so a busy guest shares the thread.
         Ok(UpdateDeadline::Yield(1))
@@ -170,17 +155,18 @@ impl user_questions::Host for CallState {
         // The component is untrusted: it may not pester the human or flood
         // the answerers. Either breach ends the call before any answerer runs.
         if self.asks == self.max_asks {
-            return Err(wasmtime::Error::new(TooManyAsks(self.max_asks)));
+            return Err(wasmtime::Error::new(Breach::TooManyAsks(self.max_asks)));
         }
         self.asks += 1;
         let size = request_size(&request);
         if size > self.max_request_bytes {
-            return Err(wasmtime::Error::new(RequestTooLarge {
+            return Err(wasmtime::Error::new(Breach::RequestTooLarge {
                 size,
                 limit: self.max_request_bytes,
             }));
         }
-        let request = bindings::request_from_wit(request).map_err(wasmtime::Error::new)?;
+        let request = bindings::request_from_wit(request)
+            .map_err(|violation| wasmtime::Error::new(Breach::Contract(violation)))?;
         let started = Instant::now();
         let result = self
             .seam
@@ -244,7 +230,7 @@ impl ResourceLimiter for MemoryCap {
         if desired > self.cap {
             // An error (not `Ok(false)`) traps at once with a cause the host
             // can name, instead of a guest's allocation-failure abort.
-            return Err(wasmtime::Error::new(MemoryCapExceeded {
+            return Err(wasmtime::Error::new(Breach::Memory {
                 cap: self.cap,
                 desired,
             }));
