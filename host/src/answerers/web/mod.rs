@@ -192,14 +192,10 @@ impl Shared {
     /// (a reload is not leaving); never, when the grace is unbounded.
     async fn abandoned(&self) {
         loop {
-            loop {
-                let left = self.last_page_left.notified();
-                if self.pages.load(Ordering::SeqCst) == 0 {
-                    break;
-                }
+            let left = self.last_page_left.notified();
+            if self.pages.load(Ordering::SeqCst) > 0 {
                 left.await;
-            }
-            if !self.page_present().await {
+            } else if !self.page_present().await {
                 return;
             }
         }
