@@ -378,7 +378,9 @@ async fn a_page_that_falls_behind_is_cut_off_to_reload_what_is_pending() {
 
 #[tokio::test]
 async fn a_question_whose_pages_all_left_passes_on_after_the_grace_period() {
-    let (h, web) = web_first(Duration::from_millis(300)).await;
+    // Long enough for a reconnect while Chromium runs beside on two cores.
+    let grace = Duration::from_secs(2);
+    let (h, web) = web_first(grace).await;
     let after = h.answerer(Behaviour::ClaimFirst);
     let page = open_events(&web).await;
     let call = {
@@ -400,7 +402,7 @@ async fn a_question_whose_pages_all_left_passes_on_after_the_grace_period() {
     // period. The question stays on the page.
     drop(page);
     let page = open_events(&web).await;
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    tokio::time::sleep(grace + grace / 2).await;
     assert_eq!((web.pending(), after.calls()), (1, 0));
     // The tab is closed for good: the question is withdrawn and passed on.
     drop(page);
