@@ -50,7 +50,7 @@ pub unsafe extern "C" fn cabi_realloc(
 
 wit_bindgen::generate!({
     world: "ask-user-tool",
-    path: "../wit",
+    path: "../wit/v0.1.0",
 });
 
 use dsh::ask_user::types as wit;
@@ -81,7 +81,7 @@ impl tool::Guest for Component {
         })
         .map_err(|f| tool::ToolFailure {
             name: f.name,
-            code: f.code,
+            code: f.code.map(|code| code.as_str().to_owned()),
             message: f.message,
         })?;
         Ok(tool::ToolOutput {
@@ -134,22 +134,21 @@ fn from_wit_answer(answer: wit::Answer) -> seam::Answer {
     }
 }
 
+/// The one table from this WIT version's codes to [`ErrorCode`].
 fn from_wit_error(error: wit::AskError) -> seam::AskError {
+    use crate::ErrorCode as E;
     use wit::ErrorCode as C;
-    let code = error.code.map(|code| {
-        match code {
-            C::AskAborted => "ASK_ABORTED",
-            C::AskCancelled => "ASK_CANCELLED",
-            C::AskTimedOut => "ASK_TIMED_OUT",
-            C::EmptyQuestions => "EMPTY_QUESTIONS",
-            C::CallerNotLive => "CALLER_NOT_LIVE",
-            C::DelegatedCaller => "DELEGATED_CALLER",
-            C::BadIntent => "BAD_INTENT",
-            C::NoProvider => "NO_PROVIDER",
-            C::InvalidAnswer => "INVALID_ANSWER",
-            C::Other(code) => return code,
-        }
-        .to_owned()
+    let code = error.code.map(|code| match code {
+        C::AskAborted => E::AskAborted,
+        C::AskCancelled => E::AskCancelled,
+        C::AskTimedOut => E::AskTimedOut,
+        C::EmptyQuestions => E::EmptyQuestions,
+        C::CallerNotLive => E::CallerNotLive,
+        C::DelegatedCaller => E::DelegatedCaller,
+        C::BadIntent => E::BadIntent,
+        C::NoProvider => E::NoProvider,
+        C::InvalidAnswer => E::InvalidAnswer,
+        C::Other(code) => E::parse(&code),
     });
     seam::AskError {
         name: error.name,

@@ -29,20 +29,27 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use args::Arguments;
+pub use ask_user_codes::ErrorCode;
 use output::Output;
 
 /// A failed call, reported to the model as an error result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolFailure {
     pub name: String,
-    pub code: Option<String>,
+    pub code: Option<ErrorCode>,
     pub message: String,
 }
 
-/// The tool's error name for arguments that do not fit the schema.
-pub const INVALID_ARGS_NAME: &str = "InvalidArgumentsError";
-/// The tool's error name for answers that do not fit the output schema.
-pub const INVALID_OUTPUT_NAME: &str = "InvalidToolOutputError";
+impl ToolFailure {
+    /// A failure with one of the tool's own codes, under that code's name.
+    fn coded(code: ErrorCode, message: String) -> Self {
+        ToolFailure {
+            name: code.name().unwrap_or_default().to_owned(),
+            code: Some(code),
+            message,
+        }
+    }
+}
 
 /// Runs the tool: checks `arguments`, asks through `ask`, and returns the
 /// checked output with its rendering.
@@ -50,11 +57,8 @@ pub fn execute(
     arguments: &str,
     ask: impl FnOnce(seam::Request) -> Result<Vec<seam::Answer>, seam::AskError>,
 ) -> Result<(Output, String), ToolFailure> {
-    let arguments = Arguments::parse(arguments).map_err(|e| ToolFailure {
-        name: INVALID_ARGS_NAME.to_owned(),
-        code: Some("INVALID_ARGS".to_owned()),
-        message: e.to_string(),
-    })?;
+    let arguments = Arguments::parse(arguments)
+        .map_err(|e| ToolFailure::coded(ErrorCode::InvalidArgs, e.to_string()))?;
     let request = arguments.to_request();
     let questions = request.questions.clone();
     let answers = ask(request).map_err(|e| ToolFailure {
@@ -62,11 +66,8 @@ pub fn execute(
         code: e.code,
         message: e.message,
     })?;
-    let output = Output::from_answers(&questions, answers).map_err(|e| ToolFailure {
-        name: INVALID_OUTPUT_NAME.to_owned(),
-        code: Some("INVALID_TOOL_OUTPUT".to_owned()),
-        message: e.to_string(),
-    })?;
+    let output = Output::from_answers(&questions, answers)
+        .map_err(|e| ToolFailure::coded(ErrorCode::InvalidToolOutput, e.to_string()))?;
     let text = output.render();
     Ok((output, text))
 }

@@ -44,7 +44,7 @@ pub struct Answer {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AskError {
     pub name: String,
-    /// Upper snake case (`NO_PROVIDER`), or absent for an uncoded failure.
-    pub code: Option<String>,
+    /// Absent for an uncoded failure.
+    pub code: Option<crate::ErrorCode>,
     pub message: String,
 }

@@ -3,7 +3,7 @@
 
 use ask_user_tool::limits::*;
 use ask_user_tool::seam::{Answer, AskError, Request};
-use ask_user_tool::{ToolFailure, execute};
+use ask_user_tool::{ErrorCode, ToolFailure, execute};
 
 const TWO_QUESTIONS: &str = r#"{"questions":[
     {"id":"a","question":"1?","options":[{"label":"x"}]},
@@ -23,7 +23,7 @@ fn with_answers(answers: Vec<Answer>) -> Result<String, ToolFailure> {
 
 fn invalid_output(answers: Vec<Answer>, says: &str) {
     let failure = with_answers(answers).unwrap_err();
-    assert_eq!(failure.code.as_deref(), Some("INVALID_TOOL_OUTPUT"));
+    assert_eq!(failure.code, Some(ErrorCode::InvalidToolOutput));
     assert_eq!(failure.name, "InvalidToolOutputError");
     assert!(failure.message.contains(says), "{}", failure.message);
 }
@@ -70,7 +70,7 @@ fn the_seam_request_keeps_absent_fields_absent() {
             seen = Some(request);
             Err(AskError {
                 name: "UserQuestionError".into(),
-                code: Some("NO_PROVIDER".into()),
+                code: Some(ErrorCode::NoProvider),
                 message: "nobody".into(),
             })
         },
@@ -91,7 +91,7 @@ fn a_seam_error_becomes_the_tool_failure_unchanged() {
     let failure = execute(TWO_QUESTIONS, |_| {
         Err(AskError {
             name: "UserQuestionError".into(),
-            code: Some("ASK_CANCELLED".into()),
+            code: Some(ErrorCode::AskCancelled),
             message: "dismissed".into(),
         })
     })
@@ -100,7 +100,7 @@ fn a_seam_error_becomes_the_tool_failure_unchanged() {
         failure,
         ToolFailure {
             name: "UserQuestionError".into(),
-            code: Some("ASK_CANCELLED".into()),
+            code: Some(ErrorCode::AskCancelled),
             message: "dismissed".into()
         }
     );
@@ -113,7 +113,7 @@ fn duplicate_option_keys_are_invalid_args() {
         |_| unreachable!("not asked"),
     )
     .unwrap_err();
-    assert_eq!(failure.code.as_deref(), Some("INVALID_ARGS"));
+    assert_eq!(failure.code, Some(ErrorCode::InvalidArgs));
     assert!(
         failure.message.contains("duplicate field `label`"),
         "{}",

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ask_user::answerers::script::ScriptAnswerer;
-use ask_user::{AgentRegistry, Placement, RuntimeConfig, ToolRuntime, UserQuestions};
+use ask_user::{
+    AgentRegistry, Engine, EngineConfig, Placement, RuntimeConfig, ToolRuntime, UserQuestions,
+};
 use tokio_util::sync::CancellationToken;
 
 const ARGUMENTS: &str = include_str!("../../examples/deploy.json");
@@ -56,14 +58,14 @@ async fn sample<F: std::future::Future>(runs: usize, mut once: impl FnMut() -> F
     figures(samples)
 }
 
-/// Loading code that `precompile` made, with `config`.
-async fn load_precompiled(config: &RuntimeConfig) -> Figures {
-    let precompiled = ToolRuntime::precompile(ask_user::COMPONENT, config).unwrap();
+/// Loading code that `precompile` made, on `engine`.
+async fn load_precompiled(engine: &Engine, config: &RuntimeConfig) -> Figures {
+    let precompiled = engine.precompile(ask_user::COMPONENT).unwrap();
     sample(50, || async {
         let (seam, _) = seam();
         // SAFETY: produced by `precompile` just above.
         unsafe {
-            ToolRuntime::from_precompiled(&precompiled, seam, config.clone())
+            ToolRuntime::from_precompiled(engine, &precompiled, seam, config.clone())
                 .await
                 .unwrap()
         }
@@ -88,18 +90,20 @@ async fn main() {
     })
     .await;
     print("load: compile + prepare + read definition", &compile);
-    let precompiled = load_precompiled(&config).await;
+    let shared = Engine::shared().unwrap();
+    let precompiled = load_precompiled(shared, &config).await;
     print(
         "load: precompiled + prepare + read definition",
         &precompiled,
     );
-    let one_slot = RuntimeConfig {
-        max_concurrent_calls: 1,
-        ..config.clone()
-    };
-    let precompiled_one = load_precompiled(&one_slot).await;
+    let one_slot = Engine::new(&EngineConfig {
+        pool_slots: 1,
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let precompiled_one = load_precompiled(&one_slot, &config).await;
     print(
-        "  the same with a pool of 1 call slot instead of 64",
+        "  the same on an engine whose pool has 1 slot, not 128",
         &precompiled_one,
     );
 

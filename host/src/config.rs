@@ -27,6 +27,7 @@
 //! [[answerer]]
 //! kind = "terminal"
 //! scope = "session-1"          # only requests from this scope (or inside it)
+//! # device = "/dev/pts/3"      # default: the controlling terminal
 //!
 //! [sandbox]                    # limits on the component, per call (RuntimeConfig)
 //! cpu_deadline = "1s"
@@ -41,20 +42,20 @@
 //! Relative paths are relative to the file, and a bridge command runs in the
 //! file's folder. Durations are written like
 //! `"30s"`, `"5m"`, `"1h 30m"`.
+//!
+//! Each `[[answerer]]` names its kind; `scope` and `timeout` are common to
+//! every kind, and the other keys are the kind's own (see
+//! [`Kinds`](crate::answerers::Kinds): a new kind is one registration).
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::answerers::bridge::BridgeAnswerer;
-use crate::answerers::script::{Rule, ScriptAnswerer};
-use crate::answerers::terminal::TerminalAnswerer;
-use crate::answerers::web::{WebAnswerer, WebConfig};
+use crate::answerers::{Kinds, Setup};
 use crate::runtime::RuntimeConfig;
-use crate::waterfall::{Answerer, Placement};
+use crate::waterfall::Placement;
 
 /// A configuration file that cannot be used; says where and why.
 #[derive(Debug)]
@@ -76,41 +77,29 @@ pub struct Config {
     /// Where to write the audit trail.
     pub audit: Option<PathBuf>,
     /// The answerers, in order.
-    pub answerers: Vec<AnswererConfig>,
+    pub answerers: Vec<AnswererEntry>,
     /// The sandbox's limits: the defaults, with what the file sets.
     pub sandbox: RuntimeConfig,
 }
 
-/// One answerer of the chain.
+/// One answerer of the chain, configured but not started.
 #[derive(Debug)]
-pub struct AnswererConfig {
-    pub kind: AnswererKind,
-    pub scope: Option<String>,
-    pub timeout: Option<Duration>,
-}
-
-/// Which answerer, with what it needs.
-#[derive(Debug)]
-pub enum AnswererKind {
-    /// The human at the controlling terminal.
-    Terminal,
-    /// Rules and canned answers.
-    Script(ScriptAnswerer),
-    /// A process started with this command line, in this folder (the
-    /// configuration file's).
-    BridgeCommand { command: Vec<String>, dir: PathBuf },
-    /// A peer listening on this Unix socket.
-    BridgeSocket(PathBuf),
-    /// A page in a browser.
-    Web(WebConfig),
-}
-
-/// A started answerer and where it goes.
-pub struct Started {
-    pub answerer: Arc<dyn Answerer>,
+pub struct AnswererEntry {
+    /// Its kind's name, for messages.
+    pub kind: String,
+    pub setup: Box<dyn Setup>,
     pub placement: Placement,
-    /// What to tell the human, e.g. the web page's address.
-    pub notice: Option<String>,
+}
+
+impl AnswererEntry {
+    /// An answerer of `kind`, at the end of the waterfall, for every request.
+    pub fn new(kind: impl Into<String>, setup: Box<dyn Setup>) -> Self {
+        AnswererEntry {
+            kind: kind.into(),
+            setup,
+            placement: Placement::default(),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -119,7 +108,7 @@ struct RawConfig {
     timeout: Option<toml::Spanned<String>>,
     audit: Option<PathBuf>,
     #[serde(default)]
-    answerer: Vec<toml::Spanned<RawAnswerer>>,
+    answerer: Vec<toml::Spanned<toml::Table>>,
     sandbox: Option<toml::Spanned<RawSandbox>>,
 }
 
@@ -135,34 +124,7 @@ struct RawSandbox {
     max_concurrent_calls: Option<u32>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawAnswerer {
-    kind: toml::Spanned<String>,
-    scope: Option<String>,
-    timeout: Option<String>,
-    answers: Option<PathBuf>,
-    rules: Option<Vec<Rule>>,
-    command: Option<Vec<String>>,
-    socket: Option<PathBuf>,
-    bind: Option<std::net::IpAddr>,
-    port: Option<u16>,
-    grace: Option<String>,
-}
-
 impl Config {
-    /// Without a file: the terminal, alone.
-    pub fn terminal_only() -> Self {
-        Config {
-            answerers: vec![AnswererConfig {
-                kind: AnswererKind::Terminal,
-                scope: None,
-                timeout: None,
-            }],
-            ..Config::default()
-        }
-    }
-
     /// The default location: `$XDG_CONFIG_HOME/ask-user/config.toml`, else
     /// `~/.config/ask-user/config.toml`.
     pub fn default_path() -> Option<PathBuf> {
@@ -173,18 +135,27 @@ impl Config {
         Some(base.join("ask-user").join("config.toml"))
     }
 
-    /// Reads and checks the file at `path`.
+    /// Reads and checks the file at `path`, with the built-in answerer kinds.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        Self::load_with(path, &Kinds::builtin())
+    }
+
+    /// Reads and checks the file at `path`; its answerers may be of `kinds`.
+    pub fn load_with(path: &Path, kinds: &Kinds) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ConfigError(format!("cannot read the config {}: {e}", path.display())))?;
-        let base = path.parent().unwrap_or(Path::new("."));
-        Self::parse(&text, base).map_err(|(span, problem)| {
+        // A bare file name's folder is the current one.
+        let base = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        Self::parse(&text, base, kinds).map_err(|(span, problem)| {
             let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
             ConfigError(format!("{} line {line}: {problem}", path.display()))
         })
     }
 
-    fn parse(text: &str, base: &Path) -> Result<Self, (Range<usize>, String)> {
+    fn parse(text: &str, base: &Path, kinds: &Kinds) -> Result<Self, (Range<usize>, String)> {
         let raw: RawConfig =
             toml::from_str(text).map_err(|e| (e.span().unwrap_or(0..0), e.message().to_owned()))?;
         let timeout = raw
@@ -196,8 +167,7 @@ impl Config {
             .into_iter()
             .map(|entry| {
                 let span = entry.span();
-                AnswererConfig::from_raw(entry.into_inner(), base)
-                    .map_err(|problem| (span, problem))
+                answerer(entry.into_inner(), base, kinds).map_err(|problem| (span, problem))
             })
             .collect::<Result<_, _>>()?;
         let sandbox = match raw.sandbox {
@@ -217,6 +187,41 @@ impl Config {
             sandbox,
         })
     }
+}
+
+/// One `[[answerer]]`: the keys every kind takes, then the kind's own.
+fn answerer(mut table: toml::Table, base: &Path, kinds: &Kinds) -> Result<AnswererEntry, String> {
+    let mut take_string = |key: &str| match table.remove(key) {
+        None => Ok(None),
+        Some(toml::Value::String(value)) => Ok(Some(value)),
+        Some(other) => Err(format!("`{key}` is a string, not {}", other.type_str())),
+    };
+    let Some(name) = take_string("kind")? else {
+        return Err(format!(
+            "an answerer needs a `kind`: one of {}",
+            kinds.names().join(", ")
+        ));
+    };
+    let scope = take_string("scope")?;
+    let timeout = take_string("timeout")?
+        .as_deref()
+        .map(duration)
+        .transpose()?;
+    let Some(kind) = kinds.get(&name) else {
+        return Err(format!(
+            "unknown answerer kind {name:?}; use {}",
+            kinds.names().join(", ")
+        ));
+    };
+    Ok(AnswererEntry {
+        setup: kind.configure(table, base)?,
+        kind: name,
+        placement: Placement {
+            scope,
+            timeout,
+            prepend: false,
+        },
+    })
 }
 
 impl RawSandbox {
@@ -271,122 +276,131 @@ impl RawSandbox {
     }
 }
 
-impl AnswererConfig {
-    fn from_raw(raw: RawAnswerer, base: &Path) -> Result<Self, String> {
-        let kind = raw.kind.as_ref().as_str();
-        let allowed: &[&str] = match kind {
-            "terminal" => &[],
-            "script" => &["answers", "rules"],
-            "bridge" => &["command", "socket"],
-            "web" => &["bind", "port", "grace"],
-            other => {
-                return Err(format!(
-                    "unknown answerer kind {other:?}; use terminal, script, bridge or web"
-                ));
-            }
-        };
-        let given = [
-            ("answers", raw.answers.is_some()),
-            ("rules", raw.rules.is_some()),
-            ("command", raw.command.is_some()),
-            ("socket", raw.socket.is_some()),
-            ("bind", raw.bind.is_some()),
-            ("port", raw.port.is_some()),
-            ("grace", raw.grace.is_some()),
-        ];
-        if let Some((key, _)) = given
-            .iter()
-            .find(|(key, set)| *set && !allowed.contains(key))
-        {
-            return Err(format!("a {kind} answerer takes no `{key}`"));
-        }
-        let kind = match kind {
-            "terminal" => AnswererKind::Terminal,
-            "script" => {
-                let canned = match &raw.answers {
-                    Some(path) => {
-                        ScriptAnswerer::from_file(&base.join(path)).map_err(|e| e.to_string())?
-                    }
-                    None => ScriptAnswerer::default(),
-                };
-                AnswererKind::Script(
-                    canned.then(ScriptAnswerer::new(raw.rules.unwrap_or_default())),
-                )
-            }
-            "web" => {
-                let defaults = WebConfig::default();
-                AnswererKind::Web(WebConfig {
-                    bind: raw.bind.unwrap_or(defaults.bind),
-                    port: raw.port.unwrap_or(defaults.port),
-                    grace: match raw.grace.as_deref() {
-                        None => defaults.grace,
-                        Some("forever") => None,
-                        Some(grace) => Some(duration(grace)?),
-                    },
-                })
-            }
-            _ => match (raw.command, raw.socket) {
-                (Some(command), None) if !command.is_empty() => AnswererKind::BridgeCommand {
-                    command,
-                    dir: base.to_owned(),
-                },
-                (None, Some(socket)) => AnswererKind::BridgeSocket(base.join(socket)),
-                _ => {
-                    return Err(
-                        "a bridge answerer takes either a non-empty `command` or a `socket`".into(),
-                    );
-                }
-            },
-        };
-        Ok(AnswererConfig {
-            kind,
-            scope: raw.scope,
-            timeout: raw.timeout.as_deref().map(duration).transpose()?,
-        })
-    }
-
-    /// Starts the answerer (a bridge process is spawned, a socket
-    /// connected, a web server bound).
-    pub async fn start(self) -> std::io::Result<Started> {
-        let mut notice = None;
-        let answerer: Arc<dyn Answerer> = match self.kind {
-            AnswererKind::Terminal => Arc::new(TerminalAnswerer::new()),
-            AnswererKind::Script(script) => Arc::new(script),
-            AnswererKind::BridgeCommand { command, dir } => {
-                let mut process = std::process::Command::new(&command[0]);
-                process.args(&command[1..]).current_dir(dir);
-                Arc::new(BridgeAnswerer::spawn(process).await?)
-            }
-            AnswererKind::BridgeSocket(path) => Arc::new(BridgeAnswerer::connect(&path).await?),
-            AnswererKind::Web(config) => {
-                let exposed = !config.bind.is_loopback();
-                let web = WebAnswerer::start(config).await?;
-                let mut text = format!("answer in your browser: {}", web.url());
-                if exposed {
-                    text = format!(
-                        "WARNING: the web answerer listens on {}, beyond this machine; anyone who \
-                         can reach it and has the address below can answer for you. {text}",
-                        web.address()
-                    );
-                }
-                notice = Some(text);
-                Arc::new(web)
-            }
-        };
-        let placement = Placement {
-            scope: self.scope,
-            timeout: self.timeout,
-            prepend: false,
-        };
-        Ok(Started {
-            answerer,
-            placement,
-            notice,
-        })
-    }
-}
-
-fn duration(text: &str) -> Result<Duration, String> {
+/// Reads a duration such as `"30s"`, `"5m"` or `"1h 30m"`.
+pub(crate) fn duration(text: &str) -> Result<Duration, String> {
     humantime::parse_duration(text)
         .map_err(|e| format!("{text:?} is not a duration such as \"30s\" or \"5m\" ({e})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, String> {
+        Config::parse(text, Path::new("/etc/ask-user"), &Kinds::builtin()).map_err(|(_, e)| e)
+    }
+
+    fn problem(text: &str) -> String {
+        parse(text).expect_err("the config should be refused")
+    }
+
+    #[test]
+    fn the_sandbox_table_sets_each_limit_and_keeps_the_rest() {
+        let config = parse("[sandbox]\ncpu_deadline = \"250ms\"\nmax_asks_per_call = 3").unwrap();
+        assert_eq!(config.sandbox.cpu_deadline, Duration::from_millis(250));
+        assert_eq!(config.sandbox.max_asks_per_call, 3);
+        let defaults = RuntimeConfig::default();
+        assert_eq!(config.sandbox.memory_cap, defaults.memory_cap);
+        assert_eq!(config.sandbox.max_request_bytes, defaults.max_request_bytes);
+    }
+
+    #[test]
+    fn sandbox_limits_must_be_above_zero_and_known() {
+        assert!(
+            problem("[sandbox]\nmax_output_bytes = 0")
+                .contains("`max_output_bytes` must be above zero")
+        );
+        assert!(
+            problem("[sandbox]\ncpu_deadline = \"0s\"")
+                .contains("`cpu_deadline` must be above zero")
+        );
+        assert!(problem("[sandbox]\nmemroy_cap = 1").contains("unknown field `memroy_cap`"));
+        assert!(problem("[sandbox]\ncpu_deadline = \"soon\"").contains("not a duration"));
+    }
+
+    #[test]
+    fn each_kind_reads_its_own_keys() {
+        let config = parse(
+            "[[answerer]]\nkind = \"web\"\nport = 8765\ngrace = \"forever\"\nscope = \"s\"\ntimeout = \"1m\"\n\
+             [[answerer]]\nkind = \"bridge\"\nsocket = \"ask.sock\"",
+        )
+        .unwrap();
+        let kinds: Vec<_> = config.answerers.iter().map(|a| a.kind.as_str()).collect();
+        assert_eq!(kinds, ["web", "bridge"]);
+        assert_eq!(config.answerers[0].placement.scope.as_deref(), Some("s"));
+        assert_eq!(
+            config.answerers[0].placement.timeout,
+            Some(Duration::from_secs(60))
+        );
+        let web = format!("{:?}", config.answerers[0].setup);
+        assert!(
+            web.contains("port: 8765") && web.contains("grace: None"),
+            "{web}"
+        );
+        let bridge = format!("{:?}", config.answerers[1].setup);
+        assert!(
+            bridge.contains("/etc/ask-user/ask.sock"),
+            "relative to the file: {bridge}"
+        );
+    }
+
+    #[test]
+    fn a_key_of_another_kind_is_refused_with_the_keys_it_takes() {
+        let said = problem("[[answerer]]\nkind = \"web\"\ncommand = [\"x\"]");
+        assert!(
+            said.contains("a web answerer") && said.contains("unknown field `command`"),
+            "{said}"
+        );
+        assert!(said.contains("`bind`, `port`, `grace`"), "{said}");
+    }
+
+    #[test]
+    fn kinds_are_named_and_checked() {
+        assert!(
+            problem("[[answerer]]\nport = 1")
+                .contains("needs a `kind`: one of terminal, script, bridge, web")
+        );
+        assert!(
+            problem("[[answerer]]\nkind = \"pager\"").contains("unknown answerer kind \"pager\"")
+        );
+        assert!(problem("[[answerer]]\nkind = 3").contains("`kind` is a string"));
+        assert!(
+            problem("[[answerer]]\nkind = \"bridge\"\ncommand = []").contains("names a program")
+        );
+        assert!(
+            problem("[[answerer]]\nkind = \"bridge\"").contains("either a `command` or a `socket`")
+        );
+    }
+
+    #[test]
+    fn a_registered_kind_is_one_more_name() {
+        struct Pager;
+        impl crate::answerers::AnswererKind for Pager {
+            fn name(&self) -> &'static str {
+                "pager"
+            }
+            fn configure(&self, table: toml::Table, _: &Path) -> Result<Box<dyn Setup>, String> {
+                #[derive(Deserialize)]
+                #[serde(deny_unknown_fields)]
+                struct Table {
+                    number: String,
+                }
+                let table: Table = crate::answerers::read_table("pager", table)?;
+                assert_eq!(table.number, "555");
+                Ok(crate::answerers::ready(
+                    crate::answerers::script::ScriptAnswerer::default(),
+                ))
+            }
+        }
+        let mut kinds = Kinds::builtin();
+        kinds.register(Pager);
+        let config = Config::parse(
+            "[[answerer]]\nkind = \"pager\"\nnumber = \"555\"",
+            Path::new("."),
+            &kinds,
+        )
+        .unwrap();
+        assert_eq!(config.answerers[0].kind, "pager");
+        assert!(kinds.names().ends_with(&["web", "pager"]));
+    }
 }

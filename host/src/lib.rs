@@ -1,62 +1,66 @@
-//! The host of the `ask_user_question` tool component.
+//! The host of the `ask_user_question` tool component, in layers:
 //!
-//! [`ToolRuntime`] loads the component (the sandbox: no WASI capabilities, a
-//! CPU deadline, a memory cap) and runs tool calls. Each call asks through
-//! [`UserQuestions`], the seam: the caller's identity is checked against the
-//! [`AgentRegistry`] (only a live root agent may ask the human), then the
-//! request is offered to the [`Waterfall`] of answerers, raced against the
-//! turn's cancellation and any time limit, and the answers are checked.
+//! - the seam ([`ask_user_seam`], re-exported here): questions, error codes,
+//!   agents and scopes, the answerer [`Waterfall`], the [`UserQuestions`]
+//!   pipeline every ask goes through, the audit trail. No WebAssembly in it.
+//! - [`engine`]: one wasmtime engine per process, pooling, the CPU ticker.
+//! - [`contract`]: the WIT package, one module per frozen version, and
+//!   [`contract::add_to_linker`] for an embedder with a linker of its own.
+//! - [`runtime`]: [`ToolRuntime`] loads the component (the sandbox: no WASI
+//!   capabilities, a CPU deadline, a memory cap) and runs tool calls.
+//! - [`answerers`]: terminal, script, bridge and web, and the registry of
+//!   kinds a [`Config`] file names.
+//! - [`host`]: [`HostBuilder`] assembles all of it from a configuration;
+//!   the `ask-user` command is a thin shell over it.
 //!
-//! An embedding host may also ask through [`UserQuestions::ask`] directly,
-//! for example for its own plan-review question with an [`Intent`].
+//! Each call asks through the seam: the caller's identity is checked against
+//! the [`AgentRegistry`] (only a live root agent may ask the human), then the
+//! request is offered to the answerers, raced against the turn's
+//! cancellation and any time limit, and the answers are checked.
 //!
 //! ```no_run
-//! # async fn run() -> wasmtime::Result<()> {
-//! use std::sync::Arc;
-//! use ask_user::{AgentRegistry, Placement, RuntimeConfig, ToolRuntime, UserQuestions};
-//! use ask_user::answerers::script::ScriptAnswerer;
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use ask_user::answerers::{ready, script::ScriptAnswerer};
+//! use ask_user::{AnswererEntry, HostBuilder};
 //!
-//! let agents = Arc::new(AgentRegistry::new());
-//! let seam = Arc::new(UserQuestions::new(agents.clone()));
 //! let script = ScriptAnswerer::from_json(r#"{"answers":[{"id":"pkg","selected":["pnpm"]}]}"#)?;
-//! seam.waterfall().register(script, Placement::default());
-//!
-//! let runtime = ToolRuntime::new(ask_user::COMPONENT, seam, RuntimeConfig::default()).await?;
-//! let root = agents.register_root("session-1", None);
+//! let host = HostBuilder::new()
+//!     .answerer(AnswererEntry::new("script", ready(script)))
+//!     .build()
+//!     .await?;
+//! let root = host.agents().register_root("session-1", None);
 //! let signal = tokio_util::sync::CancellationToken::new();
-//! let result = runtime
+//! let result = host
+//!     .runtime()
 //!     .call(&root, &signal, r#"{"questions":[{"id":"pkg","question":"Which package manager?"}]}"#)
 //!     .await;
 //! println!("{}", serde_json::to_string(&result)?);
 //! # Ok(()) }
 //! ```
 
-pub mod agents;
 pub mod answerers;
-pub mod audit;
-mod bindings;
 pub mod config;
-pub mod error;
-pub mod question;
+pub mod contract;
+mod cpu;
+pub mod engine;
+pub mod host;
 pub mod runtime;
-mod sandbox;
-pub mod scope;
-pub mod seam;
-mod sync;
+pub mod sandbox;
 pub mod tool_result;
-mod validate;
-pub mod waterfall;
 
-pub use agents::{AgentHandle, AgentRegistry};
-pub use error::{AnswerError, AskError, ErrorCode, TransportedError};
-pub use question::{Answer, AskRequest, Intent, Question, QuestionOption};
+pub use ask_user_seam::{
+    self as seam, AgentHandle, AgentRegistry, Answer, AnswerError, AnswerFuture, Answerer,
+    AnswererHandle, Ask, AskError, AskRequest, ErrorCode, Intent, Next, Placement, Question,
+    QuestionOption, Scope, TransportedError, UserQuestions, Waterfall, agents, audit, error,
+    question, remote, scope, waterfall,
+};
+pub use config::{AnswererEntry, Config};
+pub use engine::{Engine, EngineConfig};
+pub use host::{Host, HostBuilder, HostError};
 pub use runtime::{RuntimeConfig, ToolDefinition, ToolRuntime};
-pub use scope::Scope;
-pub use seam::UserQuestions;
 pub use tool_result::ToolResult;
 /// The wasmtime this host is built on (its `Error` is the load error type).
 pub use wasmtime;
-pub use waterfall::{AnswerFuture, Answerer, AnswererHandle, Ask, Next, Placement, Waterfall};
 
 /// The `ask_user_question` component built from this repository's `guest/`
 /// (release profile, `wasm32-wasip2`).

@@ -1,16 +1,15 @@
 //! `ask-user`: run the ask_user_question tool component from the command line.
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
+use ask_user::answerers::ready;
 use ask_user::answerers::script::ScriptAnswerer;
+use ask_user::answerers::terminal::TerminalAnswerer;
 use ask_user::answerers::web::WebConfig;
-use ask_user::audit::AuditLog;
-use ask_user::config::{AnswererConfig, AnswererKind, Config};
-use ask_user::{AgentRegistry, Placement, RuntimeConfig, ToolRuntime, UserQuestions};
+use ask_user::{AnswererEntry, Config, HostBuilder};
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
@@ -43,7 +42,10 @@ terminal (a service, CI), the terminal answerer passes, and a call nobody
 answers ends with NO_PROVIDER.
 
 Exit status: 0 answered, 1 the tool returned an error result (still printed
-as JSON on standard output), 2 bad usage or an unreadable file."
+as JSON on standard output), 2 bad usage or an unreadable file.
+
+Logs: warnings go to standard error; ASK_USER_LOG sets the level
+(e.g. ASK_USER_LOG=debug, or ask_user_seam=debug for each ask)."
 )]
 struct Cli {
     /// A tool component to run instead of the built-in one (a .wasm
@@ -94,6 +96,7 @@ struct Usage(String);
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    init_logging();
     match run(Cli::parse()).await {
         Ok(code) => code,
         Err(Usage(reason)) => {
@@ -105,17 +108,32 @@ async fn main() -> ExitCode {
     }
 }
 
+/// `tracing` to standard error: warnings, or what `ASK_USER_LOG` says.
+fn init_logging() {
+    use tracing_subscriber::filter::Targets;
+    use tracing_subscriber::prelude::*;
+    let filter = std::env::var("ASK_USER_LOG")
+        .ok()
+        .and_then(|spec| spec.parse::<Targets>().ok())
+        .unwrap_or_else(|| Targets::new().with_default(tracing::Level::WARN));
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .without_time()
+        .finish()
+        .with(filter)
+        .init();
+}
+
 async fn run(cli: Cli) -> Result<ExitCode, Usage> {
     let component = match &cli.component {
-        Some(path) => std::fs::read(path)
-            .map_err(|e| Usage(format!("cannot read the component {}: {e}", path.display())))?,
-        None => ask_user::COMPONENT.to_vec(),
+        Some(path) => Some(
+            std::fs::read(path)
+                .map_err(|e| Usage(format!("cannot read the component {}: {e}", path.display())))?,
+        ),
+        None => None,
     };
-    let agents = Arc::new(AgentRegistry::new());
-    let mut seam = UserQuestions::new(agents.clone());
-
-    let (arguments, sandbox) = match &cli.command {
-        Command::Schema => (None, RuntimeConfig::default()),
+    let (builder, arguments) = match cli.command {
+        Command::Schema => (HostBuilder::new(), None),
         Command::Ask {
             file,
             answers,
@@ -125,25 +143,12 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
             audit,
             timeout,
         } => {
-            let config = match config {
-                Some(path) => Config::load(path).map_err(|e| Usage(e.to_string()))?,
-                None => match Config::default_path().filter(|p| p.exists()) {
-                    Some(path) => Config::load(&path).map_err(|e| Usage(e.to_string()))?,
-                    None => Config::terminal_only(),
-                },
-            };
-            seam = seam.with_timeout(config.timeout);
-            if let Some(path) = audit.as_ref().or(config.audit.as_ref()) {
-                let log = AuditLog::open(path).map_err(|e| {
-                    Usage(format!(
-                        "cannot open the audit trail {}: {e}",
-                        path.display()
-                    ))
-                })?;
-                seam = seam.with_audit(log);
+            let mut config = load_config(config.as_deref())?;
+            if let Some(path) = audit {
+                config.audit = Some(path);
             }
             if let Some(seconds) = timeout {
-                let limit = Duration::try_from_secs_f64(*seconds)
+                let limit = Duration::try_from_secs_f64(seconds)
                     .ok()
                     .filter(|d| !d.is_zero())
                     .ok_or_else(|| {
@@ -151,50 +156,40 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
                             "--timeout takes a positive number of seconds, not {seconds}"
                         ))
                     })?;
-                seam = seam.with_timeout(Some(limit));
+                config.timeout = Some(limit);
             }
+            let arguments = read_arguments(&file, config.sandbox.max_arguments_bytes)?;
+            let mut builder = HostBuilder::from_config(config);
             if let Some(path) = answers {
-                let script = ScriptAnswerer::from_file(path).map_err(|e| Usage(e.to_string()))?;
-                seam.waterfall().register(script, Placement::default());
+                let script = ScriptAnswerer::from_file(&path).map_err(|e| Usage(e.to_string()))?;
+                builder = builder.answerer(AnswererEntry::new("script", ready(script)));
             }
-            let mut answerers = config.answerers;
-            if *web {
-                // First: the human asked for the browser.
-                answerers.insert(
-                    0,
-                    AnswererConfig {
-                        kind: AnswererKind::Web(WebConfig {
-                            port: web_port.unwrap_or(0),
-                            grace: None,
-                            ..WebConfig::default()
-                        }),
-                        scope: None,
-                        timeout: None,
-                    },
-                );
+            if web {
+                // Ahead of the configured chain: the human asked for the browser.
+                let page = WebConfig {
+                    port: web_port.unwrap_or(0),
+                    grace: None,
+                    ..WebConfig::default()
+                };
+                builder = builder.answerer(AnswererEntry::new("web", Box::new(page)));
             }
-            for answerer in answerers {
-                let started = answerer.start().await.map_err(|e| Usage(e.to_string()))?;
-                if let Some(notice) = &started.notice {
-                    eprintln!("ask-user: {notice}");
-                }
-                seam.waterfall()
-                    .register_arc(started.answerer, started.placement);
-            }
-            let arguments = read_arguments(file, config.sandbox.max_arguments_bytes)?;
-            (Some(arguments), config.sandbox)
+            (builder, Some(arguments))
         }
     };
-
-    let runtime = ToolRuntime::new(&component, Arc::new(seam), sandbox)
-        .await
-        .map_err(|e| Usage(format!("cannot load the component: {e:#}")))?;
+    let builder = match component {
+        Some(component) => builder.component(component),
+        None => builder,
+    };
+    let host = builder.build().await.map_err(|e| Usage(e.to_string()))?;
+    for notice in host.notices() {
+        eprintln!("ask-user: {notice}");
+    }
     let Some(arguments) = arguments else {
-        println!("{}", to_json(runtime.definition()));
+        println!("{}", to_json(host.runtime().definition()));
         return Ok(ExitCode::SUCCESS);
     };
 
-    let root = agents.register_root("ask-user", None);
+    let root = host.agents().register_root("ask-user", None);
     let signal = CancellationToken::new();
     let interrupt = signal.clone();
     tokio::spawn(async move {
@@ -202,7 +197,8 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
             interrupt.cancel();
         }
     });
-    let result = runtime.call(&root, &signal, &arguments).await;
+    let result = host.runtime().call(&root, &signal, &arguments).await;
+    host.close().await;
     println!("{}", to_json(&result));
     Ok(if result.is_error {
         ExitCode::FAILURE
@@ -211,9 +207,28 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
     })
 }
 
+/// The `--config` file; else the user's config file when it exists; else
+/// the terminal alone.
+fn load_config(path: Option<&Path>) -> Result<Config, Usage> {
+    let path = match path {
+        Some(path) => Some(path.to_owned()),
+        None => Config::default_path().filter(|p| p.exists()),
+    };
+    match path {
+        Some(path) => Config::load(&path).map_err(|e| Usage(e.to_string())),
+        None => Ok(Config {
+            answerers: vec![AnswererEntry::new(
+                "terminal",
+                ready(TerminalAnswerer::new()),
+            )],
+            ..Config::default()
+        }),
+    }
+}
+
 /// Reads the arguments, at most one byte past `limit`: more is refused by
 /// the runtime as too large, and a file without end is not read forever.
-fn read_arguments(file: &PathBuf, limit: usize) -> Result<String, Usage> {
+fn read_arguments(file: &Path, limit: usize) -> Result<String, Usage> {
     let (source, name): (Box<dyn Read>, _) = if file.as_os_str() == "-" {
         (Box::new(std::io::stdin()), "standard input".to_owned())
     } else {

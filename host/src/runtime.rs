@@ -1,41 +1,40 @@
-//! Running the tool component: one engine, the component compiled once and
+//! Running the tool component: compiled once on an [`Engine`] and
 //! pre-instantiated, one store per call, with a CPU deadline and a memory cap.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
+use ask_user_seam::{AgentHandle, ErrorCode, UserQuestions};
 use serde::Serialize;
 use serde_json::Value;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
+use wasmtime::Store;
 use wasmtime::component::{Component, Linker};
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store};
 
-use crate::agents::AgentHandle;
-use crate::bindings::{self, AskUserTool, AskUserToolPre};
+use crate::contract::{self, AskContext, AskLimits, RawDefinition, ToolOutput, ToolPre, Version};
+use crate::cpu::CpuClock;
+use crate::engine::Engine;
 use crate::sandbox::{Breach, CallState};
-use crate::seam::UserQuestions;
 use crate::tool_result::ToolResult;
-
-/// The error name of results the sandbox produces (codes `GUEST_*`).
-pub const SANDBOX_ERROR: &str = "ToolSandboxError";
-
-/// How often the engine's epoch advances: the granularity of the CPU deadline.
-pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
 /// The limits of the sandbox. Every one is per call unless it says otherwise.
 #[derive(Debug, Clone)]
 pub struct RuntimeConfig {
-    /// CPU time a call may spend inside the component, not counting time
-    /// waiting on the human. Past it: `GUEST_DEADLINE_EXCEEDED`. Default 1 s;
-    /// honest calls take well under a millisecond. Measured in [`EPOCH_TICK`]s.
+    /// CPU time a call may use: its thread's CPU time while it is polled
+    /// (instantiation and the guest's work, and the host's own checks in
+    /// between, a few microseconds). Waiting on the human, or in the
+    /// executor's queue on a loaded machine, never counts. Past it:
+    /// `GUEST_DEADLINE_EXCEEDED`. Default 1 s; honest calls use well under a
+    /// millisecond. Checked every [`EPOCH_TICK`](crate::engine::EPOCH_TICK).
     pub cpu_deadline: Duration,
     /// Linear memory a call may use, in bytes. Past it:
     /// `GUEST_MEMORY_EXCEEDED`. Default 32 MiB.
     pub memory_cap: usize,
-    /// Calls that may run at once (slots of the pooling allocator). One more
-    /// fails with `HOST_BUSY`. Default 64.
+    /// Calls of this runtime that may run at once. One more fails with
+    /// `HOST_BUSY`, as does a call that finds every slot of the engine's
+    /// pool taken (see [`EngineConfig::pool_slots`](crate::EngineConfig)).
+    /// Default 64.
     pub max_concurrent_calls: u32,
     /// Largest result the component may return (text plus answers), in
     /// bytes. Past it: `GUEST_OUTPUT_TOO_LARGE`. Default 1 MiB.
@@ -46,15 +45,12 @@ pub struct RuntimeConfig {
     /// Default 1 MiB; set it at or above the component's own limit (the
     /// tool's is 256 KiB, so its own `INVALID_ARGS` names that one).
     pub max_arguments_bytes: usize,
-    /// Times one call may ask the human; every ask counts, answered or not.
-    /// Past it: `GUEST_TOO_MANY_ASKS`, and no answerer sees the extra
-    /// request. Default 1: the tool asks one batch per call.
+    /// Times one call may ask the human ([`AskLimits::max_asks`]). Default 1:
+    /// the tool asks one batch per call.
     pub max_asks_per_call: u32,
-    /// Largest request a component may send, in bytes: all its text (ids,
-    /// questions, details, headers, labels, descriptions, option extras,
-    /// intent labels) plus 32 for each question and each option. Past it:
-    /// `GUEST_REQUEST_TOO_LARGE`, and no answerer sees it. Default 1 MiB; the
-    /// tool's own argument limits keep its requests under 300 KiB.
+    /// Largest request a component may send, in bytes
+    /// ([`AskLimits::max_request_bytes`]). Default 1 MiB; the tool's own
+    /// argument limits keep its requests under 300 KiB.
     pub max_request_bytes: usize,
 }
 
@@ -72,6 +68,16 @@ impl Default for RuntimeConfig {
     }
 }
 
+impl RuntimeConfig {
+    /// What one call of the component may put in front of the human.
+    pub fn ask_limits(&self) -> AskLimits {
+        AskLimits {
+            max_asks: self.max_asks_per_call,
+            max_request_bytes: self.max_request_bytes,
+        }
+    }
+}
+
 /// The tool's definition, as the component states it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -84,39 +90,39 @@ pub struct ToolDefinition {
 
 /// A loaded tool component, ready for calls from many tasks at once.
 pub struct ToolRuntime {
-    sandbox: Sandbox,
-    definition: ToolDefinition,
-    _ticker: EpochTicker,
-}
-
-/// What every call's store is made from.
-struct Sandbox {
     engine: Engine,
-    pre: AskUserToolPre<CallState>,
+    pre: ToolPre<CallState>,
     seam: Arc<UserQuestions>,
     config: RuntimeConfig,
+    definition: ToolDefinition,
+    /// One permit per call that may run at once.
+    calls: Arc<Semaphore>,
 }
 
 impl ToolRuntime {
-    /// Compiles `component` (the bytes of a `.wasm` component) and prepares
-    /// it to ask through `seam`.
+    /// Compiles `component` (the bytes of a `.wasm` component) on the
+    /// process's shared [`Engine`] and prepares it to ask through `seam`.
     pub async fn new(
         component: &[u8],
         seam: Arc<UserQuestions>,
         config: RuntimeConfig,
     ) -> wasmtime::Result<Self> {
-        let engine = engine(&config)?;
-        let component = Component::new(&engine, component)
+        Self::with_engine(Engine::shared()?, component, seam, config).await
+    }
+
+    /// As [`new`](Self::new), on `engine`.
+    pub async fn with_engine(
+        engine: &Engine,
+        component: &[u8],
+        seam: Arc<UserQuestions>,
+        config: RuntimeConfig,
+    ) -> wasmtime::Result<Self> {
+        let component = Component::new(engine.wasmtime(), component)
             .map_err(|e| e.context("the file is not a valid component"))?;
-        Self::prepare(engine, component, seam, config).await
+        Self::prepare(engine.clone(), component, seam, config).await
     }
 
-    /// The component compiled for this host, for [`from_precompiled`](Self::from_precompiled).
-    pub fn precompile(component: &[u8], config: &RuntimeConfig) -> wasmtime::Result<Vec<u8>> {
-        engine(config)?.precompile_component(component)
-    }
-
-    /// Loads a component that [`precompile`](Self::precompile) produced with
+    /// Loads a component that [`Engine::precompile`] produced on an engine of
     /// the same configuration, skipping compilation.
     ///
     /// # Safety
@@ -124,14 +130,14 @@ impl ToolRuntime {
     /// `precompile` on a trusted path, never from the model, a peer or any
     /// writable location an attacker could reach.
     pub async unsafe fn from_precompiled(
+        engine: &Engine,
         precompiled: &[u8],
         seam: Arc<UserQuestions>,
         config: RuntimeConfig,
     ) -> wasmtime::Result<Self> {
-        let engine = engine(&config)?;
         // SAFETY: the caller vouches for the bytes, as documented above.
-        let component = unsafe { Component::deserialize(&engine, precompiled)? };
-        Self::prepare(engine, component, seam, config).await
+        let component = unsafe { Component::deserialize(engine.wasmtime(), precompiled)? };
+        Self::prepare(engine.clone(), component, seam, config).await
     }
 
     async fn prepare(
@@ -140,26 +146,18 @@ impl ToolRuntime {
         seam: Arc<UserQuestions>,
         config: RuntimeConfig,
     ) -> wasmtime::Result<Self> {
-        let mut linker = Linker::<CallState>::new(&engine);
+        let mut linker = Linker::<CallState>::new(engine.wasmtime());
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-        AskUserTool::add_to_linker::<CallState, wasmtime::component::HasSelf<CallState>>(
-            &mut linker,
-            |state| state,
-        )?;
-        let pre = AskUserToolPre::new(linker.instantiate_pre(&component)?).map_err(|e| {
-            e.context("the component does not have the ask-user-tool world of dsh:ask-user@0.1.0")
-        })?;
-        let ticker = EpochTicker::start(engine.clone());
-        let sandbox = Sandbox {
+        contract::add_to_linker(&mut linker)?;
+        let pre = ToolPre::new(&linker, &component)?;
+        let definition = read_definition(&engine, &pre, &seam, &config).await?;
+        Ok(ToolRuntime {
+            calls: Arc::new(Semaphore::new(config.max_concurrent_calls as usize)),
             engine,
             pre,
             seam,
             config,
-        };
-        Ok(ToolRuntime {
-            definition: sandbox.definition().await?,
-            sandbox,
-            _ticker: ticker,
+            definition,
         })
     }
 
@@ -168,9 +166,14 @@ impl ToolRuntime {
         &self.definition
     }
 
+    /// The version of the contract the component was built for.
+    pub fn version(&self) -> Version {
+        self.pre.version()
+    }
+
     /// The seam the component asks through.
     pub fn seam(&self) -> &Arc<UserQuestions> {
-        &self.sandbox.seam
+        &self.seam
     }
 
     /// Runs one tool call for `caller` within the turn's `signal`. Never
@@ -181,42 +184,11 @@ impl ToolRuntime {
         signal: &CancellationToken,
         arguments: &str,
     ) -> ToolResult {
-        self.sandbox.call(caller, signal, arguments).await
-    }
-}
-
-impl Sandbox {
-    async fn definition(&self) -> wasmtime::Result<ToolDefinition> {
-        let (mut store, tool) = self.instantiate(None, CancellationToken::new()).await?;
-        let definition = tool.dsh_ask_user_tool().call_definition(&mut store).await?;
-        let schema = |what: &str, text: &str| {
-            serde_json::from_str::<Value>(text)
-                .ok()
-                .filter(Value::is_object)
-                .ok_or_else(|| {
-                    wasmtime::format_err!("the component's {what} schema is not a JSON object")
-                })
-        };
-        Ok(ToolDefinition {
-            input_schema: schema("input", &definition.input_schema)?,
-            output_schema: schema("output", &definition.output_schema)?,
-            name: definition.name,
-            description: definition.description,
-        })
-    }
-
-    async fn call(
-        &self,
-        caller: &AgentHandle,
-        signal: &CancellationToken,
-        arguments: &str,
-    ) -> ToolResult {
         if arguments.len() > self.config.max_arguments_bytes {
             // Copied into the component, they would only hit its memory cap
             // and blame the tool.
-            return ToolResult::failure(
-                "InvalidArgumentsError",
-                Some("INVALID_ARGS".to_owned()),
+            return ToolResult::coded(
+                ErrorCode::InvalidArgs,
                 &format!(
                     "invalid arguments: they are {} bytes, over the host's limit of {} bytes; \
                      ask fewer or shorter questions and call again",
@@ -225,43 +197,39 @@ impl Sandbox {
                 ),
             );
         }
-        let (mut store, tool) = match self.instantiate(Some(caller.clone()), signal.clone()).await {
-            Ok(instance) => instance,
-            Err(error) => {
-                return ToolResult::failure(
-                    SANDBOX_ERROR,
-                    Some("HOST_BUSY".to_owned()),
-                    &format!(
-                        "the host could not start the tool ({error:#}); at most {} calls run at \
-                         once. Try again shortly",
-                        self.config.max_concurrent_calls
-                    ),
-                );
-            }
+        let Ok(_permit) = self.calls.clone().try_acquire_owned() else {
+            return busy(&format!(
+                "this host runs at most {} calls of the tool at once",
+                self.config.max_concurrent_calls
+            ));
         };
-        let outcome = tool
-            .dsh_ask_user_tool()
-            .call_execute(&mut store, arguments)
+        let ask = AskContext::new(
+            self.seam.clone(),
+            Some(caller.clone()),
+            signal.clone(),
+            self.config.ask_limits(),
+        );
+        let clock = CpuClock::new();
+        let mut store = new_store(&self.engine, &self.config, ask, clock.clone());
+        let outcome = clock
+            .measure(Box::pin(async {
+                let tool = self.pre.instantiate(&mut store).await?;
+                tool.execute(&mut store, arguments).await
+            }))
             .await;
         match outcome {
             Ok(Ok(output)) => self.success(output),
             Ok(Err(failure)) => ToolResult::failure(failure.name, failure.code, &failure.message),
-            Err(trap) => sandbox_failure(&trap),
+            Err(error) => sandbox_failure(&error),
         }
     }
 
-    fn success(&self, output: bindings::tool::ToolOutput) -> ToolResult {
-        let answers: Vec<_> = output
-            .answers
-            .into_iter()
-            .map(bindings::answer_from_wit)
-            .collect();
-        let structured = serde_json::json!({ "answers": answers });
+    fn success(&self, output: ToolOutput) -> ToolResult {
+        let structured = serde_json::json!({ "answers": output.answers });
         let size = output.text.len() + structured.to_string().len();
         if size > self.config.max_output_bytes {
-            return ToolResult::failure(
-                SANDBOX_ERROR,
-                Some("GUEST_OUTPUT_TOO_LARGE".to_owned()),
+            return ToolResult::coded(
+                ErrorCode::GuestOutputTooLarge,
                 &format!(
                     "the tool's result is {size} bytes, over the host's limit of {} bytes; it was \
                      dropped. Ask for shorter answers",
@@ -271,91 +239,139 @@ impl Sandbox {
         }
         ToolResult::success(output.text, structured)
     }
-
-    async fn instantiate(
-        &self,
-        caller: Option<AgentHandle>,
-        signal: CancellationToken,
-    ) -> wasmtime::Result<(Store<CallState>, AskUserTool)> {
-        let state = CallState::new(self.seam.clone(), caller, signal, &self.config);
-        let mut store = Store::new(&self.engine, state);
-        store.limiter(CallState::limiter);
-        store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(|mut store| store.data_mut().on_epoch());
-        let tool = self.pre.instantiate_async(&mut store).await?;
-        Ok((store, tool))
-    }
 }
 
-/// Names what went wrong inside the guest.
-fn sandbox_failure(trap: &wasmtime::Error) -> ToolResult {
-    let (code, message) = match trap.downcast_ref::<Breach>() {
+/// A store for one call: its state, memory cap and CPU deadline.
+fn new_store(
+    engine: &Engine,
+    config: &RuntimeConfig,
+    ask: AskContext,
+    clock: Arc<CpuClock>,
+) -> Store<CallState> {
+    let state = CallState::new(ask, clock, config.cpu_deadline, config.memory_cap);
+    let mut store = Store::new(engine.wasmtime(), state);
+    store.limiter(CallState::limiter);
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(|mut store| store.data_mut().on_epoch());
+    store
+}
+
+/// Reads the definition, as an agentless caller allowed no ask: loading a
+/// component never puts anything in front of the human.
+async fn read_definition(
+    engine: &Engine,
+    pre: &ToolPre<CallState>,
+    seam: &Arc<UserQuestions>,
+    config: &RuntimeConfig,
+) -> wasmtime::Result<ToolDefinition> {
+    let ask = AskContext::new(
+        seam.clone(),
+        None,
+        CancellationToken::new(),
+        AskLimits::NONE,
+    );
+    let clock = CpuClock::new();
+    let mut store = new_store(engine, config, ask, clock.clone());
+    let raw: RawDefinition = clock
+        .measure(Box::pin(async {
+            let tool = pre.instantiate(&mut store).await?;
+            tool.definition(&mut store).await
+        }))
+        .await
+        .map_err(|error| {
+            let why = match error.downcast_ref::<Breach>() {
+                Some(breach) => breach.to_string(),
+                None => format!("{error:#}"),
+            };
+            wasmtime::format_err!("the component failed while it was being loaded: {why}")
+        })?;
+    let schema = |what: &str, text: &str| {
+        serde_json::from_str::<Value>(text)
+            .ok()
+            .filter(Value::is_object)
+            .ok_or_else(|| {
+                wasmtime::format_err!("the component's {what} schema is not a JSON object")
+            })
+    };
+    Ok(ToolDefinition {
+        input_schema: schema("input", &raw.input_schema)?,
+        output_schema: schema("output", &raw.output_schema)?,
+        name: raw.name,
+        description: raw.description,
+    })
+}
+
+fn busy(why: &str) -> ToolResult {
+    ToolResult::coded(
+        ErrorCode::HostBusy,
+        &format!("the host is busy: {why}. Try again shortly"),
+    )
+}
+
+/// Names what went wrong while the component was started or run: a breach
+/// of the sandbox by its own code, a pool with no free slot (`HOST_BUSY`),
+/// else a trap of the component.
+fn sandbox_failure(error: &wasmtime::Error) -> ToolResult {
+    if error
+        .downcast_ref::<wasmtime::PoolConcurrencyLimitError>()
+        .is_some()
+    {
+        return busy("every instance slot of the engine's pool is in use");
+    }
+    let (code, message) = match error.downcast_ref::<Breach>() {
         Some(breach) => (breach.code(), format!("{breach}; the call was stopped")),
         None => (
-            "GUEST_TRAPPED",
-            format!("the tool component failed: {trap:#}"),
+            ErrorCode::GuestTrapped,
+            format!("the tool component failed: {error:#}"),
         ),
     };
-    ToolResult::failure(
-        SANDBOX_ERROR,
-        Some(code.to_owned()),
+    ToolResult::coded(
+        code,
         &format!(
             "{message}. This is a fault of the tool, not of your call; do not retry it unchanged"
         ),
     )
 }
 
-fn engine(config: &RuntimeConfig) -> wasmtime::Result<Engine> {
-    let slots = config.max_concurrent_calls;
-    let mut pool = PoolingAllocationConfig::default();
-    // A Rust wasip2 component instantiates a few core modules (its code and
-    // the shims that wire WASI), each with at most a memory and a table.
-    pool.total_component_instances(slots)
-        .total_core_instances(slots * 8)
-        .total_memories(slots * 2)
-        .total_tables(slots * 8)
-        .total_stacks(slots)
-        .max_memory_size(config.memory_cap);
-    let mut wasm = Config::new();
-    wasm.wasm_component_model(true)
-        .epoch_interruption(true)
-        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-    Engine::new(&wasm)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Advances the engine's epoch every [`EPOCH_TICK`] until dropped.
-struct EpochTicker {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl EpochTicker {
-    fn start(engine: Engine) -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let thread = std::thread::Builder::new()
-            .name("ask-user-epoch".to_owned())
-            .spawn(move || {
-                while !flag.load(Ordering::Relaxed) {
-                    // Parked rather than asleep, so that dropping stops it at once.
-                    std::thread::park_timeout(EPOCH_TICK);
-                    engine.increment_epoch();
-                }
-            })
-            .expect("spawning the epoch thread");
-        EpochTicker {
-            stop,
-            thread: Some(thread),
+    #[test]
+    fn each_breach_keeps_its_own_code() {
+        let breaches = [
+            (
+                Breach::Deadline(Duration::from_secs(1)),
+                "GUEST_DEADLINE_EXCEEDED",
+            ),
+            (
+                Breach::Memory { cap: 1, desired: 2 },
+                "GUEST_MEMORY_EXCEEDED",
+            ),
+            (Breach::TooManyAsks(1), "GUEST_TOO_MANY_ASKS"),
+            (
+                Breach::RequestTooLarge { size: 2, limit: 1 },
+                "GUEST_REQUEST_TOO_LARGE",
+            ),
+        ];
+        for (breach, code) in breaches {
+            // As instantiation or a call reports it: wrapped in context.
+            let error = wasmtime::Error::new(breach).context("while instantiating");
+            let result = sandbox_failure(&error);
+            assert_eq!(result.code(), Some(code));
+            assert!(
+                result.text().contains("fault of the tool"),
+                "{}",
+                result.text()
+            );
         }
     }
-}
 
-impl Drop for EpochTicker {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(thread) = self.thread.take() {
-            thread.thread().unpark();
-            let _ = thread.join();
-        }
+    #[test]
+    fn a_trap_or_a_failed_start_is_a_trap_of_the_tool() {
+        let trap = wasmtime::Error::new(wasmtime::Trap::UnreachableCodeReached);
+        assert_eq!(sandbox_failure(&trap).code(), Some("GUEST_TRAPPED"));
+        let other = wasmtime::format_err!("a start function failed");
+        assert_eq!(sandbox_failure(&other).code(), Some("GUEST_TRAPPED"));
     }
 }

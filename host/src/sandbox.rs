@@ -1,22 +1,21 @@
-//! What one call's store holds, and the import the component calls.
+//! What one call's store holds, and why the sandbox may stop a call.
 //!
-//! This is the trust boundary. The component passes questions only; the
-//! caller, the turn's signal and the seam are bound here by the host before
-//! the call enters the guest. WASI is linked with nothing granted: no files,
-//! no environment, no network, no arguments.
+//! The caller, the turn's signal and the seam are bound into the store's
+//! [`AskContext`] by the host before the call enters the guest; the guest
+//! passes questions only. WASI is linked with nothing granted: no files, no
+//! environment, no network, no arguments (the shipped component imports no
+//! WASI at all; a std-built component of the same world still links).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use tokio_util::sync::CancellationToken;
 use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use crate::agents::AgentHandle;
-use crate::bindings::{self, ContractViolation, dsh::ask_user::user_questions, wit};
-use crate::runtime::RuntimeConfig;
-use crate::seam::UserQuestions;
+use crate::contract::{AskContext, ContractViolation, UserQuestionsView};
+use crate::cpu::CpuClock;
+use ask_user_seam::ErrorCode;
 
 /// Why the sandbox stopped a call: the error a trap carries, so the host can
 /// name it to the model with a code of its own.
@@ -26,7 +25,7 @@ pub enum Breach {
     Deadline(Duration),
     /// More linear memory than the cap allows.
     Memory { cap: usize, desired: usize },
-    /// More asks in one call than allowed.
+    /// More asks in one call than allowed (0 while the component is loaded).
     TooManyAsks(u32),
     /// A request larger than the host shows the human.
     RequestTooLarge { size: usize, limit: usize },
@@ -36,13 +35,13 @@ pub enum Breach {
 
 impl Breach {
     /// The code of the error result (`GUEST_*`).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            Breach::Deadline(_) => "GUEST_DEADLINE_EXCEEDED",
-            Breach::Memory { .. } => "GUEST_MEMORY_EXCEEDED",
-            Breach::TooManyAsks(_) => "GUEST_TOO_MANY_ASKS",
-            Breach::RequestTooLarge { .. } => "GUEST_REQUEST_TOO_LARGE",
-            Breach::Contract(_) => "GUEST_CONTRACT_VIOLATION",
+            Breach::Deadline(_) => ErrorCode::GuestDeadlineExceeded,
+            Breach::Memory { .. } => ErrorCode::GuestMemoryExceeded,
+            Breach::TooManyAsks(_) => ErrorCode::GuestTooManyAsks,
+            Breach::RequestTooLarge { .. } => ErrorCode::GuestRequestTooLarge,
+            Breach::Contract(_) => ErrorCode::GuestContractViolation,
         }
     }
 }
@@ -52,11 +51,16 @@ impl std::fmt::Display for Breach {
         match self {
             Breach::Deadline(deadline) => write!(
                 f,
-                "the component ran for more than its CPU deadline of {deadline:?}"
+                "the component used more than its CPU deadline of {deadline:?}"
             ),
             Breach::Memory { cap, desired } => write!(
                 f,
                 "the component asked for {desired} bytes of memory, over its cap of {cap} bytes"
+            ),
+            Breach::TooManyAsks(0) => write!(
+                f,
+                "the component asked the human while it was being loaded, where no ask is \
+                 allowed; the request reached no answerer"
             ),
             Breach::TooManyAsks(max) => write!(
                 f,
@@ -80,43 +84,27 @@ pub(crate) struct CallState {
     wasi: WasiCtx,
     table: ResourceTable,
     memory: MemoryCap,
-    seam: Arc<UserQuestions>,
-    /// Bound by the host; never read from the guest.
-    caller: Option<AgentHandle>,
-    signal: CancellationToken,
-    /// Asks this call has made, and may make.
-    asks: u32,
-    max_asks: u32,
-    max_request_bytes: usize,
-    /// CPU time accounting: wall time since entry, less time in the seam.
-    entered: Instant,
-    in_seam: Duration,
+    ask: AskContext,
+    /// The call's CPU time, and how much it may use.
+    clock: Arc<CpuClock>,
     cpu_deadline: Duration,
 }
 
 impl CallState {
     pub fn new(
-        seam: Arc<UserQuestions>,
-        caller: Option<AgentHandle>,
-        signal: CancellationToken,
-        config: &RuntimeConfig,
+        ask: AskContext,
+        clock: Arc<CpuClock>,
+        cpu_deadline: Duration,
+        memory_cap: usize,
     ) -> Self {
         CallState {
             // Nothing granted: WasiCtx::builder() starts empty and stays so.
             wasi: WasiCtx::builder().build(),
             table: ResourceTable::new(),
-            memory: MemoryCap {
-                cap: config.memory_cap,
-            },
-            seam,
-            caller,
-            signal,
-            asks: 0,
-            max_asks: config.max_asks_per_call,
-            max_request_bytes: config.max_request_bytes,
-            entered: Instant::now(),
-            in_seam: Duration::ZERO,
-            cpu_deadline: config.cpu_deadline,
+            memory: MemoryCap { cap: memory_cap },
+            ask,
+            clock,
+            cpu_deadline,
         }
     }
 
@@ -124,11 +112,11 @@ impl CallState {
         &mut self.memory
     }
 
-    /// Called at every epoch tick while the guest runs. Time spent waiting
-    /// on the human (inside the seam) is not the guest's and never counts.
+    /// Called at every epoch tick while the guest runs: past its CPU time
+    /// the call traps. Time waiting on the human or on the executor is not
+    /// CPU time of the call and never counts.
     pub fn on_epoch(&mut self) -> wasmtime::Result<UpdateDeadline> {
-        let guest_time = self.entered.elapsed().saturating_sub(self.in_seam);
-        if guest_time > self.cpu_deadline {
+        if self.clock.elapsed() > self.cpu_deadline {
             return Err(wasmtime::Error::new(Breach::Deadline(self.cpu_deadline)));
         }
         // Yield to the executor at each tick so a busy guest shares the thread.
@@ -145,72 +133,11 @@ impl WasiView for CallState {
     }
 }
 
-impl wit::Host for CallState {}
-
-impl user_questions::Host for CallState {
-    async fn ask(
-        &mut self,
-        request: wit::Request,
-    ) -> wasmtime::Result<Result<Vec<wit::Answer>, wit::AskError>> {
-        // The component is untrusted: it may not pester the human or flood
-        // the answerers. Either breach ends the call before any answerer runs.
-        if self.asks == self.max_asks {
-            return Err(wasmtime::Error::new(Breach::TooManyAsks(self.max_asks)));
-        }
-        self.asks += 1;
-        let size = request_size(&request);
-        if size > self.max_request_bytes {
-            return Err(wasmtime::Error::new(Breach::RequestTooLarge {
-                size,
-                limit: self.max_request_bytes,
-            }));
-        }
-        let request = bindings::request_from_wit(request)
-            .map_err(|violation| wasmtime::Error::new(Breach::Contract(violation)))?;
-        let started = Instant::now();
-        let result = self
-            .seam
-            .ask(request, self.caller.as_ref(), &self.signal)
-            .await;
-        self.in_seam += started.elapsed();
-        Ok(result
-            .map(|answers| answers.into_iter().map(bindings::answer_to_wit).collect())
-            .map_err(|error| bindings::error_to_wit(&error)))
+impl UserQuestionsView for CallState {
+    fn user_questions(&mut self) -> &mut AskContext {
+        &mut self.ask
     }
 }
-
-/// What [`RuntimeConfig::max_request_bytes`] measures: the bytes of all the
-/// request's text, plus [`ITEM_BYTES`] for each question and each option.
-fn request_size(request: &wit::Request) -> usize {
-    let text = |s: &Option<String>| s.as_ref().map_or(0, String::len);
-    request
-        .questions
-        .iter()
-        .map(|q| {
-            let options: usize = q
-                .options
-                .iter()
-                .flatten()
-                .map(|o| ITEM_BYTES + o.label.len() + text(&o.description) + text(&o.extra_json))
-                .sum();
-            let intent = q
-                .intent
-                .as_ref()
-                .map_or(0, |wit::Intent::PlanReview(p)| p.approve.len());
-            ITEM_BYTES
-                + q.id.len()
-                + q.question.len()
-                + text(&q.detail)
-                + text(&q.header)
-                + intent
-                + options
-        })
-        .sum()
-}
-
-/// What a question or an option costs beyond its text, roughly its keys and
-/// punctuation as JSON: so that many empty items are not free.
-const ITEM_BYTES: usize = 32;
 
 /// Caps a store's linear memories and tables.
 struct MemoryCap {

@@ -1,6 +1,7 @@
 //! Tool results in the MCP `CallToolResult` shape, as an agent host hands
 //! them to its model.
 
+use ask_user_seam::ErrorCode;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -28,7 +29,7 @@ pub enum Content {
 pub struct ToolError {
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
+    pub code: Option<ErrorCode>,
 }
 
 impl ToolResult {
@@ -42,8 +43,13 @@ impl ToolResult {
         }
     }
 
+    /// A failed call with a known code, under that code's error name.
+    pub fn coded(code: ErrorCode, message: &str) -> Self {
+        Self::failure(code.name().unwrap_or_default(), Some(code), message)
+    }
+
     /// A failed call; the model reads `Error: <message>`.
-    pub fn failure(name: impl Into<String>, code: Option<String>, message: &str) -> Self {
+    pub fn failure(name: impl Into<String>, code: Option<ErrorCode>, message: &str) -> Self {
         ToolResult {
             content: vec![Content::Text {
                 text: format!("Error: {message}"),
@@ -67,6 +73,6 @@ impl ToolResult {
 
     /// The error code, when the call failed with one.
     pub fn code(&self) -> Option<&str> {
-        self.error.as_ref()?.code.as_deref()
+        Some(self.error.as_ref()?.code.as_ref()?.as_str())
     }
 }

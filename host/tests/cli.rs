@@ -261,27 +261,27 @@ fn a_bad_config_names_its_line() {
         (
             "[[answerer]]\nkind = \"terminal\"\ncommand = [\"x\"]\n",
             1,
-            "takes no `command`",
+            "a terminal answerer: unknown field `command`, expected `device`",
         ),
         (
             "\n\n[[answerer]]\nkind = \"script\"\nrules = [{ id = \"a\", question = \"b\", pass = true }]\n",
-            5,
+            3,
             "exactly one of `id` or `question`",
         ),
         (
             "[[answerer]]\nkind = \"script\"\nrules = [{ question = \"(\", pass = true }]\n",
-            3,
+            1,
             "not a regex",
         ),
         (
             "[[answerer]]\nkind = \"bridge\"\n",
             1,
-            "non-empty `command` or a `socket`",
+            "either a `command` or a `socket`",
         ),
         (
             "[[answerer]]\nkind = \"web\"\ncommand = [\"x\"]\n",
             1,
-            "a web answerer takes no `command`",
+            "a web answerer: unknown field `command`, expected one of `bind`, `port`, `grace`",
         ),
         (
             "[[answerer]]\nkind = \"web\"\ngrace = \"a while\"\n",

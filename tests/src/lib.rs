@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ask_user::{
-    AgentHandle, AgentRegistry, Answer, AnswerError, AnswerFuture, Answerer, Ask, AskRequest, Next,
-    Placement, RuntimeConfig, ToolResult, ToolRuntime, UserQuestions,
+    AgentHandle, AgentRegistry, Answer, AnswerError, AnswerFuture, Answerer, Ask, AskRequest,
+    Engine, Next, Placement, RuntimeConfig, ToolResult, ToolRuntime, UserQuestions,
 };
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -81,15 +81,15 @@ impl Harness {
     }
 }
 
-/// Loads `component`, compiling it once per test process and configuration.
+/// Loads `component` on the shared engine, compiling it once per test process.
 pub async fn load(
     component: &'static [u8],
     seam: Arc<UserQuestions>,
     config: RuntimeConfig,
 ) -> ask_user::wasmtime::Result<ToolRuntime> {
-    type Key = (usize, String);
-    static COMPILED: Mutex<Vec<(Key, Arc<Vec<u8>>)>> = Mutex::new(Vec::new());
-    let key = (component.as_ptr() as usize, format!("{config:?}"));
+    static COMPILED: Mutex<Vec<(usize, Arc<Vec<u8>>)>> = Mutex::new(Vec::new());
+    let engine = Engine::shared()?;
+    let key = component.as_ptr() as usize;
     let cached = COMPILED
         .lock()
         .unwrap()
@@ -99,13 +99,13 @@ pub async fn load(
     let compiled = match cached {
         Some(compiled) => compiled,
         None => {
-            let compiled = Arc::new(ToolRuntime::precompile(component, &config)?);
+            let compiled = Arc::new(engine.precompile(component)?);
             COMPILED.lock().unwrap().push((key, compiled.clone()));
             compiled
         }
     };
     // SAFETY: the bytes were produced by `precompile` in this process.
-    unsafe { ToolRuntime::from_precompiled(&compiled, seam, config).await }
+    unsafe { ToolRuntime::from_precompiled(engine, &compiled, seam, config).await }
 }
 
 /// Arguments with one single-select question `q` offering `labels`.

@@ -2,30 +2,29 @@
 //! on a child's stdin/stdout or on a Unix socket, with the remote-event frames
 //! of SPEC §5.
 //!
-//! One JSON frame per line (see [`super::remote`]): `ready` once, then a
-//! `waterfall` per ask and a `cancel` when an ask is withdrawn; the peer
-//! answers each event with an outcome.
+//! One JSON frame per line (see [`ask_user_seam::remote`]): `ready` once,
+//! then a `waterfall` per ask and a `cancel` when an ask is withdrawn; the
+//! peer answers each event with an outcome.
 //!
 //! A peer that goes away fails its pending events with a clear error and
 //! passes later requests on; a malformed frame fails the event it names (or
 //! every pending event when it names none); an outcome for an event that is
 //! no longer pending is ignored. Nothing waits on a peer that is gone.
 
-use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use ask_user_seam::remote::{self, PendingQuestions, UpFrame};
+use ask_user_seam::{AnswerError, AnswerFuture, Answerer, Ask, Next};
 use futures_util::StreamExt;
+use serde::Deserialize;
+use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::sync::oneshot;
+use tokio::sync::mpsc;
 use tokio_util::codec::{FramedRead, LinesCodec};
 
-use super::remote::{self, Outcome, UpFrame};
-use crate::error::AnswerError;
-use crate::sync::lock;
-use crate::waterfall::{AnswerFuture, Answerer, Ask, Next};
+use super::{AnswererKind, Setup, Started, read_table};
 
 /// The longest line a peer may send, in bytes.
 pub const MAX_FRAME_BYTES: usize = 1 << 20;
@@ -33,31 +32,27 @@ pub const MAX_FRAME_BYTES: usize = 1 << 20;
 /// An answerer on the other end of a JSON-lines stream.
 pub struct BridgeAnswerer {
     shared: Arc<Shared>,
-    /// Reads the peer's frames; aborted (and the child killed) on drop.
+    /// Reads the peer's frames (and owns the child, killed when it ends)
+    /// and writes frames to it. Both are aborted on drop and on close.
     reader: tokio::task::JoinHandle<()>,
+    writer: tokio::task::JoinHandle<()>,
 }
-
-type Writer = Box<dyn AsyncWrite + Send + Unpin>;
 
 struct Shared {
     /// What the peer is, for messages: the command line or the socket path.
     peer: String,
-    writer: tokio::sync::Mutex<Writer>,
-    state: Mutex<State>,
-    events: AtomicU64,
+    pending: PendingQuestions,
+    /// Frames for the writer task, in order.
+    frames: mpsc::UnboundedSender<Value>,
 }
 
-#[derive(Default)]
-struct State {
-    pending: HashMap<String, oneshot::Sender<Result<Outcome, String>>>,
-    /// Why the peer is gone, once it is.
-    gone: Option<String>,
-}
+type Writer = Box<dyn AsyncWrite + Send + Unpin>;
 
 impl BridgeAnswerer {
     /// Starts `command` (program, arguments, and any directory or
     /// environment the caller set) and answers through its stdin and stdout.
-    /// Its stderr is the host's. It is killed when the answerer is dropped.
+    /// Its stderr is the host's. It is killed when the answerer is dropped or
+    /// closed.
     pub async fn spawn(command: std::process::Command) -> std::io::Result<Self> {
         let shown: Vec<_> = std::iter::once(command.get_program())
             .chain(command.get_args())
@@ -73,15 +68,17 @@ impl BridgeAnswerer {
             .map_err(|e| {
                 std::io::Error::new(e.kind(), format!("cannot start the bridge `{shown}`: {e}"))
             })?;
-        let stdin = child.stdin.take().expect("piped");
-        let stdout = child.stdout.take().expect("piped");
-        Self::start(
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(std::io::Error::other(
+                "the bridge's stdin and stdout were not piped",
+            ));
+        };
+        Ok(Self::start(
             format!("bridge `{shown}`"),
             stdout,
             Box::new(stdin),
             Some(child),
-        )
-        .await
+        ))
     }
 
     /// Answers through the Unix socket at `path`.
@@ -96,37 +93,69 @@ impl BridgeAnswerer {
             )
         })?;
         let (read, write) = stream.into_split();
-        Self::start(
+        Ok(Self::start(
             format!("bridge socket {}", path.display()),
             read,
             Box::new(write),
             None,
-        )
-        .await
+        ))
     }
 
-    async fn start(
+    fn start(
         peer: String,
         read: impl AsyncRead + Send + Unpin + 'static,
         write: Writer,
         child: Option<tokio::process::Child>,
-    ) -> std::io::Result<Self> {
+    ) -> Self {
+        let (frames, queued) = mpsc::unbounded_channel();
+        let withdrawn = frames.clone();
         let shared = Arc::new(Shared {
             peer,
-            writer: tokio::sync::Mutex::new(write),
-            state: Mutex::new(State::default()),
-            events: AtomicU64::new(1),
+            // A withdrawn question is cancelled at the peer: queued at once,
+            // so it is never lost.
+            pending: PendingQuestions::new("e", move |id| {
+                let _ = withdrawn.send(remote::cancel(id));
+            }),
+            frames,
         });
-        let client_id = format!("ask-user-{}", std::process::id());
-        shared.send(remote::ready(&client_id)).await?;
+        let _ = shared
+            .frames
+            .send(remote::ready(&format!("ask-user-{}", std::process::id())));
+        let writer = tokio::spawn(write_frames(shared.clone(), write, queued));
         let reader = tokio::spawn(read_frames(shared.clone(), read, child));
-        Ok(BridgeAnswerer { shared, reader })
+        BridgeAnswerer {
+            shared,
+            reader,
+            writer,
+        }
     }
 }
 
 impl Drop for BridgeAnswerer {
     fn drop(&mut self) {
         self.reader.abort();
+        self.writer.abort();
+    }
+}
+
+async fn write_frames(
+    shared: Arc<Shared>,
+    mut write: Writer,
+    mut queued: mpsc::UnboundedReceiver<Value>,
+) {
+    while let Some(frame) = queued.recv().await {
+        let mut line = frame.to_string();
+        line.push('\n');
+        let written = match write.write_all(line.as_bytes()).await {
+            Ok(()) => write.flush().await,
+            Err(error) => Err(error),
+        };
+        if let Err(error) = written {
+            shared
+                .pending
+                .close(format!("could not be written to ({error})"));
+            return;
+        }
     }
 }
 
@@ -153,49 +182,30 @@ async fn read_frames(
         }
         None => why,
     };
-    shared.gone(why);
+    tracing::warn!(peer = %shared.peer, "the bridge {why}");
+    shared.pending.close(why);
 }
 
 impl Shared {
-    async fn send(&self, frame: serde_json::Value) -> std::io::Result<()> {
-        let mut line = frame.to_string();
-        line.push('\n');
-        let mut writer = self.writer.lock().await;
-        writer.write_all(line.as_bytes()).await?;
-        writer.flush().await
-    }
-
     fn on_frame(&self, line: &str) {
         match serde_json::from_str::<UpFrame>(line) {
+            // An outcome for a withdrawn or finished event is ignored.
             Ok(frame) => {
-                // An outcome for a withdrawn or finished event is ignored.
-                if let Some(waiting) = lock(&self.state).pending.remove(&frame.event_id) {
-                    let _ = waiting.send(Ok(frame.outcome));
-                }
+                let _ = self.pending.settle(&frame.event_id, Ok(frame.outcome));
             }
             Err(error) => {
                 let problem = format!("sent a malformed frame ({error}): {}", excerpt(line));
-                let named = serde_json::from_str::<serde_json::Value>(line)
+                let named = serde_json::from_str::<Value>(line)
                     .ok()
                     .and_then(|v| v.get("eventId")?.as_str().map(str::to_owned));
-                let mut state = lock(&self.state);
-                let failed: Vec<_> = match named {
-                    Some(id) => state.pending.remove(&id).into_iter().collect(),
-                    None => state.pending.drain().map(|(_, waiting)| waiting).collect(),
-                };
-                for waiting in failed {
-                    let _ = waiting.send(Err(problem.clone()));
+                match named {
+                    Some(id) => {
+                        let _ = self.pending.settle(&id, Err(problem));
+                    }
+                    None => self.pending.fail_all(&problem),
                 }
             }
         }
-    }
-
-    fn gone(&self, why: String) {
-        let mut state = lock(&self.state);
-        for (_, waiting) in state.pending.drain() {
-            let _ = waiting.send(Err(why.clone()));
-        }
-        state.gone = Some(why);
     }
 }
 
@@ -207,29 +217,6 @@ fn excerpt(line: &str) -> String {
     }
 }
 
-/// Sends `cancel` for an event whose ask was withdrawn before it finished.
-struct Withdraw {
-    shared: Arc<Shared>,
-    event_id: Option<String>,
-}
-
-impl Drop for Withdraw {
-    fn drop(&mut self) {
-        let Some(event_id) = self.event_id.take() else {
-            return;
-        };
-        if lock(&self.shared.state).pending.remove(&event_id).is_none() {
-            return;
-        }
-        let shared = self.shared.clone();
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                let _ = shared.send(remote::cancel(&event_id)).await;
-            });
-        }
-    }
-}
-
 impl Answerer for BridgeAnswerer {
     fn name(&self) -> &str {
         "bridge"
@@ -238,41 +225,30 @@ impl Answerer for BridgeAnswerer {
     fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
         Box::pin(async move {
             let shared = &self.shared;
-            let event_id = format!("e{}", shared.events.fetch_add(1, Ordering::Relaxed));
-            let (tx, rx) = oneshot::channel();
-            let gone = {
-                let mut state = lock(&shared.state);
-                if state.gone.is_none() {
-                    state.pending.insert(event_id.clone(), tx);
-                }
-                state.gone.is_some()
-            };
-            if gone {
-                // Nobody is there any more: like any absent answerer, pass.
+            // Nobody is there any more: like any absent answerer, pass.
+            let Ok(mut pending) = shared.pending.open(ask) else {
                 return next.run().await;
-            }
-            let mut withdraw = Withdraw {
-                shared: shared.clone(),
-                event_id: Some(event_id.clone()),
             };
-            let frame =
-                remote::waterfall(&event_id, ask.caller.as_ref().map(|c| c.id()), &ask.request);
-            if let Err(error) = shared.send(frame).await {
-                withdraw.event_id = None;
-                lock(&shared.state).pending.remove(&event_id);
-                return Err(failed(shared, format!("could not be written to ({error})")));
+            if shared.frames.send(pending.frame().clone()).is_err() {
+                return Err(failed(shared, "is no longer connected".to_owned()));
             }
-            let outcome = rx.await;
-            withdraw.event_id = None;
-            match outcome {
-                Ok(Ok(outcome)) => match outcome.into_answers() {
+            match pending.settled().await {
+                Some(Ok(outcome)) => match outcome.into_answers() {
                     Some(answered) => answered,
                     None => next.run().await,
                 },
-                Ok(Err(why)) => Err(failed(shared, why)),
-                Err(_) => Err(failed(shared, "dropped the question".to_owned())),
+                Some(Err(why)) => Err(failed(shared, why)),
+                None => Err(failed(shared, "dropped the question".to_owned())),
             }
         })
+    }
+
+    fn close(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        // Ending the reader drops the child, which kills it.
+        self.reader.abort();
+        self.writer.abort();
+        self.shared.pending.close("was closed by the host");
+        Box::pin(std::future::ready(()))
     }
 }
 
@@ -284,5 +260,73 @@ fn failed(shared: &Shared, why: String) -> AnswerError {
             shared.peer
         )
         .into(),
+    }
+}
+
+/// `kind = "bridge"`: a `command` to run (in the config file's folder) or
+/// a `socket` to connect to.
+pub struct BridgeKind;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BridgeTable {
+    command: Option<Vec<String>>,
+    socket: Option<PathBuf>,
+}
+
+/// A configured bridge.
+#[derive(Debug)]
+enum BridgeSetup {
+    /// A process started with this command line, in this folder.
+    Command {
+        program: String,
+        args: Vec<String>,
+        dir: PathBuf,
+    },
+    /// A peer listening on this Unix socket.
+    Socket(PathBuf),
+}
+
+impl AnswererKind for BridgeKind {
+    fn name(&self) -> &'static str {
+        "bridge"
+    }
+
+    fn configure(&self, table: toml::Table, base: &Path) -> Result<Box<dyn Setup>, String> {
+        let table: BridgeTable = read_table(self.name(), table)?;
+        let setup = match (table.command, table.socket) {
+            (Some(command), None) => match command.split_first() {
+                Some((program, args)) if !program.is_empty() => BridgeSetup::Command {
+                    program: program.clone(),
+                    args: args.to_vec(),
+                    dir: base.to_owned(),
+                },
+                _ => return Err("a bridge's `command` names a program to run, e.g. [\"python3\", \"bridge.py\"]".into()),
+            },
+            (None, Some(socket)) => BridgeSetup::Socket(base.join(socket)),
+            _ => return Err("a bridge answerer takes either a `command` or a `socket`".into()),
+        };
+        Ok(Box::new(setup))
+    }
+}
+
+impl Setup for BridgeSetup {
+    fn start(
+        self: Box<Self>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<Started>> + Send>> {
+        Box::pin(async move {
+            let bridge = match *self {
+                BridgeSetup::Command { program, args, dir } => {
+                    let mut command = std::process::Command::new(program);
+                    command.args(args).current_dir(dir);
+                    BridgeAnswerer::spawn(command).await?
+                }
+                BridgeSetup::Socket(path) => BridgeAnswerer::connect(&path).await?,
+            };
+            Ok(Started {
+                answerer: Arc::new(bridge),
+                notice: None,
+            })
+        })
     }
 }

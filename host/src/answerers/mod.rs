@@ -1,7 +1,13 @@
-//! Answerers that ship with the host.
+//! Answerers that ship with the host, and the registry of answerer kinds a
+//! configuration file can name.
+//!
+//! A kind is one file: its answerer, its own config table and its start-up
+//! (an [`AnswererKind`]), and one line in [`Kinds::builtin`].
 
 pub mod bridge;
-pub mod remote;
+mod kind;
 pub mod script;
 pub mod terminal;
 pub mod web;
+
+pub use kind::{AnswererKind, Kinds, Setup, Started, read_table, ready};

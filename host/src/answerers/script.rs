@@ -7,14 +7,41 @@
 //! question is answered by a rule; a question no rule answers passes the
 //! whole request on. The script never invents an answer no rule gave.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use ask_user_seam::{
+    Answer, AnswerError, AnswerFuture, Answerer, Ask, AskError, ErrorCode, Next, Question,
+};
 use regex_lite::Regex;
 use serde::Deserialize;
 
-use crate::error::{AnswerError, AskError, ErrorCode};
-use crate::question::{Answer, Question};
-use crate::waterfall::{AnswerFuture, Answerer, Ask, Next};
+use super::{AnswererKind, Setup, read_table, ready};
+
+/// `kind = "script"`: canned `answers` (a file, tried first) and `rules`.
+pub struct ScriptKind;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScriptTable {
+    answers: Option<PathBuf>,
+    #[serde(default)]
+    rules: Vec<Rule>,
+}
+
+impl AnswererKind for ScriptKind {
+    fn name(&self) -> &'static str {
+        "script"
+    }
+
+    fn configure(&self, table: toml::Table, base: &Path) -> Result<Box<dyn Setup>, String> {
+        let table: ScriptTable = read_table(self.name(), table)?;
+        let canned = match &table.answers {
+            Some(path) => ScriptAnswerer::from_file(&base.join(path)).map_err(|e| e.to_string())?,
+            None => ScriptAnswerer::default(),
+        };
+        Ok(ready(canned.then(ScriptAnswerer::new(table.rules))))
+    }
+}
 
 /// Answers questions by rules.
 #[derive(Debug, Clone, Default)]
@@ -267,5 +294,117 @@ impl Answerer for ScriptAnswerer {
             (false, Some(error)) => Box::pin(std::future::ready(Err(error))),
             (false, None) => Box::pin(std::future::ready(Ok(answers))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ask_user_seam::QuestionOption;
+
+    fn rule(toml: &str) -> Result<Rule, String> {
+        #[derive(Deserialize)]
+        struct One {
+            rule: Rule,
+        }
+        toml::from_str::<One>(&format!("rule = {toml}"))
+            .map(|one| one.rule)
+            .map_err(|e| e.message().to_owned())
+    }
+
+    fn question(id: &str, text: &str, labels: &[&str]) -> Question {
+        let mut q = Question::new(id, text);
+        if !labels.is_empty() {
+            q.options = Some(labels.iter().map(|l| QuestionOption::new(*l)).collect());
+        }
+        q
+    }
+
+    fn decided(script: &ScriptAnswerer, q: &Question) -> Result<Option<Answer>, String> {
+        match script.decide(q) {
+            Decision::Answer(answer) => Ok(Some(answer)),
+            Decision::Pass => Ok(None),
+            Decision::Fail(AnswerError::Seam(e)) => Err(e.code().unwrap().to_string()),
+            Decision::Fail(other) => Err(format!("{other:?}")),
+        }
+    }
+
+    #[test]
+    fn a_rule_has_exactly_one_matcher_and_one_action() {
+        for (toml, says) in [
+            (r#"{ select = ["A"] }"#, "exactly one of `id` or `question`"),
+            (
+                r#"{ id = "a", question = "b", pass = true }"#,
+                "exactly one of `id`",
+            ),
+            (r#"{ id = "a" }"#, "does exactly one of"),
+            (
+                r#"{ id = "a", pass = true, recommended = true }"#,
+                "does exactly one of",
+            ),
+            (
+                r#"{ id = "a", pass = true, message = "m" }"#,
+                "`message` goes with `reject`",
+            ),
+            (r#"{ question = "(", pass = true }"#, "is not a regex"),
+            (
+                r#"{ id = "a", pass = true, colour = 1 }"#,
+                "unknown field `colour`",
+            ),
+        ] {
+            let problem = rule(toml).err().unwrap_or_default();
+            assert!(
+                problem.contains(says),
+                "{toml}: {problem:?} should say {says:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_first_rule_that_applies_decides() {
+        let script = ScriptAnswerer::new(vec![
+            rule(r#"{ id = "skip", pass = true }"#).unwrap(),
+            rule(r#"{ question = "(?i)deploy", recommended = true }"#).unwrap(),
+            rule(r#"{ question = "(?i)delete", reject = "ASK_CANCELLED" }"#).unwrap(),
+            rule(r#"{ question = ".", custom = "fallback" }"#).unwrap(),
+        ]);
+        let deploy = question("d", "Deploy where?", &["Prod", "Staging (Recommended)"]);
+        assert_eq!(
+            decided(&script, &deploy).unwrap().unwrap().selected,
+            ["Staging (Recommended)"]
+        );
+        // No recommended option: the next rule that applies decides.
+        let plain = question("p", "Deploy now?", &["Yes", "No"]);
+        assert_eq!(
+            decided(&script, &plain).unwrap().unwrap().custom.as_deref(),
+            Some("fallback")
+        );
+        assert_eq!(
+            decided(&script, &question("skip", "Deploy?", &[])),
+            Ok(None)
+        );
+        assert_eq!(
+            decided(&script, &question("x", "Delete it?", &[])),
+            Err("ASK_CANCELLED".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_rule_never_selects_what_is_not_offered() {
+        let script = ScriptAnswerer::new(vec![rule(r#"{ id = "q", select = ["C"] }"#).unwrap()]);
+        let problem = decided(&script, &question("q", "Which?", &["A", "B"])).unwrap_err();
+        assert!(problem.contains("does not offer"), "{problem}");
+    }
+
+    #[test]
+    fn canned_answers_name_each_id_once() {
+        let twice = r#"{"answers":[{"id":"a","selected":[]},{"id":"a","selected":[]}]}"#;
+        assert!(
+            ScriptAnswerer::from_json(twice)
+                .unwrap_err()
+                .to_string()
+                .contains("twice")
+        );
+        assert!(ScriptAnswerer::from_json(r#"{"answer":[]}"#).is_err());
     }
 }

@@ -18,31 +18,40 @@ mod render;
 
 use std::fs::File;
 use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use crossterm::cursor::{Hide, MoveToColumn, MoveToPreviousLine, Show};
 use crossterm::event;
 use crossterm::terminal::{self, Clear, ClearType};
 use crossterm::{QueueableCommand, queue};
-use tokio::sync::oneshot;
+use serde::Deserialize;
+use tokio::sync::{Mutex, OwnedMutexGuard, oneshot};
 
-use crate::error::{AnswerError, AskError, ErrorCode};
+use super::{AnswererKind, Setup, read_table, ready};
+use crate::error::{AnswerError, AskError};
 use crate::question::{Answer, Question};
-use crate::sync::lock;
 use crate::waterfall::{AnswerFuture, Answerer, Ask, Next};
+use ask_user_seam::ErrorCode;
 use prompt::{Prompt, Step};
 use render::{Frame, Painter};
 
 /// How often the prompt checks whether it was withdrawn.
 const WITHDRAW_POLL: Duration = Duration::from_millis(50);
 
+/// The controlling terminal of the process.
+const CONTROLLING_TERMINAL: &str = "/dev/tty";
+
 /// Asks the human at the controlling terminal.
 pub struct TerminalAnswerer {
     color: bool,
-    /// One batch on screen at a time.
-    turn: tokio::sync::Mutex<()>,
+    device: PathBuf,
+    /// One batch on screen at a time. Held by the prompt's thread until it
+    /// has restored the terminal, so the next prompt never draws over one
+    /// that is still being cleared.
+    turn: Arc<Mutex<()>>,
 }
 
 impl Default for TerminalAnswerer {
@@ -52,11 +61,19 @@ impl Default for TerminalAnswerer {
 }
 
 impl TerminalAnswerer {
-    /// Colour unless `NO_COLOR` is set (to anything but the empty string).
+    /// Asks at the controlling terminal; colour unless `NO_COLOR` is set
+    /// (to anything but the empty string).
     pub fn new() -> Self {
+        Self::with_device(CONTROLLING_TERMINAL)
+    }
+
+    /// Asks at the terminal device `path` instead (a tmux pane's
+    /// `/dev/pts/N`, say). Where it cannot be opened, requests pass on.
+    pub fn with_device(path: impl Into<PathBuf>) -> Self {
         TerminalAnswerer {
             color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
-            turn: tokio::sync::Mutex::new(()),
+            device: path.into(),
+            turn: Arc::new(Mutex::new(())),
         }
     }
 }
@@ -67,24 +84,53 @@ enum Ending {
     Withdrawn,
 }
 
-/// Tells the prompt thread to withdraw, and waits until it has restored the
-/// terminal, when the ask is dropped before the human finished.
+/// Tells the prompt's thread to withdraw when the ask is dropped before the
+/// human finished. Never waits: the thread clears the prompt within
+/// [`WITHDRAW_POLL`] and then gives up its turn; [`Answerer::close`] waits
+/// for that.
 struct Withdrawal {
     flag: Arc<AtomicBool>,
-    restored: Arc<(Mutex<bool>, Condvar)>,
     armed: bool,
 }
 
 impl Drop for Withdrawal {
     fn drop(&mut self) {
-        if !self.armed {
-            return;
+        if self.armed {
+            self.flag.store(true, Ordering::SeqCst);
         }
-        self.flag.store(true, Ordering::SeqCst);
-        let (done, condvar) = &*self.restored;
-        let restored = lock(done);
-        // Bounded: the thread checks the flag every WITHDRAW_POLL.
-        let _ = condvar.wait_timeout_while(restored, Duration::from_secs(2), |done| !*done);
+    }
+}
+
+/// Runs `prompt` on a thread of its own that holds `turn` until it ends
+/// (the terminal restored, or a panic unwound). The receiver gets the
+/// ending, or why the prompt failed.
+fn spawn_prompt(
+    turn: OwnedMutexGuard<()>,
+    prompt: impl FnOnce(&AtomicBool) -> std::io::Result<Ending> + Send + 'static,
+) -> std::io::Result<(oneshot::Receiver<Result<Ending, String>>, Withdrawal)> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let withdraw = flag.clone();
+    let (send, receive) = oneshot::channel();
+    std::thread::Builder::new()
+        .name("ask-user-terminal".into())
+        .spawn(move || {
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| prompt(&withdraw)));
+            let ending = match ran {
+                Ok(Ok(ending)) => Ok(ending),
+                Ok(Err(error)) => Err(error.to_string()),
+                Err(panic) => Err(format!("it panicked: {}", panic_message(&*panic))),
+            };
+            drop(turn);
+            let _ = send.send(ending);
+        })?;
+    Ok((receive, Withdrawal { flag, armed: true }))
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    match (panic.downcast_ref::<&str>(), panic.downcast_ref::<String>()) {
+        (Some(text), _) => text,
+        (_, Some(text)) => text,
+        _ => "no message",
     }
 }
 
@@ -95,30 +141,18 @@ impl Answerer for TerminalAnswerer {
 
     fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
         Box::pin(async move {
-            let _turn = self.turn.lock().await;
-            let Ok(tty) = File::options().read(true).write(true).open("/dev/tty") else {
+            let turn = self.turn.clone().lock_owned().await;
+            let Ok(tty) = File::options().read(true).write(true).open(&self.device) else {
+                // No terminal: give up the turn before passing on, so other
+                // asks do not queue behind whatever answers downstream.
+                drop(turn);
                 return next.run().await;
             };
-            let flag = Arc::new(AtomicBool::new(false));
-            let restored = Arc::new((Mutex::new(false), Condvar::new()));
-            let (send, receive) = oneshot::channel();
             let questions = ask.request.questions.clone();
-            let (color, withdraw, done) = (self.color, flag.clone(), restored.clone());
-            std::thread::Builder::new()
-                .name("ask-user-terminal".into())
-                .spawn(move || {
-                    let ending = run(tty, &questions, color, &withdraw);
-                    let (restored, condvar) = &*done;
-                    *lock(restored) = true;
-                    condvar.notify_all();
-                    let _ = send.send(ending);
-                })
-                .map_err(AnswerError::other)?;
-            let mut withdrawal = Withdrawal {
-                flag,
-                restored,
-                armed: true,
-            };
+            let color = self.color;
+            let (receive, mut withdrawal) =
+                spawn_prompt(turn, move |withdraw| run(tty, &questions, color, withdraw))
+                    .map_err(AnswerError::other)?;
             let ending = receive.await;
             withdrawal.armed = false;
             match ending {
@@ -129,13 +163,50 @@ impl Answerer for TerminalAnswerer {
                      continue with what you know or end your turn",
                 )
                 .into()),
-                Ok(Ok(Ending::Withdrawn)) | Err(_) => std::future::pending().await,
-                Ok(Err(error)) => Err(AnswerError::Other {
-                    name: "TerminalError".into(),
-                    error: format!("the terminal prompt failed: {error}").into(),
-                }),
+                Ok(Ok(Ending::Withdrawn)) => Err(failed("it was withdrawn while still awaited")),
+                Ok(Err(why)) => Err(failed(&why)),
+                Err(_) => Err(failed("its thread ended without a word")),
             }
         })
+    }
+
+    /// Waits until no prompt is on screen: a withdrawn prompt has cleared
+    /// itself and restored the terminal.
+    fn close(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        Box::pin(async move {
+            let _turn = self.turn.lock().await;
+        })
+    }
+}
+
+fn failed(why: &str) -> AnswerError {
+    AnswerError::Other {
+        name: "TerminalError".into(),
+        error: format!("the terminal prompt failed: {why}").into(),
+    }
+}
+
+/// `kind = "terminal"`: optional `device` (default: the controlling
+/// terminal).
+pub struct TerminalKind;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TerminalTable {
+    device: Option<PathBuf>,
+}
+
+impl AnswererKind for TerminalKind {
+    fn name(&self) -> &'static str {
+        "terminal"
+    }
+
+    fn configure(&self, table: toml::Table, base: &Path) -> Result<Box<dyn Setup>, String> {
+        let table: TerminalTable = read_table(self.name(), table)?;
+        Ok(ready(match table.device {
+            Some(device) => TerminalAnswerer::with_device(base.join(device)),
+            None => TerminalAnswerer::new(),
+        }))
     }
 }
 
@@ -235,5 +306,43 @@ impl Screen {
             self.at_row = row;
         }
         tty.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_prompt_that_panics_fails_the_ask_and_gives_up_its_turn() {
+        let turn = Arc::new(Mutex::new(()));
+        let (receive, _withdrawal) =
+            spawn_prompt(turn.clone().lock_owned().await, |_| panic!("boom")).unwrap();
+        let why = match receive.await.unwrap() {
+            Err(why) => why,
+            Ok(_) => panic!("a panicking prompt ended well"),
+        };
+        assert!(why.contains("panicked: boom"), "{why}");
+        assert!(turn.try_lock().is_ok(), "the turn is still held");
+    }
+
+    #[tokio::test]
+    async fn dropping_the_ask_tells_the_prompt_without_waiting_for_it() {
+        let turn = Arc::new(Mutex::new(()));
+        let (saw, seen) = std::sync::mpsc::channel();
+        let (receive, withdrawal) = spawn_prompt(turn.clone().lock_owned().await, move |flag| {
+            while !flag.load(Ordering::SeqCst) {
+                std::thread::yield_now();
+            }
+            let _ = saw.send(());
+            Ok(Ending::Withdrawn)
+        })
+        .unwrap();
+        drop(withdrawal);
+        seen.recv_timeout(Duration::from_secs(30))
+            .expect("the prompt never saw the withdrawal");
+        assert!(matches!(receive.await.unwrap(), Ok(Ending::Withdrawn)));
+        // The turn is free once the prompt's thread is done.
+        let _free = turn.lock().await;
     }
 }

@@ -1,6 +1,8 @@
 //! What the prompt looks like: lines for the current screen, wrapped to the
 //! terminal's width, with colour unless `NO_COLOR` is set.
 
+use std::borrow::Cow;
+
 use crossterm::style::Stylize;
 use unicode_width::UnicodeWidthStr;
 
@@ -18,12 +20,42 @@ pub struct Painter {
     pub width: usize,
 }
 
+/// `text` made safe to write to a terminal: the model's words (and pasted
+/// ones) must not move the cursor, rewrite what the human reads, retitle the
+/// window or set the clipboard. Every C0 and C1 control character (ESC, BEL,
+/// CSI…), DEL, and the bidirectional overrides that reorder what is shown
+/// are dropped; a tab becomes a space; a newline stays only where
+/// `newlines` says it is layout, and is a space otherwise.
+pub fn clean(text: &str, newlines: bool) -> Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() || is_bidi_control(c);
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .filter_map(|c| match c {
+                '\n' if newlines => Some('\n'),
+                '\n' | '\t' => Some(' '),
+                c if unsafe_char(c) => None,
+                c => Some(c),
+            })
+            .collect(),
+    )
+}
+
+/// U+202A–U+202E and U+2066–U+2069: embeddings, overrides and isolates.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
 impl Painter {
+    /// One line of `text`, cleaned, in `style` when colour is on.
     fn paint(&self, text: &str, style: fn(&str) -> String) -> String {
+        let text = clean(text, false);
         if self.color {
-            style(text)
+            style(&text)
         } else {
-            text.to_owned()
+            text.into_owned()
         }
     }
 
@@ -38,7 +70,8 @@ impl Painter {
         style: fn(&str) -> String,
     ) {
         let room = self.width.saturating_sub(indent).max(20);
-        for (n, line) in textwrap::wrap(text, room).iter().enumerate() {
+        let text = clean(text, true);
+        for (n, line) in textwrap::wrap(&text, room).iter().enumerate() {
             let lead = if n == 0 {
                 first.to_owned()
             } else {
@@ -80,7 +113,7 @@ impl Painter {
                 let prefix = "› ";
                 let room = self.width.saturating_sub(prefix.len() + 1).max(10);
                 let scroll = input.visual_scroll(room);
-                let shown = skip_columns(input.value(), scroll, room);
+                let shown = skip_columns(&clean(input.value(), false), scroll, room);
                 let row = lines.len();
                 lines.push(format!("{prefix}{shown}"));
                 lines.push(String::new());
@@ -239,4 +272,45 @@ fn header_style(text: &str) -> String {
 }
 fn answer_style(text: &str) -> String {
     text.green().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::question::{Question, QuestionOption};
+
+    #[test]
+    fn control_characters_never_reach_the_terminal() {
+        let hostile = "a\u{1b}[2J\u{1b}]52;c;cHduZWQ=\u{7}b\u{9b}31mc\u{7f}\u{202e}d\te";
+        assert_eq!(clean(hostile, false), "a[2J]52;c;cHduZWQ=b31mcd e");
+        assert_eq!(clean("one\ntwo", true), "one\ntwo");
+        assert_eq!(clean("one\ntwo", false), "one two");
+        assert!(matches!(clean("plain ✓ 文字", false), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn nothing_the_model_wrote_draws_an_escape() {
+        let evil = "\u{1b}[1A\u{1b}[2KApproved\u{1b}]52;c;ZXZpbA==\u{7}";
+        let mut q = Question::new("q", format!("Deploy?{evil}"));
+        q.header = Some(format!("H{evil}"));
+        let mut option = QuestionOption::new(format!("Yes{evil}"));
+        option.description = Some(format!("Ships it{evil}"));
+        q.options = Some(vec![option]);
+        let questions = [q];
+        let prompt = super::super::prompt::Prompt::new(&questions);
+        let painter = Painter {
+            color: false,
+            width: 79,
+        };
+        let frame = painter.frame(&prompt);
+        let text = frame.lines.join("\n");
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{text:?}"
+        );
+        assert!(
+            text.contains("Deploy?[1A[2KApproved]52;c;ZXZpbA=="),
+            "{text}"
+        );
+    }
 }

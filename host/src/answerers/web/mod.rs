@@ -20,8 +20,9 @@
 //! the model as text, never as HTML. It binds loopback unless told otherwise.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
@@ -34,11 +35,12 @@ use axum::routing::{get, post};
 use futures_util::stream::{self, Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::Value;
-use tokio::sync::{Notify, broadcast, oneshot};
+use tokio::sync::{Notify, broadcast};
 
-use super::remote::{self, Outcome, UpFrame};
-use crate::sync::lock;
-use crate::waterfall::{AnswerFuture, Answerer, Ask, Next};
+use ask_user_seam::remote::{self, Outcome, PendingQuestions, UpFrame};
+use ask_user_seam::{AnswerFuture, Answerer, Ask, Next};
+
+use super::{AnswererKind, Setup, Started, read_table};
 
 /// The largest answer body accepted, in bytes.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
@@ -82,7 +84,7 @@ struct Shared {
     token: String,
     /// The port the Host header must name.
     port: u16,
-    pending: Mutex<Vec<PendingEvent>>,
+    pending: PendingQuestions,
     frames: broadcast::Sender<Value>,
     pages: AtomicUsize,
     page_connected: Notify,
@@ -91,25 +93,34 @@ struct Shared {
     grace: Option<Duration>,
 }
 
-struct PendingEvent {
-    id: String,
-    frame: Value,
-    reply: oneshot::Sender<Outcome>,
-}
-
 impl WebAnswerer {
     /// Binds and starts serving.
     pub async fn start(config: WebConfig) -> std::io::Result<Self> {
-        let listener = tokio::net::TcpListener::bind((config.bind, config.port)).await?;
+        let listener = tokio::net::TcpListener::bind((config.bind, config.port))
+            .await
+            .map_err(|e| {
+                std::io::Error::new(
+                    e.kind(),
+                    format!(
+                        "the web answerer cannot listen on {}:{}: {e}",
+                        config.bind, config.port
+                    ),
+                )
+            })?;
         let address = listener.local_addr()?;
         let mut token = [0u8; 16];
         getrandom::fill(&mut token)
             .map_err(|e| std::io::Error::other(format!("no randomness for the token: {e}")))?;
+        let frames = broadcast::channel(FRAME_BACKLOG).0;
+        let withdrawn = frames.clone();
         let shared = Arc::new(Shared {
             token: token.iter().map(|b| format!("{b:02x}")).collect(),
             port: address.port(),
-            pending: Mutex::new(Vec::new()),
-            frames: broadcast::channel(FRAME_BACKLOG).0,
+            // A question that leaves (answered, withdrawn) leaves every page.
+            pending: PendingQuestions::new("w", move |id| {
+                let _ = withdrawn.send(remote::cancel(id));
+            }),
+            frames,
             pages: AtomicUsize::new(0),
             page_connected: Notify::new(),
             last_page_left: Notify::new(),
@@ -153,7 +164,7 @@ impl WebAnswerer {
 
     /// Questions (batches) waiting for an answer from a page now.
     pub fn pending(&self) -> usize {
-        lock(&self.shared.pending).len()
+        self.shared.pending.len()
     }
 
     /// Pages connected now.
@@ -199,16 +210,6 @@ impl Shared {
                 return;
             }
         }
-    }
-
-    /// Removes a pending event and tells every page it is gone.
-    fn withdraw(&self, event_id: &str) -> Option<PendingEvent> {
-        let mut pending = lock(&self.pending);
-        let at = pending.iter().position(|e| e.id == event_id)?;
-        let event = pending.remove(at);
-        drop(pending);
-        let _ = self.frames.send(remote::cancel(event_id));
-        Some(event)
     }
 
     /// Whether a Host header may name this server: `localhost` or an IP
@@ -310,7 +311,7 @@ async fn events(_: Authorized, State(shared): State<Arc<Shared>>) -> Response {
     let live = shared.frames.subscribe();
     let client = format!("page-{}", shared.events.fetch_add(1, Ordering::Relaxed));
     let mut first = vec![remote::ready(&client)];
-    first.extend(lock(&shared.pending).iter().map(|e| e.frame.clone()));
+    first.extend(shared.pending.frames());
     shared.pages.fetch_add(1, Ordering::SeqCst);
     shared.page_connected.notify_waiters();
     let guard = PageGuard(shared.clone());
@@ -346,16 +347,17 @@ async fn answer(
                 .into_response();
         }
     };
-    let Some(event) = shared.withdraw(&frame.event_id) else {
-        return (
+    match shared.pending.settle(&frame.event_id, Ok(frame.outcome)) {
+        Ok(()) => {
+            // Every other page drops the card.
+            let _ = shared.frames.send(remote::cancel(&frame.event_id));
+            StatusCode::OK.into_response()
+        }
+        Err(_) => (
             StatusCode::CONFLICT,
             "this question was already answered or withdrawn",
         )
-            .into_response();
-    };
-    match event.reply.send(frame.outcome) {
-        Ok(()) => StatusCode::OK.into_response(),
-        Err(_) => (StatusCode::CONFLICT, "this question was withdrawn").into_response(),
+            .into_response(),
     }
 }
 
@@ -365,18 +367,6 @@ fn refusal(status: StatusCode) -> Response {
         _ => "this server answers only its own page on its own address",
     };
     (status, why).into_response()
-}
-
-/// Withdraws an event from the pages when its ask ends first.
-struct Withdraw<'a> {
-    shared: &'a Shared,
-    event_id: String,
-}
-
-impl Drop for Withdraw<'_> {
-    fn drop(&mut self) {
-        self.shared.withdraw(&self.event_id);
-    }
 }
 
 impl Answerer for WebAnswerer {
@@ -390,28 +380,76 @@ impl Answerer for WebAnswerer {
             if !shared.page_present().await {
                 return next.run().await;
             }
-            let event_id = format!("w{}", shared.events.fetch_add(1, Ordering::Relaxed));
-            let frame =
-                remote::waterfall(&event_id, ask.caller.as_ref().map(|c| c.id()), &ask.request);
-            let (reply, outcome) = oneshot::channel();
-            lock(&shared.pending).push(PendingEvent {
-                id: event_id.clone(),
-                frame: frame.clone(),
-                reply,
-            });
-            let withdraw = Withdraw { shared, event_id };
-            let _ = shared.frames.send(frame);
+            // The page's list never closes, so a question always opens.
+            let Ok(mut pending) = shared.pending.open(ask) else {
+                return next.run().await;
+            };
+            let _ = shared.frames.send(pending.frame().clone());
             let outcome = tokio::select! {
-                // `None`: the server is gone.
-                outcome = outcome => outcome.ok(),
+                settled = pending.settled() => settled.and_then(Result::ok),
                 // Every page left and none came back within the grace period.
                 () = shared.abandoned() => None,
             };
-            drop(withdraw);
+            // Withdrawn from the pages, unless a page settled it.
+            drop(pending);
             match outcome.and_then(Outcome::into_answers) {
                 Some(answered) => answered,
                 None => next.run().await,
             }
+        })
+    }
+}
+
+/// `kind = "web"`: optional `bind`, `port` and `grace` (`"forever"` waits).
+pub struct WebKind;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WebTable {
+    bind: Option<IpAddr>,
+    port: Option<u16>,
+    grace: Option<String>,
+}
+
+impl AnswererKind for WebKind {
+    fn name(&self) -> &'static str {
+        "web"
+    }
+
+    fn configure(&self, table: toml::Table, _base: &Path) -> Result<Box<dyn Setup>, String> {
+        let table: WebTable = read_table(self.name(), table)?;
+        let defaults = WebConfig::default();
+        Ok(Box::new(WebConfig {
+            bind: table.bind.unwrap_or(defaults.bind),
+            port: table.port.unwrap_or(defaults.port),
+            grace: match table.grace.as_deref() {
+                None => defaults.grace,
+                Some("forever") => None,
+                Some(grace) => Some(crate::config::duration(grace)?),
+            },
+        }))
+    }
+}
+
+impl Setup for WebConfig {
+    fn start(
+        self: Box<Self>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<Started>> + Send>> {
+        Box::pin(async move {
+            let exposed = !self.bind.is_loopback();
+            let web = WebAnswerer::start(*self).await?;
+            let mut notice = format!("answer in your browser: {}", web.url());
+            if exposed {
+                notice = format!(
+                    "WARNING: the web answerer listens on {}, beyond this machine; anyone who \
+                     can reach it and has the address below can answer for you. {notice}",
+                    web.address()
+                );
+            }
+            Ok(Started {
+                answerer: Arc::new(web),
+                notice: Some(notice),
+            })
         })
     }
 }

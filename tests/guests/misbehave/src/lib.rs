@@ -4,7 +4,7 @@
 
 wit_bindgen::generate!({
     world: "ask-user-tool",
-    path: "../../../wit",
+    path: "../../../wit/v0.1.0",
 });
 
 use dsh::ask_user::types::{Answer, AskError, Question, QuestionOption, Request};

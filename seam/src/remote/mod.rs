@@ -1,5 +1,6 @@
-//! The remote-event frames of SPEC §5, shared by every answerer on the far
-//! side of a stream (a bridge process, a web page).
+//! Answerers on the far side of a stream (a bridge process, a web page, an
+//! inbox): the remote-event frames of SPEC §5 they exchange, and
+//! [`PendingQuestions`], the questions waiting for their outcome.
 //!
 //! Down: `{"type":"ready","clientId":…}`,
 //! `{"type":"waterfall","eventId":…,"agentId":…,"request":{"questions":[…]}}`,
@@ -14,8 +15,12 @@ use serde_json::{Value, json};
 use crate::error::{AnswerError, TransportedError};
 use crate::question::{Answer, AskRequest};
 
+mod pending;
+
+pub use pending::{Gone, NotPending, Pending, PendingQuestions};
+
 /// What the far side did with an event.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Outcome {
     Next,
@@ -24,7 +29,7 @@ pub enum Outcome {
 }
 
 /// The answers of a `result` outcome.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ResultValue {
     pub answers: Vec<Answer>,

@@ -6,10 +6,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
+use crate::ErrorCode;
 use crate::agents::{AgentHandle, AgentRegistry};
 use crate::audit::AuditLog;
-use crate::error::{AskError, ErrorCode};
+use crate::error::AskError;
 use crate::question::{Answer, AskRequest};
 use crate::sync::lock;
 use crate::validate::{check_answers, check_intents};
@@ -69,19 +71,43 @@ impl UserQuestions {
         caller: Option<&AgentHandle>,
         signal: &CancellationToken,
     ) -> Result<Vec<Answer>, AskError> {
-        let Some(audit) = &self.audit else {
-            return self
-                .pipeline(request, caller, signal, &Mutex::new(None))
-                .await;
-        };
-        let started = Instant::now();
-        let questions = request.questions.clone();
-        let claimed_by = Mutex::new(None);
-        let result = self.pipeline(request, caller, signal, &claimed_by).await;
-        let claimed_by = lock(&claimed_by).take();
-        let answerer = result.as_ref().ok().and(claimed_by.as_deref());
-        audit.record(caller, &questions, answerer, &result, started.elapsed());
-        result
+        let span = tracing::info_span!(
+            "ask",
+            caller = caller.map(AgentHandle::id),
+            questions = request.questions.len()
+        );
+        async {
+            let started = Instant::now();
+            let questions = self.audit.as_ref().map(|_| request.questions.clone());
+            let claimed_by = Mutex::new(None);
+            let result = self.pipeline(request, caller, signal, &claimed_by).await;
+            let claimed_by = lock(&claimed_by).take();
+            let answerer = result.as_ref().ok().and(claimed_by.as_deref());
+            let duration = started.elapsed();
+            match &result {
+                Ok(_) => tracing::info!(answerer, ?duration, "answered"),
+                Err(error) => tracing::info!(
+                    code = error.code().map(ErrorCode::as_str),
+                    name = error.name(),
+                    ?duration,
+                    "not answered: {}",
+                    error.message()
+                ),
+            }
+            if let (Some(audit), Some(questions)) = (&self.audit, questions) {
+                audit.record(caller, &questions, answerer, &result, duration);
+            }
+            result
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Waits until the audit trail, if any, holds every ask so far.
+    pub async fn flush_audit(&self) {
+        if let Some(audit) = &self.audit {
+            audit.flush().await;
+        }
     }
 
     async fn pipeline(

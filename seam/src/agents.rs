@@ -9,7 +9,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::error::{AskError, ErrorCode};
+use crate::ErrorCode;
+use crate::error::AskError;
 use crate::scope::Scope;
 use crate::sync::lock;
 

@@ -3,24 +3,39 @@
 //! Each line holds the time, the caller, the questions, which answerer
 //! claimed, the outcome (the answers, or the error's code, name and message)
 //! and the duration. Nothing else is written.
+//!
+//! Lines are written by a thread of the log's own, so an ask never waits on
+//! the disk: [`AuditLog::flush`] waits until every line recorded so far is
+//! written. A line that cannot be written is reported as a `tracing` warning
+//! and never fails the ask.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::path::Path;
-use std::sync::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
+use tokio::sync::oneshot;
 
 use crate::agents::AgentHandle;
 use crate::error::AskError;
 use crate::question::{Answer, Question};
-use crate::sync::lock;
 
 /// An append-only JSON-lines file of asks.
 #[derive(Debug)]
 pub struct AuditLog {
-    file: Mutex<File>,
+    path: PathBuf,
+    /// To the writer thread; sending never waits on the disk.
+    lines: mpsc::Sender<Job>,
+}
+
+/// What the writer thread is told.
+#[derive(Debug)]
+enum Job {
+    Line(String),
+    /// Tell this sender once every earlier line is written.
+    Flush(oneshot::Sender<()>),
 }
 
 #[derive(Serialize)]
@@ -49,12 +64,27 @@ enum Outcome<'a> {
 }
 
 impl AuditLog {
-    /// Opens `path` for appending, creating it (and nothing else) if needed.
+    /// Opens `path` for appending, creating it (and nothing else) if needed,
+    /// and starts its writer thread.
     pub fn open(path: &Path) -> std::io::Result<Self> {
         let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let (lines, received) = mpsc::channel();
+        let shown = path.to_owned();
+        std::thread::Builder::new()
+            .name("ask-user-audit".to_owned())
+            .spawn(move || write_lines(file, &shown, received))?;
         Ok(AuditLog {
-            file: Mutex::new(file),
+            path: path.to_owned(),
+            lines,
         })
+    }
+
+    /// Waits until every line recorded so far is written.
+    pub async fn flush(&self) {
+        let (done, written) = oneshot::channel();
+        if self.lines.send(Job::Flush(done)).is_ok() {
+            let _ = written.await;
+        }
     }
 
     pub(crate) fn record(
@@ -83,11 +113,26 @@ impl AuditLog {
         };
         let mut line = serde_json::to_string(&record).expect("records are plain JSON");
         line.push('\n');
-        // One write of a whole line, appended: lines from concurrent asks
-        // never interleave. A failing disk must not fail the ask.
-        let mut file = lock(&self.file);
-        if let Err(error) = file.write_all(line.as_bytes()) {
-            eprintln!("ask-user: cannot write the audit trail: {error}");
+        if self.lines.send(Job::Line(line)).is_err() {
+            tracing::warn!(path = %self.path.display(), "the audit trail's writer has stopped; an ask was not recorded");
+        }
+    }
+}
+
+/// The writer thread: one write of a whole line each, appended, so lines
+/// from concurrent asks never interleave. Ends when the log is dropped,
+/// after writing what it was sent.
+fn write_lines(mut file: File, path: &Path, received: mpsc::Receiver<Job>) {
+    for job in received {
+        match job {
+            Job::Line(line) => {
+                if let Err(error) = file.write_all(line.as_bytes()) {
+                    tracing::warn!(path = %path.display(), %error, "cannot write the audit trail");
+                }
+            }
+            Job::Flush(done) => {
+                let _ = done.send(());
+            }
         }
     }
 }

@@ -3,7 +3,8 @@
 
 use std::collections::HashSet;
 
-use crate::error::{AskError, ErrorCode};
+use crate::ErrorCode;
+use crate::error::AskError;
 use crate::question::{Answer, AskRequest, Intent};
 
 /// SPEC §2 step 4: a plan-review question offers its `approve` label and
@@ -80,4 +81,83 @@ pub fn check_answers(request: &AskRequest, answers: &[Answer]) -> Result<(), Ask
         return invalid(format!("question {:?} got no answer", q.id));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::question::{Question, QuestionOption};
+
+    fn request(multi: bool) -> AskRequest {
+        let mut q = Question::new("q", "Which?");
+        q.options = Some(vec![QuestionOption::new("A"), QuestionOption::new("B")]);
+        q.multi_select = Some(multi);
+        AskRequest {
+            questions: vec![q, Question::new("free", "Anything else?")],
+        }
+    }
+
+    fn answer(id: &str, selected: &[&str]) -> Answer {
+        Answer {
+            id: id.into(),
+            selected: selected.iter().map(|s| s.to_string()).collect(),
+            custom: None,
+        }
+    }
+
+    fn problem(request: &AskRequest, answers: &[Answer]) -> String {
+        let error = check_answers(request, answers).unwrap_err();
+        assert_eq!(error.code(), Some(&ErrorCode::InvalidAnswer));
+        error.message().to_owned()
+    }
+
+    #[test]
+    fn answers_that_fit_pass() {
+        let answers = [answer("q", &["B"]), Answer::skipped("free")];
+        assert!(check_answers(&request(false), &answers).is_ok());
+        let answers = [answer("free", &[]), answer("q", &["A", "B"])];
+        assert!(check_answers(&request(true), &answers).is_ok());
+    }
+
+    #[test]
+    fn each_kind_of_misfit_is_named() {
+        let r = request(false);
+        let cases: [(&[Answer], &str); 5] = [
+            (&[answer("q", &["A"])], "question \"free\" got no answer"),
+            (
+                &[answer("q", &["A"]), answer("q", &["A"])],
+                "answered twice",
+            ),
+            (&[answer("zz", &[])], "unknown question id \"zz\""),
+            (
+                &[answer("q", &["A", "B"]), Answer::skipped("free")],
+                "2 selected labels",
+            ),
+            (
+                &[answer("q", &["C"]), Answer::skipped("free")],
+                "no option labelled \"C\"",
+            ),
+        ];
+        for (answers, says) in cases {
+            let message = problem(&r, answers);
+            assert!(message.contains(says), "{message:?} should say {says:?}");
+        }
+    }
+
+    #[test]
+    fn a_plan_review_needs_its_label_offered_and_a_detail() {
+        let mut r = request(false);
+        r.questions[0].intent = Some(Intent::PlanReview {
+            approve: "A".into(),
+        });
+        let error = check_intents(&r).unwrap_err();
+        assert_eq!(error.code(), Some(&ErrorCode::BadIntent));
+        assert!(error.message().contains("no detail"), "{}", error.message());
+        r.questions[0].detail = Some("the plan".into());
+        assert!(check_intents(&r).is_ok());
+        r.questions[0].intent = Some(Intent::PlanReview {
+            approve: "Z".into(),
+        });
+        assert!(check_intents(&r).unwrap_err().message().contains("\"Z\""));
+    }
 }

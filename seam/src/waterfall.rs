@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::ErrorCode;
 use crate::agents::AgentHandle;
-use crate::error::{AnswerError, AskError, ErrorCode};
+use crate::error::{AnswerError, AskError};
 use crate::question::{Answer, AskRequest};
 use crate::scope::Scope;
 use crate::sync::lock;
@@ -32,6 +33,14 @@ pub trait Answerer: Send + Sync + 'static {
     fn name(&self) -> &str;
 
     fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a>;
+
+    /// Ends what the answerer keeps running (a prompt on screen, a child
+    /// process, a server) and resolves once it has: a host calls it before
+    /// it exits, so that nothing is left behind. Asks after it pass on or
+    /// fail. Default: nothing to end.
+    fn close(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(std::future::ready(()))
+    }
 }
 
 /// One ask as an answerer sees it.
@@ -214,9 +223,14 @@ impl<'a> Next<'a> {
         }
         let name = link.answerer.name();
         Box::pin(async move {
+            tracing::debug!(answerer = name, "offered");
             let result = answering.await;
-            if result.is_ok() {
-                lock(claimed_by).get_or_insert_with(|| name.to_owned());
+            match &result {
+                Ok(_) => {
+                    lock(claimed_by).get_or_insert_with(|| name.to_owned());
+                    tracing::debug!(answerer = name, "answers returned");
+                }
+                Err(error) => tracing::debug!(answerer = name, ?error, "failed"),
             }
             result
         })

@@ -54,3 +54,32 @@ impl Scope {
         false
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Scope;
+
+    #[test]
+    fn a_scope_reaches_its_own_key_and_its_ancestors_only() {
+        let session = Scope::root("session");
+        let agent = session.child("agent");
+        let helper = agent.child("helper");
+        let sibling = session.child("sibling");
+        assert!(helper.reaches("helper"));
+        assert!(helper.reaches("agent"));
+        assert!(helper.reaches("session"));
+        assert!(!agent.reaches("helper"), "never a descendant's");
+        assert!(!helper.reaches("sibling"), "never a sibling's");
+        assert!(!sibling.reaches("agent"));
+        assert!(!session.reaches("sess"), "keys match whole, not by prefix");
+    }
+
+    #[test]
+    fn a_child_knows_its_parent() {
+        let session = Scope::root("session");
+        let agent = session.child("agent");
+        assert_eq!(agent.key(), "agent");
+        assert_eq!(agent.parent(), Some(&session));
+        assert_eq!(session.parent(), None);
+    }
+}

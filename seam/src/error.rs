@@ -1,80 +1,14 @@
-//! Errors of the seam: the codes, the error an ask ends with, and what an
-//! answerer may fail with.
+//! Errors of the seam: the error an ask ends with, and what an answerer may
+//! fail with. The codes themselves are [`ErrorCode`], spelled in one place.
 
 use std::fmt;
 use std::sync::Arc;
 
+use ask_user_codes::ErrorCode;
+pub use ask_user_codes::{
+    INVALID_ARGUMENTS_ERROR, INVALID_TOOL_OUTPUT_ERROR, TOOL_SANDBOX_ERROR, USER_QUESTION_ERROR,
+};
 use serde::{Deserialize, Serialize};
-
-/// The name every coded seam error carries.
-pub const USER_QUESTION_ERROR: &str = "UserQuestionError";
-
-/// Why an ask failed. The spelling ([`ErrorCode::as_str`]) is the interface.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum ErrorCode {
-    /// `ASK_ABORTED`: the turn was cancelled before or while asking.
-    AskAborted,
-    /// `ASK_CANCELLED`: the human dismissed the questions.
-    AskCancelled,
-    /// `ASK_TIMED_OUT`: an opt-in time limit passed without an answer.
-    AskTimedOut,
-    /// `EMPTY_QUESTIONS`: the request held no questions.
-    EmptyQuestions,
-    /// `CALLER_NOT_LIVE`: the caller is not the live agent registered under its id.
-    CallerNotLive,
-    /// `DELEGATED_CALLER`: the caller is a sub-agent owned by a live agent.
-    DelegatedCaller,
-    /// `BAD_INTENT`: a question's intent does not fit the question.
-    BadIntent,
-    /// `NO_PROVIDER`: no answerer claimed the request.
-    NoProvider,
-    /// `INVALID_ANSWER`: an answerer's answers do not fit the questions.
-    InvalidAnswer,
-    /// Any other code, as an answerer sent it.
-    Other(String),
-}
-
-impl ErrorCode {
-    /// The code as it appears on the wire, e.g. `NO_PROVIDER`.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ErrorCode::AskAborted => "ASK_ABORTED",
-            ErrorCode::AskCancelled => "ASK_CANCELLED",
-            ErrorCode::AskTimedOut => "ASK_TIMED_OUT",
-            ErrorCode::EmptyQuestions => "EMPTY_QUESTIONS",
-            ErrorCode::CallerNotLive => "CALLER_NOT_LIVE",
-            ErrorCode::DelegatedCaller => "DELEGATED_CALLER",
-            ErrorCode::BadIntent => "BAD_INTENT",
-            ErrorCode::NoProvider => "NO_PROVIDER",
-            ErrorCode::InvalidAnswer => "INVALID_ANSWER",
-            ErrorCode::Other(code) => code,
-        }
-    }
-
-    /// Reads a code as spelled on the wire; unknown codes are kept verbatim.
-    pub fn parse(code: &str) -> Self {
-        [
-            ErrorCode::AskAborted,
-            ErrorCode::AskCancelled,
-            ErrorCode::AskTimedOut,
-            ErrorCode::EmptyQuestions,
-            ErrorCode::CallerNotLive,
-            ErrorCode::DelegatedCaller,
-            ErrorCode::BadIntent,
-            ErrorCode::NoProvider,
-            ErrorCode::InvalidAnswer,
-        ]
-        .into_iter()
-        .find(|known| known.as_str() == code)
-        .unwrap_or_else(|| ErrorCode::Other(code.to_owned()))
-    }
-}
-
-impl fmt::Display for ErrorCode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// The error an ask ends with.
 ///

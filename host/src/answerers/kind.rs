@@ -1,0 +1,105 @@
+//! The registry of answerer kinds: what `kind = "…"` in a config file names.
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use ask_user_seam::Answerer;
+use serde::de::DeserializeOwned;
+
+/// One kind of answerer a config file can name.
+pub trait AnswererKind: Send + Sync + 'static {
+    /// The `kind = "…"` that names it.
+    fn name(&self) -> &'static str;
+
+    /// Reads this kind's own keys (the entry less `kind`, `scope` and
+    /// `timeout`) and prepares the answerer, loading any file it names.
+    /// `base` is the config file's folder: relative paths are relative to
+    /// it. The error says what is wrong, in the words of the file.
+    fn configure(&self, table: toml::Table, base: &Path) -> Result<Box<dyn Setup>, String>;
+}
+
+/// An answerer configured and ready to start.
+pub trait Setup: Send + Debug {
+    /// Starts it: spawns a process, connects a socket, binds a server.
+    fn start(self: Box<Self>) -> Pin<Box<dyn Future<Output = std::io::Result<Started>> + Send>>;
+}
+
+/// A started answerer.
+pub struct Started {
+    pub answerer: Arc<dyn Answerer>,
+    /// What to tell the human, e.g. the web page's address.
+    pub notice: Option<String>,
+}
+
+/// An answerer that needs no starting, as a [`Setup`].
+pub fn ready(answerer: impl Answerer) -> Box<dyn Setup> {
+    Box::new(Ready(Arc::new(answerer)))
+}
+
+struct Ready(Arc<dyn Answerer>);
+
+impl Debug for Ready {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Ready({})", self.0.name())
+    }
+}
+
+impl Setup for Ready {
+    fn start(self: Box<Self>) -> Pin<Box<dyn Future<Output = std::io::Result<Started>> + Send>> {
+        Box::pin(std::future::ready(Ok(Started {
+            answerer: self.0,
+            notice: None,
+        })))
+    }
+}
+
+/// Reads a kind's table into its own config type. Give the type
+/// `#[serde(deny_unknown_fields)]`: a key it does not take is an error that
+/// lists the keys it does.
+pub fn read_table<T: DeserializeOwned>(kind: &str, table: toml::Table) -> Result<T, String> {
+    toml::Value::Table(table)
+        .try_into()
+        .map_err(|e: toml::de::Error| format!("a {kind} answerer: {}", e.message().trim()))
+}
+
+/// The answerer kinds a config file may name.
+pub struct Kinds {
+    kinds: Vec<Box<dyn AnswererKind>>,
+}
+
+impl Kinds {
+    /// The kinds that ship with the host: terminal, script, bridge, web.
+    pub fn builtin() -> Self {
+        let mut kinds = Kinds { kinds: Vec::new() };
+        kinds.register(super::terminal::TerminalKind);
+        kinds.register(super::script::ScriptKind);
+        kinds.register(super::bridge::BridgeKind);
+        kinds.register(super::web::WebKind);
+        kinds
+    }
+
+    /// Adds `kind`, replacing a kind of the same name.
+    pub fn register(&mut self, kind: impl AnswererKind) {
+        self.kinds.retain(|k| k.name() != kind.name());
+        self.kinds.push(Box::new(kind));
+    }
+
+    /// The kind named `name`.
+    pub fn get(&self, name: &str) -> Option<&dyn AnswererKind> {
+        self.kinds.iter().find(|k| k.name() == name).map(|k| &**k)
+    }
+
+    /// The names of every kind, in registration order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.kinds.iter().map(|k| k.name()).collect()
+    }
+}
+
+impl Default for Kinds {
+    fn default() -> Self {
+        Self::builtin()
+    }
+}
