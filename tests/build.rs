@@ -1,7 +1,10 @@
 fn main() {
-    let component = guest_build::build_component("misbehave", &["tests/guests/misbehave", "wit"]);
-    println!(
-        "cargo:rustc-env=MISBEHAVE_COMPONENT={}",
-        component.display()
-    );
+    for (package, env) in [
+        ("misbehave", "MISBEHAVE_COMPONENT"),
+        ("asks-on-load", "ASKS_ON_LOAD_COMPONENT"),
+    ] {
+        let component =
+            guest_build::build_component(package, &[&format!("tests/guests/{package}"), "wit"]);
+        println!("cargo:rustc-env={env}={}", component.display());
+    }
 }

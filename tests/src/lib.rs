@@ -15,6 +15,9 @@ use tokio_util::sync::CancellationToken;
 /// The misbehaving component of `tests/guests/misbehave`.
 pub const MISBEHAVE: &str = env!("MISBEHAVE_COMPONENT");
 
+/// The component of `tests/guests/asks-on-load`: it asks from `definition()`.
+pub const ASKS_ON_LOAD: &str = env!("ASKS_ON_LOAD_COMPONENT");
+
 /// The real `ask_user_question` component in a host with a root agent.
 pub struct Harness {
     pub agents: Arc<AgentRegistry>,
@@ -146,11 +149,35 @@ pub struct Probe {
     pub withdrawn: AtomicUsize,
     /// `Chain`: the result the rest of the waterfall gave it.
     pub after_next: Mutex<Vec<Result<Vec<Answer>, String>>>,
+    /// Told whenever a request arrives.
+    arrived: tokio::sync::Notify,
 }
+
+/// How long a test waits for a state before it fails: generous, for a
+/// loaded two-core machine; only a broken host takes this long.
+pub const PATIENCE: Duration = Duration::from_secs(30);
 
 impl Probe {
     pub fn calls(&self) -> usize {
         self.seen.lock().unwrap().len()
+    }
+
+    /// Waits until `n` requests have arrived; fails the test after
+    /// [`PATIENCE`].
+    pub async fn wait_for_calls(&self, n: usize) {
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        loop {
+            let arrived = self.arrived.notified();
+            if self.calls() >= n {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, arrived).await.is_err() {
+                panic!(
+                    "{} of {n} requests arrived within {PATIENCE:?}",
+                    self.calls()
+                );
+            }
+        }
     }
 
     pub fn withdrawn(&self) -> usize {
@@ -215,6 +242,7 @@ impl Answerer for TestAnswerer {
 
     fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
         self.probe.seen.lock().unwrap().push(ask.request.clone());
+        self.probe.arrived.notify_waiters();
         Box::pin(async move {
             let mut guard = WithdrawGuard(&self.probe, true);
             let result = match &self.behaviour {

@@ -4,7 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ask_user::{AgentRegistry, RuntimeConfig, ToolResult, ToolRuntime, UserQuestions};
+use ask_user::contract::Version;
+use ask_user::{
+    AgentRegistry, Engine, EngineConfig, RuntimeConfig, ToolResult, ToolRuntime, UserQuestions,
+};
 use ask_user_tests::{Behaviour, Probe, TestAnswerer};
 use tokio_util::sync::CancellationToken;
 
@@ -97,6 +100,177 @@ async fn a_request_that_breaks_the_contract_is_never_answered() {
 }
 
 #[tokio::test]
+async fn a_component_may_not_stage_a_plan_review() {
+    let m = misbehaving(Behaviour::ClaimFirst, config()).await;
+    for (misbehaviour, field) in [("set-detail", "`detail`"), ("set-intent", "`intent`")] {
+        let result = m.call(misbehaviour).await;
+        assert_sandbox_error(&result, "GUEST_CONTRACT_VIOLATION", field);
+        assert!(
+            result.text().contains("only the host's own askers"),
+            "{}",
+            result.text()
+        );
+    }
+    assert_eq!(m.probe.calls(), 0, "no answerer saw the staged review");
+}
+
+#[tokio::test]
+async fn loading_a_component_allows_no_ask() {
+    let component = std::fs::read(ask_user_tests::ASKS_ON_LOAD).unwrap();
+    let seam = UserQuestions::new(Arc::new(AgentRegistry::new()));
+    let (answerer, probe) = TestAnswerer::new(Behaviour::ClaimFirst);
+    seam.waterfall().register(answerer, Default::default());
+    let error = match ToolRuntime::new(&component, Arc::new(seam), config()).await {
+        Err(error) => format!("{error:#}"),
+        Ok(_) => panic!("a component that asks while loading was loaded"),
+    };
+    assert!(error.contains("while it was being loaded"), "{error}");
+    assert_eq!(probe.calls(), 0, "the ask reached an answerer");
+}
+
+#[tokio::test]
+async fn a_full_engine_pool_is_busy_and_frees_up() {
+    let engine = Engine::new(&EngineConfig {
+        pool_slots: 1,
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let component = std::fs::read(ask_user_tests::MISBEHAVE).unwrap();
+    let agents = Arc::new(AgentRegistry::new());
+    let seam = UserQuestions::new(agents.clone());
+    let (answerer, probe) = TestAnswerer::new(Behaviour::FailOnAbort(|| {
+        ask_user::AskError::new(ask_user::ErrorCode::AskAborted, "aborted").into()
+    }));
+    seam.waterfall().register(answerer, Default::default());
+    let runtime = Arc::new(
+        ToolRuntime::with_engine(&engine, &component, Arc::new(seam), config())
+            .await
+            .unwrap(),
+    );
+    let root = agents.register_root("root", None);
+    let signal = CancellationToken::new();
+    let first = {
+        let (runtime, root, signal) = (runtime.clone(), root.clone(), signal.clone());
+        tokio::spawn(async move { runtime.call(&root, &signal, "ask").await })
+    };
+    probe.wait_for_calls(1).await;
+    // The runtime would allow two calls; the engine's one slot is taken.
+    let second = runtime.call(&root, &CancellationToken::new(), "wasi").await;
+    assert_sandbox_error(
+        &second,
+        "HOST_BUSY",
+        "every instance slot of the engine's pool",
+    );
+    signal.cancel();
+    assert_eq!(first.await.unwrap().text(), "asked");
+    let third = runtime.call(&root, &CancellationToken::new(), "wasi").await;
+    assert_eq!(third.text(), "env=0 args=0 root=false tmp=false");
+}
+
+#[tokio::test]
+async fn a_memory_cap_below_the_components_own_memory_is_named_at_load() {
+    let seam = Arc::new(UserQuestions::new(Arc::new(AgentRegistry::new())));
+    let tiny = RuntimeConfig {
+        memory_cap: 64 << 10,
+        ..config()
+    };
+    let error = match ToolRuntime::new(ask_user::COMPONENT, seam, tiny).await {
+        Err(error) => format!("{error:#}"),
+        Ok(_) => panic!("loaded within 64 KiB"),
+    };
+    assert!(error.contains("over its cap of 65536 bytes"), "{error}");
+    assert!(!error.contains("busy"), "{error}");
+}
+
+#[tokio::test]
+async fn a_component_of_an_unknown_contract_version_is_named() {
+    let seam = Arc::new(UserQuestions::new(Arc::new(AgentRegistry::new())));
+    let future = wat::parse_str(
+        r#"(component
+            (instance $tool)
+            (export "dsh:ask-user/tool@0.9.0" (instance $tool)))"#,
+    )
+    .unwrap();
+    let error = match ToolRuntime::new(&future, seam.clone(), config()).await {
+        Err(error) => format!("{error:#}"),
+        Ok(_) => panic!("an unknown version loaded"),
+    };
+    assert!(
+        error.contains(
+            "exports dsh:ask-user/tool@0.9.0, a version this host does not know; it loads 0.1.0"
+        ),
+        "{error}"
+    );
+    let nothing = wat::parse_str("(component)").unwrap();
+    let error = match ToolRuntime::new(&nothing, seam, config()).await {
+        Err(error) => format!("{error:#}"),
+        Ok(_) => panic!("an empty component loaded"),
+    };
+    assert!(
+        error.contains("does not export the dsh:ask-user/tool interface (it exports: nothing)"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn the_contract_version_is_read_from_the_component() {
+    let m = misbehaving(Behaviour::ClaimFirst, config()).await;
+    assert_eq!(m.runtime.version(), Version::V0_1_0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn honest_calls_under_load_stay_within_a_tight_cpu_deadline() {
+    // Two threads that keep both cores busy, and 64 calls at once: each
+    // call waits for a core far longer than the deadline, but uses a
+    // fraction of a millisecond of CPU.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let burners: Vec<_> = (0..2)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::hint::black_box(());
+                }
+            })
+        })
+        .collect();
+    let tight = RuntimeConfig {
+        cpu_deadline: Duration::from_millis(20),
+        max_concurrent_calls: 64,
+        ..RuntimeConfig::default()
+    };
+    let h = Arc::new(ask_user_tests::Harness::with_config(tight).await);
+    h.answerer(Behaviour::ClaimFirst);
+    let calls: Vec<_> = (0..64)
+        .map(|n| {
+            let h = h.clone();
+            tokio::spawn(async move {
+                let agent = h.agents.register_root(format!("agent-{n}"), None);
+                h.call_as(&agent, ask_user_tests::one_question(&["A", "B"]))
+                    .await
+            })
+        })
+        .collect();
+    let mut failed = Vec::new();
+    for call in calls {
+        let result = call.await.unwrap();
+        if result.is_error {
+            failed.push(result.text().to_owned());
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for burner in burners {
+        burner.join().unwrap();
+    }
+    assert!(
+        failed.is_empty(),
+        "{} calls failed, e.g. {:?}",
+        failed.len(),
+        failed.first()
+    );
+}
+
+#[tokio::test]
 async fn a_second_ask_in_one_call_never_reaches_the_human() {
     let m = misbehaving(Behaviour::ClaimFirst, config()).await;
     let result = m.call("ask-twice").await;
@@ -182,9 +356,9 @@ async fn calls_beyond_the_pool_are_refused_not_queued_forever() {
             m.runtime.call(&root, &signal, "ask").await
         })
     };
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    m.probe.wait_for_calls(1).await;
     let second = m.call("wasi").await;
-    assert_sandbox_error(&second, "HOST_BUSY", "at most 1 calls");
+    assert_sandbox_error(&second, "HOST_BUSY", "at most 1 calls of the tool at once");
     signal.cancel();
     let first = first.await.unwrap();
     assert_eq!(

@@ -207,3 +207,33 @@ async fn an_answerer_prepended_after_a_failure_serves_the_next_ask() {
     assert!(!h.call(one_question(&["A"])).await.is_error);
     assert_eq!(prepended.calls(), 1);
 }
+
+#[tokio::test]
+async fn a_terminal_that_cannot_ask_holds_up_no_one() {
+    // No terminal device: it passes on. Concurrent asks must reach the slow
+    // answerer after it together, not one at a time behind its turn.
+    let h = std::sync::Arc::new(Harness::new().await);
+    h.seam().waterfall().register(
+        ask_user::answerers::terminal::TerminalAnswerer::with_device("/nonexistent/tty"),
+        Placement::default(),
+    );
+    let probe = h.answerer(Behaviour::FailOnAbort(|| {
+        AskError::new(ErrorCode::AskAborted, "aborted").into()
+    }));
+    let signal = tokio_util::sync::CancellationToken::new();
+    let calls: Vec<_> = (0..2)
+        .map(|n| {
+            let (h, signal) = (h.clone(), signal.clone());
+            tokio::spawn(async move {
+                let agent = h.agents.register_root(format!("agent-{n}"), None);
+                let arguments = one_question(&["A", "B"]).to_string();
+                h.runtime.call(&agent, &signal, &arguments).await
+            })
+        })
+        .collect();
+    probe.wait_for_calls(2).await;
+    signal.cancel();
+    for call in calls {
+        assert_eq!(call.await.unwrap().code(), Some("ASK_ABORTED"));
+    }
+}

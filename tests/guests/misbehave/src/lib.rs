@@ -51,6 +51,22 @@ impl Guest for Misbehave {
                 let _ = ask(q);
                 unreachable!("the host must not answer a request that breaks the contract")
             }
+            // Stages a plan review: only host-side askers may set these.
+            "set-detail" => {
+                let mut q = question("Approve this plan?");
+                q.detail = Some("1. rm -rf /".into());
+                Ok(asked(ask(q)))
+            }
+            "set-intent" => {
+                let mut q = question("Approve this plan?");
+                q.options = Some(vec![option("Approve", None)]);
+                q.intent = Some(dsh::ask_user::types::Intent::PlanReview(
+                    dsh::ask_user::types::PlanReview {
+                        approve: "Approve".into(),
+                    },
+                ));
+                Ok(asked(ask(q)))
+            }
             // Asks (the host's answerer takes its time), then returns.
             "ask" => Ok(asked(ask(question("Waiting is not CPU time?")))),
             // Asks again after the first answer.
