@@ -186,13 +186,29 @@ fn an_unreadable_file_exits_2_with_one_line() {
     );
 }
 
-/// Writes `toml` to a fresh file and returns its path.
-fn config_file(name: &str, toml: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ask-user-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("config.toml");
+/// A config file in a directory of its own, removed when dropped.
+struct ConfigFile {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl std::ops::Deref for ConfigFile {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Writes `toml` to a fresh `config.toml`.
+fn config_file(name: &str, toml: &str) -> ConfigFile {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("ask-user-cli-{name}-"))
+        .tempdir()
+        .unwrap();
+    let path = dir.path().join("config.toml");
     std::fs::write(&path, toml).unwrap();
-    path
+    ConfigFile { _dir: dir, path }
 }
 
 fn ask_with_config(config: &Path, file: &str, stdin: Option<&str>) -> Output {
@@ -374,9 +390,21 @@ fn the_example_config_works_from_any_directory() {
 }
 
 #[test]
+fn a_config_named_by_its_bare_file_name_runs_its_bridge_beside_it() {
+    let arguments = r#"{"questions":[{"id":"target","question":"Where?","options":[{"label":"Staging (Recommended)"},{"label":"Prod"}]}]}"#;
+    let output = ask_user(&["ask", "-", "--config", "config.toml"], Some(arguments));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        stdout_json(&output)["structuredContent"]["answers"],
+        json!([{"id":"target","selected":["Staging (Recommended)"]}])
+    );
+}
+
+#[test]
 fn a_config_bridge_answers_and_the_audit_trail_records_each_ask() {
-    let audit = std::env::temp_dir().join(format!("ask-user-audit-{}.jsonl", std::process::id()));
-    let _ = std::fs::remove_file(&audit);
+    let trail = tempfile::tempdir().unwrap();
+    let audit = trail.path().join("asks.jsonl");
     let config = config_file(
         "bridge",
         &format!(
@@ -430,7 +458,6 @@ fn a_config_bridge_answers_and_the_audit_trail_records_each_ask() {
     assert_eq!(lines[1]["answerer"], Value::Null);
     assert_eq!(lines[1]["outcome"]["kind"], "failed");
     assert_eq!(lines[1]["outcome"]["code"], "NO_PROVIDER");
-    let _ = std::fs::remove_file(&audit);
 }
 
 #[test]

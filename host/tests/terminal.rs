@@ -16,18 +16,50 @@ struct Session {
     writer: Box<dyn Write + Send>,
     screen: Arc<Mutex<Vec<u8>>>,
     dir: PathBuf,
+    _temp: tempfile::TempDir,
     _child: Box<dyn portable_pty::Child + Send + Sync>,
     _master: Box<dyn portable_pty::MasterPty + Send>,
 }
 
 static SESSIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
+/// What the prompt writes at the start of every redraw (it hides the cursor).
+const DRAW: &str = "\x1b[?25l";
+
+/// How often the prompt has ended (sent, dismissed or withdrawn) so far.
+fn endings(screen: &str) -> usize {
+    screen.matches('✔').count() + screen.matches('✖').count() + screen.matches("withdrawn").count()
+}
+
+/// The key events in `keys`: an escape sequence (an arrow key) is one, a
+/// lone Esc is one, and so is every other character.
+fn key_events(keys: &str) -> usize {
+    let mut chars = keys.chars().peekable();
+    let mut events = 0;
+    while let Some(c) = chars.next() {
+        events += 1;
+        if c == '\x1b' && chars.peek() == Some(&'[') {
+            chars.next();
+            // Parameters, then one final byte in @..~.
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) {
+                    break;
+                }
+            }
+        }
+    }
+    events
+}
+
 /// Runs `ask-user ask args.json [extra]` in an 80×24 pty with stdout in a
 /// file, then `stty -a` on the same terminal.
 fn start(arguments: Value, extra: &str, color: bool) -> Session {
     let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let dir = std::env::temp_dir().join(format!("ask-user-pty-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let temp = tempfile::Builder::new()
+        .prefix(&format!("ask-user-pty-{n}-"))
+        .tempdir()
+        .unwrap();
+    let dir = temp.path().to_owned();
     std::fs::write(dir.join("args.json"), arguments.to_string()).unwrap();
     let pty = native_pty_system()
         .openpty(PtySize {
@@ -67,6 +99,7 @@ fn start(arguments: Value, extra: &str, color: bool) -> Session {
         writer: pty.master.take_writer().unwrap(),
         screen,
         dir,
+        _temp: temp,
         _child: child,
         _master: pty.master,
     }
@@ -90,12 +123,27 @@ impl Session {
         }
     }
 
+    /// Types `keys` and waits until the prompt has taken them: it draws
+    /// once for each key it handles, or ends. So each batch is read on its
+    /// own (a lone Esc is only Esc when nothing follows it at once).
     fn keys(&mut self, keys: &str) {
+        let before = self.screen();
+        let (draws, ended) = (before.matches(DRAW).count(), endings(&before));
         self.writer.write_all(keys.as_bytes()).unwrap();
         self.writer.flush().unwrap();
-        // Lets the prompt read each batch of keys on its own (a lone Esc is
-        // only Esc when nothing follows it at once).
-        std::thread::sleep(Duration::from_millis(150));
+        let wanted = draws + key_events(keys);
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if screen.matches(DRAW).count() >= wanted || endings(&screen) > ended {
+                return;
+            }
+            assert!(
+                start.elapsed() < WAIT,
+                "the prompt never took {keys:?}; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 
     /// Waits for the command to end; returns its exit status and result.
@@ -398,4 +446,49 @@ fn strip_escapes(text: &str) -> String {
         }
     }
     out
+}
+
+#[test]
+fn the_models_text_cannot_drive_the_terminal() {
+    // Clear the screen, move up and rewrite a line, set the clipboard (OSC
+    // 52), ring the bell: from the question, its header, a label and a
+    // description. None of it may reach the terminal as a control sequence.
+    let evil = "\u{1b}[2J\u{1b}[1A\u{1b}[2KApproved\u{1b}]52;c;ZXZpbA==\u{7}\u{9b}31m";
+    let arguments = json!({"questions": [{
+        "id": "q",
+        "header": format!("Hdr{evil}"),
+        "question": format!("Deploy now?{evil}"),
+        "options": [
+            {"label": format!("Yes{evil}"), "description": format!("Ships{evil}")},
+            {"label": "No"}
+        ]
+    }]});
+    let mut s = start(arguments, "", false);
+    s.wait_for("Deploy now?", 1);
+    s.wait_for("Yes[2J", 1);
+    let screen = s.screen();
+    for sequence in [
+        "\u{1b}[2J",
+        "\u{1b}[1A\u{1b}[2K",
+        "\u{1b}]52",
+        "\u{7}",
+        "\u{9b}",
+    ] {
+        assert!(
+            !screen.contains(sequence),
+            "{sequence:?} reached the terminal:\n{screen:?}"
+        );
+    }
+    assert!(
+        screen.contains("Deploy now?[2J[1A[2KApproved]52;c;ZXZpbA==31m"),
+        "{screen:?}"
+    );
+    s.keys("2");
+    s.keys("\r");
+    let (status, result) = s.finish();
+    assert_eq!(status, 0);
+    assert_eq!(
+        result["structuredContent"]["answers"][0]["selected"],
+        json!(["No"])
+    );
 }

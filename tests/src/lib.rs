@@ -157,6 +157,19 @@ pub struct Probe {
 /// loaded two-core machine; only a broken host takes this long.
 pub const PATIENCE: Duration = Duration::from_secs(30);
 
+/// Waits until `ready()` holds, looking every few milliseconds (for states
+/// nothing announces); fails the test after [`PATIENCE`], naming `what`.
+pub async fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while !ready() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what}: not within {PATIENCE:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 impl Probe {
     pub fn calls(&self) -> usize {
         self.seen.lock().unwrap().len()

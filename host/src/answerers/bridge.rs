@@ -131,6 +131,13 @@ impl BridgeAnswerer {
     }
 }
 
+impl BridgeAnswerer {
+    /// Questions waiting for the peer now.
+    pub fn pending(&self) -> usize {
+        self.shared.pending.len()
+    }
+}
+
 impl Drop for BridgeAnswerer {
     fn drop(&mut self) {
         self.reader.abort();

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use ask_user::answerers::bridge::{BridgeAnswerer, MAX_FRAME_BYTES};
 use ask_user::{Placement, ToolResult};
-use ask_user_tests::{Behaviour, Harness, one_question};
+use ask_user_tests::{Behaviour, Harness, one_question, wait_until};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio_util::sync::CancellationToken;
@@ -156,8 +156,9 @@ async fn a_frame_that_names_no_event_fails_what_is_pending() {
 async fn an_aborted_ask_is_cancelled_at_the_peer_and_its_late_outcome_ignored() {
     // Holds the first event until it is cancelled, then answers it late; a
     // later event is answered at once, saying whether the cancel arrived.
-    let h = Arc::new(
-        with_bridge(python_peer(
+    let h = Arc::new(Harness::new().await);
+    let bridge = Arc::new(
+        BridgeAnswerer::spawn(python_peer(
             "if frame['type'] == 'waterfall' and frame['eventId'] != 'e1':\n    \
                  send({'eventId': frame['eventId'], 'outcome': {'kind': 'result', 'value': \
                       {'answers': [{'id': 'q', 'selected': ['B'], 'custom': 'saw ' + cancelled}]}}})\n\
@@ -168,8 +169,12 @@ async fn an_aborted_ask_is_cancelled_at_the_peer_and_its_late_outcome_ignored() 
              elif frame['type'] == 'ready':\n    \
                  cancelled = 'nothing'",
         ))
-        .await,
+        .await
+        .unwrap(),
     );
+    h.seam()
+        .waterfall()
+        .register_arc(bridge.clone(), Placement::default());
     let signal = CancellationToken::new();
     let first = {
         let (h, signal) = (h.clone(), signal.clone());
@@ -179,15 +184,15 @@ async fn an_aborted_ask_is_cancelled_at_the_peer_and_its_late_outcome_ignored() 
                 .await
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    wait_until("the first ask reaches the bridge", || bridge.pending() == 1).await;
     signal.cancel();
     let first = tokio::time::timeout(HANG_GUARD, first)
         .await
         .unwrap()
         .unwrap();
     assert_eq!(first.code(), Some("ASK_ABORTED"));
-    // The late answer to e1 must not answer e2.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The late answer to e1 (sent before the peer reads e2) must not
+    // answer e2.
     let second = call(&h, one_question(&["A", "B"])).await;
     assert_eq!(
         second.text(),
@@ -222,7 +227,7 @@ async fn a_socket_peer_answers_and_an_oversized_frame_is_refused() {
         let huge = "x".repeat(MAX_FRAME_BYTES + 10);
         let _ = write.write_all(format!("{huge}\n").as_bytes()).await;
         // Keep the connection open: the host must not wait for it anyway.
-        tokio::time::sleep(HANG_GUARD).await;
+        std::future::pending::<()>().await;
     });
     let h = Harness::new().await;
     let bridge = BridgeAnswerer::connect(&path).await.unwrap();

@@ -60,9 +60,7 @@ async fn call_then_abort(
                 .await
         })
     };
-    while probe.calls() == 0 {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    probe.wait_for_calls(1).await;
     signal.cancel();
     tokio::time::timeout(HANG_GUARD, call)
         .await
@@ -97,13 +95,13 @@ async fn a_domain_error_given_on_abort_wins_over_the_abort() {
 #[tokio::test]
 async fn a_plain_failure_after_abort_becomes_ask_aborted_with_its_cause() {
     let h = Harness::new().await;
-    h.answerer(Behaviour::FailOnAbort(|| {
+    let probe = h.answerer(Behaviour::FailOnAbort(|| {
         AnswerError::other("socket closed")
     }));
     let signal = CancellationToken::new();
     let ask = h.seam().ask(request(), Some(&h.root), &signal);
     let abort = async {
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        probe.wait_for_calls(1).await;
         signal.cancel();
     };
     let (result, ()) = tokio::join!(ask, abort);

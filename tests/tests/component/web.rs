@@ -1,13 +1,14 @@
 //! The web answerer end to end in a real browser: headless Chromium driven
 //! through chromedriver, the real component in the real host.
 
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
 use ask_user::answerers::web::{WebAnswerer, WebConfig};
 use ask_user::{Placement, ToolResult};
-use ask_user_tests::{Behaviour, Harness, one_question};
+use ask_user_tests::{Behaviour, Harness, one_question, wait_until};
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -20,8 +21,21 @@ static BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 struct Browser {
     client: Client,
-    driver: Child,
+    _driver: Driver,
     _profile: TempDir,
+}
+
+/// chromedriver in a process group of its own, with the Chromium it starts:
+/// the whole group is killed when the browser is dropped, also when a test
+/// fails half-way.
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let group = format!("-{}", self.0.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+        let _ = self.0.wait();
+    }
 }
 
 struct TempDir(std::path::PathBuf);
@@ -43,12 +57,15 @@ fn free_port() -> u16 {
 impl Browser {
     async fn start() -> Self {
         let port = free_port();
-        let driver = Command::new("chromedriver")
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("chromedriver (Debian's chromium-driver) is installed");
+        let driver = Driver(
+            Command::new("chromedriver")
+                .arg(format!("--port={port}"))
+                .process_group(0)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("chromedriver (Debian's chromium-driver) is installed"),
+        );
         let profile = TempDir(
             std::env::temp_dir().join(format!("ask-user-chromium-{}-{port}", std::process::id())),
         );
@@ -75,7 +92,7 @@ impl Browser {
                 Ok(client) => {
                     return Browser {
                         client,
-                        driver,
+                        _driver: driver,
                         _profile: profile,
                     };
                 }
@@ -86,10 +103,9 @@ impl Browser {
         panic!("no browser session: {last:?}");
     }
 
-    async fn close(mut self) {
-        let _ = self.client.close().await;
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
+    /// Ends the session; dropping the browser then stops the processes.
+    async fn close(self) {
+        let _ = self.client.clone().close().await;
     }
 
     async fn wait_for(&self, css: &str) -> fantoccini::elements::Element {
@@ -356,9 +372,7 @@ async fn a_page_that_falls_behind_is_cut_off_to_reload_what_is_pending() {
             })
         })
         .collect();
-    while web.pending() < asks {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_until("every ask reaches the page", || web.pending() == asks).await;
     // The stream ends, instead of going on with a gap the page cannot see.
     let mut received = Vec::new();
     tokio::time::timeout(WAIT, page.read_to_end(&mut received))
@@ -395,9 +409,7 @@ async fn a_question_whose_pages_all_left_passes_on_after_the_grace_period() {
                 .await
         })
     };
-    while web.pending() == 0 {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_until("the question reaches the page", || web.pending() == 1).await;
     // A reload: the page leaves and another comes back within the grace
     // period. The question stays on the page.
     drop(page);
