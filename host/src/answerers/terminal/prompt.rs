@@ -266,3 +266,106 @@ impl<'q> Prompt<'q> {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::question::QuestionOption;
+
+    fn key(code: KeyCode) -> Event {
+        Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
+    }
+
+    fn type_text(prompt: &mut Prompt, text: &str) {
+        for c in text.chars() {
+            assert!(matches!(
+                prompt.on_event(&key(KeyCode::Char(c))),
+                Step::Continue
+            ));
+        }
+    }
+
+    fn choice(id: &str, labels: &[&str], multi: bool) -> Question {
+        let mut q = Question::new(id, format!("{id}?"));
+        q.options = Some(labels.iter().map(|l| QuestionOption::new(*l)).collect());
+        q.multi_select = Some(multi);
+        q
+    }
+
+    fn sent(step: Step) -> Vec<Answer> {
+        match step {
+            Step::Send(answers) => answers,
+            Step::Continue => panic!("still asking"),
+            Step::Dismiss => panic!("dismissed"),
+        }
+    }
+
+    #[test]
+    fn a_digit_picks_and_the_review_sends() {
+        let questions = [
+            choice("a", &["X", "Y"], false),
+            choice("b", &["P", "Q"], false),
+        ];
+        let mut prompt = Prompt::new(&questions);
+        prompt.on_event(&key(KeyCode::Char('2')));
+        assert_eq!(prompt.index, 1, "a pick moves to the next question");
+        prompt.on_event(&key(KeyCode::Down));
+        prompt.on_event(&key(KeyCode::Enter));
+        assert!(matches!(prompt.screen, Screen::Review));
+        let answers = sent(prompt.on_event(&key(KeyCode::Enter)));
+        assert_eq!(answers[0].selected, ["Y"]);
+        assert_eq!(answers[1].selected, ["Q"]);
+    }
+
+    #[test]
+    fn own_words_replace_a_single_choice_and_add_to_a_multi_choice() {
+        let questions = [
+            choice("one", &["X", "Y"], false),
+            choice("many", &["P", "Q", "R"], true),
+        ];
+        let mut prompt = Prompt::new(&questions);
+        prompt.on_event(&key(KeyCode::Char('1')));
+        prompt.on_event(&key(KeyCode::Left));
+        prompt.on_event(&key(KeyCode::Char('3'))); // "Type your own answer"
+        type_text(&mut prompt, "  neither  ");
+        prompt.on_event(&key(KeyCode::Enter));
+        prompt.on_event(&key(KeyCode::Char(' '))); // ticks P
+        prompt.on_event(&key(KeyCode::Char('3'))); // ticks R
+        prompt.on_event(&key(KeyCode::Char('3'))); // unticks R
+        prompt.on_event(&key(KeyCode::Char('2'))); // ticks Q
+        prompt.on_event(&key(KeyCode::Char('4'))); // "Type your own answer"
+        type_text(&mut prompt, "and S");
+        prompt.on_event(&key(KeyCode::Enter));
+        let answers = sent(prompt.on_event(&key(KeyCode::Enter)));
+        assert_eq!(
+            (answers[0].selected.len(), answers[0].custom.as_deref()),
+            (0, Some("neither"))
+        );
+        assert_eq!(answers[1].selected, ["P", "Q"]);
+        assert_eq!(answers[1].custom.as_deref(), Some("and S"));
+    }
+
+    #[test]
+    fn skip_clears_and_esc_or_ctrl_c_dismisses_everywhere() {
+        let questions = [
+            choice("a", &["X"], false),
+            Question::new("free", "Anything?"),
+        ];
+        let mut prompt = Prompt::new(&questions);
+        prompt.on_event(&key(KeyCode::Char('3'))); // "Skip this question"
+        assert!(
+            matches!(prompt.screen, Screen::Typing(_)),
+            "free text types at once"
+        );
+        prompt.on_event(&key(KeyCode::Enter)); // empty: skipped
+        let answers = sent(prompt.on_event(&key(KeyCode::Enter)));
+        assert_eq!(answers[0], Answer::skipped("a"));
+        assert_eq!(answers[1], Answer::skipped("free"));
+
+        let mut prompt = Prompt::new(&questions);
+        assert!(matches!(prompt.on_event(&key(KeyCode::Esc)), Step::Dismiss));
+        let mut prompt = Prompt::new(&questions);
+        let ctrl_c = Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+        assert!(matches!(prompt.on_event(&ctrl_c), Step::Dismiss));
+    }
+}
