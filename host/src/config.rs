@@ -52,8 +52,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
 
-use crate::answerers::{Kinds, Setup};
+use crate::answerers::{ConfigProblem, KindTable, Kinds, Setup};
 use crate::runtime::RuntimeConfig;
 use crate::waterfall::Placement;
 
@@ -107,8 +109,10 @@ impl AnswererEntry {
 struct RawConfig {
     timeout: Option<toml::Spanned<String>>,
     audit: Option<PathBuf>,
-    #[serde(default)]
-    answerer: Vec<toml::Spanned<toml::Table>>,
+    /// Checked here as an array of tables; read with its spans by
+    /// [`answerers`].
+    #[serde(default, rename = "answerer")]
+    _answerer: Vec<toml::Table>,
     sandbox: Option<toml::Spanned<RawSandbox>>,
 }
 
@@ -162,14 +166,7 @@ impl Config {
             .timeout
             .map(|t| duration(t.as_ref()).map_err(|e| (t.span(), e)))
             .transpose()?;
-        let answerers = raw
-            .answerer
-            .into_iter()
-            .map(|entry| {
-                let span = entry.span();
-                answerer(entry.into_inner(), base, kinds).map_err(|problem| (span, problem))
-            })
-            .collect::<Result<_, _>>()?;
+        let answerers = answerers(text, base, kinds)?;
         let sandbox = match raw.sandbox {
             Some(sandbox) => {
                 let span = sandbox.span();
@@ -189,18 +186,60 @@ impl Config {
     }
 }
 
+/// The `[[answerer]]` entries, read again with every value's place in the
+/// file, so that a problem with a kind's own key names that key's line.
+fn answerers(
+    text: &str,
+    base: &Path,
+    kinds: &Kinds,
+) -> Result<Vec<AnswererEntry>, (Range<usize>, String)> {
+    let root =
+        DeTable::parse(text).map_err(|e| (e.span().unwrap_or(0..0), e.message().to_owned()))?;
+    let Some(entries) = root.get_ref().get("answerer") else {
+        return Ok(Vec::new());
+    };
+    let DeValue::Array(entries) = entries.get_ref() else {
+        return Err((
+            entries.span(),
+            "`answerer` is a list of tables: [[answerer]]".into(),
+        ));
+    };
+    entries
+        .iter()
+        .map(|entry| {
+            let span = entry.span();
+            answerer(entry.clone(), base, kinds)
+                .map_err(|problem| (problem.span.unwrap_or(span), problem.message))
+        })
+        .collect()
+}
+
 /// One `[[answerer]]`: the keys every kind takes, then the kind's own.
-fn answerer(mut table: toml::Table, base: &Path, kinds: &Kinds) -> Result<AnswererEntry, String> {
+fn answerer(
+    entry: Spanned<DeValue<'_>>,
+    base: &Path,
+    kinds: &Kinds,
+) -> Result<AnswererEntry, ConfigProblem> {
+    let span = entry.span();
+    let DeValue::Table(mut table) = entry.into_inner() else {
+        return Err("an answerer is a table: [[answerer]]".into());
+    };
     let mut take_string = |key: &str| match table.remove(key) {
         None => Ok(None),
-        Some(toml::Value::String(value)) => Ok(Some(value)),
-        Some(other) => Err(format!("`{key}` is a string, not {}", other.type_str())),
+        Some(value) => match value.get_ref() {
+            DeValue::String(text) => Ok(Some(text.to_string())),
+            other => Err(ConfigProblem {
+                message: format!("`{key}` is a string, not {}", other.type_str()),
+                span: Some(value.span()),
+            }),
+        },
     };
     let Some(name) = take_string("kind")? else {
         return Err(format!(
             "an answerer needs a `kind`: one of {}",
             kinds.names().join(", ")
-        ));
+        )
+        .into());
     };
     let scope = take_string("scope")?;
     let timeout = take_string("timeout")?
@@ -211,10 +250,12 @@ fn answerer(mut table: toml::Table, base: &Path, kinds: &Kinds) -> Result<Answer
         return Err(format!(
             "unknown answerer kind {name:?}; use {}",
             kinds.names().join(", ")
-        ));
+        )
+        .into());
     };
+    let own = KindTable(Spanned::new(span, DeValue::Table(table)));
     Ok(AnswererEntry {
-        setup: kind.configure(table, base)?,
+        setup: kind.configure(own, base)?,
         kind: name,
         placement: Placement {
             scope,
@@ -379,13 +420,17 @@ mod tests {
             fn name(&self) -> &'static str {
                 "pager"
             }
-            fn configure(&self, table: toml::Table, _: &Path) -> Result<Box<dyn Setup>, String> {
+            fn configure(
+                &self,
+                table: KindTable<'_>,
+                _: &Path,
+            ) -> Result<Box<dyn Setup>, ConfigProblem> {
                 #[derive(Deserialize)]
                 #[serde(deny_unknown_fields)]
                 struct Table {
                     number: String,
                 }
-                let table: Table = crate::answerers::read_table("pager", table)?;
+                let table: Table = table.read("pager")?;
                 assert_eq!(table.number, "555");
                 Ok(crate::answerers::ready(
                     crate::answerers::script::ScriptAnswerer::default(),

@@ -276,17 +276,17 @@ fn a_bad_config_names_its_line() {
         ),
         (
             "[[answerer]]\nkind = \"terminal\"\ncommand = [\"x\"]\n",
-            1,
+            3,
             "a terminal answerer: unknown field `command`, expected `device`",
         ),
         (
             "\n\n[[answerer]]\nkind = \"script\"\nrules = [{ id = \"a\", question = \"b\", pass = true }]\n",
-            3,
+            5,
             "exactly one of `id` or `question`",
         ),
         (
             "[[answerer]]\nkind = \"script\"\nrules = [{ question = \"(\", pass = true }]\n",
-            1,
+            3,
             "not a regex",
         ),
         (
@@ -296,7 +296,7 @@ fn a_bad_config_names_its_line() {
         ),
         (
             "[[answerer]]\nkind = \"web\"\ncommand = [\"x\"]\n",
-            1,
+            3,
             "a web answerer: unknown field `command`, expected one of `bind`, `port`, `grace`",
         ),
         (

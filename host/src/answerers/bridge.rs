@@ -24,7 +24,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::codec::{FramedRead, LinesCodec};
 
-use super::{AnswererKind, Setup, Started, read_table};
+use super::{AnswererKind, ConfigProblem, KindTable, Setup, Started};
 
 /// The longest line a peer may send, in bytes.
 pub const MAX_FRAME_BYTES: usize = 1 << 20;
@@ -299,8 +299,12 @@ impl AnswererKind for BridgeKind {
         "bridge"
     }
 
-    fn configure(&self, table: toml::Table, base: &Path) -> Result<Box<dyn Setup>, String> {
-        let table: BridgeTable = read_table(self.name(), table)?;
+    fn configure(
+        &self,
+        table: KindTable<'_>,
+        base: &Path,
+    ) -> Result<Box<dyn Setup>, ConfigProblem> {
+        let table: BridgeTable = table.read(self.name())?;
         let setup = match (table.command, table.socket) {
             (Some(command), None) => match command.split_first() {
                 Some((program, args)) if !program.is_empty() => BridgeSetup::Command {

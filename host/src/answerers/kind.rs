@@ -2,12 +2,15 @@
 
 use std::fmt::Debug;
 use std::future::Future;
+use std::ops::Range;
 use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
 
 use ask_user_seam::Answerer;
 use serde::de::DeserializeOwned;
+use toml::Spanned;
+use toml::de::{DeValue, ValueDeserializer};
 
 /// One kind of answerer a config file can name.
 pub trait AnswererKind: Send + Sync + 'static {
@@ -15,10 +18,12 @@ pub trait AnswererKind: Send + Sync + 'static {
     fn name(&self) -> &'static str;
 
     /// Reads this kind's own keys (the entry less `kind`, `scope` and
-    /// `timeout`) and prepares the answerer, loading any file it names.
-    /// `base` is the config file's folder: relative paths are relative to
-    /// it. The error says what is wrong, in the words of the file.
-    fn configure(&self, table: toml::Table, base: &Path) -> Result<Box<dyn Setup>, String>;
+    /// `timeout`, see [`KindTable::read`]) and prepares the answerer, loading
+    /// any file it names. `base` is the config file's folder: relative paths
+    /// are relative to it. The error says what is wrong, in the words of the
+    /// file; a plain string is placed at the entry's line.
+    fn configure(&self, table: KindTable<'_>, base: &Path)
+    -> Result<Box<dyn Setup>, ConfigProblem>;
 }
 
 /// An answerer configured and ready to start.
@@ -56,13 +61,42 @@ impl Setup for Ready {
     }
 }
 
-/// Reads a kind's table into its own config type. Give the type
-/// `#[serde(deny_unknown_fields)]`: a key it does not take is an error that
-/// lists the keys it does.
-pub fn read_table<T: DeserializeOwned>(kind: &str, table: toml::Table) -> Result<T, String> {
-    toml::Value::Table(table)
-        .try_into()
-        .map_err(|e: toml::de::Error| format!("a {kind} answerer: {}", e.message().trim()))
+/// One `[[answerer]]`'s own keys, with where each stands in the file.
+pub struct KindTable<'a>(pub(crate) Spanned<DeValue<'a>>);
+
+impl KindTable<'_> {
+    /// Reads the keys into the kind's own config type. Give the type
+    /// `#[serde(deny_unknown_fields)]`: a key it does not take is an error,
+    /// at that key's line, that lists the keys it does.
+    pub fn read<T: DeserializeOwned>(self, kind: &str) -> Result<T, ConfigProblem> {
+        T::deserialize(ValueDeserializer::from(self.0)).map_err(|e| ConfigProblem {
+            message: format!("a {kind} answerer: {}", e.message().trim()),
+            span: e.span(),
+        })
+    }
+}
+
+/// What is wrong in a config file, and where when it is known (byte
+/// offsets into the file).
+#[derive(Debug)]
+pub struct ConfigProblem {
+    pub message: String,
+    pub span: Option<Range<usize>>,
+}
+
+impl From<String> for ConfigProblem {
+    fn from(message: String) -> Self {
+        ConfigProblem {
+            message,
+            span: None,
+        }
+    }
+}
+
+impl From<&str> for ConfigProblem {
+    fn from(message: &str) -> Self {
+        message.to_owned().into()
+    }
 }
 
 /// The answerer kinds a config file may name.

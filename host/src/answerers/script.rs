@@ -15,7 +15,7 @@ use ask_user_seam::{
 use regex_lite::Regex;
 use serde::Deserialize;
 
-use super::{AnswererKind, Setup, read_table, ready};
+use super::{AnswererKind, ConfigProblem, KindTable, Setup, ready};
 
 /// `kind = "script"`: canned `answers` (a file, tried first) and `rules`.
 pub struct ScriptKind;
@@ -33,8 +33,12 @@ impl AnswererKind for ScriptKind {
         "script"
     }
 
-    fn configure(&self, table: toml::Table, base: &Path) -> Result<Box<dyn Setup>, String> {
-        let table: ScriptTable = read_table(self.name(), table)?;
+    fn configure(
+        &self,
+        table: KindTable<'_>,
+        base: &Path,
+    ) -> Result<Box<dyn Setup>, ConfigProblem> {
+        let table: ScriptTable = table.read(self.name())?;
         let canned = match &table.answers {
             Some(path) => ScriptAnswerer::from_file(&base.join(path)).map_err(|e| e.to_string())?,
             None => ScriptAnswerer::default(),

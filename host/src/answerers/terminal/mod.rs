@@ -30,7 +30,7 @@ use crossterm::{QueueableCommand, queue};
 use serde::Deserialize;
 use tokio::sync::{Mutex, OwnedMutexGuard, oneshot};
 
-use super::{AnswererKind, Setup, read_table, ready};
+use super::{AnswererKind, ConfigProblem, KindTable, Setup, ready};
 use crate::error::{AnswerError, AskError};
 use crate::question::{Answer, Question};
 use crate::waterfall::{AnswerFuture, Answerer, Ask, Next};
@@ -201,8 +201,12 @@ impl AnswererKind for TerminalKind {
         "terminal"
     }
 
-    fn configure(&self, table: toml::Table, base: &Path) -> Result<Box<dyn Setup>, String> {
-        let table: TerminalTable = read_table(self.name(), table)?;
+    fn configure(
+        &self,
+        table: KindTable<'_>,
+        base: &Path,
+    ) -> Result<Box<dyn Setup>, ConfigProblem> {
+        let table: TerminalTable = table.read(self.name())?;
         Ok(ready(match table.device {
             Some(device) => TerminalAnswerer::with_device(base.join(device)),
             None => TerminalAnswerer::new(),

@@ -40,7 +40,7 @@ use tokio::sync::{Notify, broadcast};
 use ask_user_seam::remote::{self, Outcome, PendingQuestions, UpFrame};
 use ask_user_seam::{AnswerFuture, Answerer, Ask, Next};
 
-use super::{AnswererKind, Setup, Started, read_table};
+use super::{AnswererKind, ConfigProblem, KindTable, Setup, Started};
 
 /// The largest answer body accepted, in bytes.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
@@ -416,8 +416,12 @@ impl AnswererKind for WebKind {
         "web"
     }
 
-    fn configure(&self, table: toml::Table, _base: &Path) -> Result<Box<dyn Setup>, String> {
-        let table: WebTable = read_table(self.name(), table)?;
+    fn configure(
+        &self,
+        table: KindTable<'_>,
+        _base: &Path,
+    ) -> Result<Box<dyn Setup>, ConfigProblem> {
+        let table: WebTable = table.read(self.name())?;
         let defaults = WebConfig::default();
         Ok(Box::new(WebConfig {
             bind: table.bind.unwrap_or(defaults.bind),
