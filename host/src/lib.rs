@@ -44,6 +44,7 @@ pub mod contract;
 mod cpu;
 pub mod engine;
 pub mod host;
+pub mod mcp;
 pub mod runtime;
 pub mod sandbox;
 pub mod tool_result;

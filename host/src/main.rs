@@ -3,12 +3,14 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use ask_user::answerers::ready;
 use ask_user::answerers::script::ScriptAnswerer;
 use ask_user::answerers::terminal::TerminalAnswerer;
 use ask_user::answerers::web::WebConfig;
+use ask_user::mcp::McpServer;
 use ask_user::{AnswererEntry, Config, HostBuilder};
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
@@ -34,6 +36,8 @@ Examples:
       Answerers from a config file (script rules, a bridge process, the terminal).
   echo '{\"questions\":[]}' | ask-user ask -
       Arguments from standard input (this one fails with EMPTY_QUESTIONS).
+  ask-user mcp
+      An MCP server on stdio: register it in Claude Code, Codex, Cursor, VS Code or goose.
 
 Answerers: with --config FILE, or else $XDG_CONFIG_HOME/ask-user/config.toml
 (~/.config/ask-user/config.toml) when it exists, the chain is that file's;
@@ -89,6 +93,15 @@ enum Command {
         #[arg(long, value_name = "SECONDS")]
         timeout: Option<f64>,
     },
+    /// Serve the tool to an MCP client over standard input and output: the
+    /// client's user answers in the client's own form (elicitation).
+    Mcp {
+        /// The answerers behind the client's forms, from this TOML file.
+        /// Default: the user's config file when it exists. The terminal is
+        /// used only when the file names it.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
 }
 
 /// A reason to exit with status 2.
@@ -134,6 +147,22 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
     };
     let (builder, arguments) = match cli.command {
         Command::Schema => (HostBuilder::new(), None),
+        Command::Mcp { config } => {
+            let config = match config {
+                Some(path) => Some(path),
+                None => Config::default_path().filter(|p| p.exists()),
+            };
+            let config = match config {
+                Some(path) => Config::load(&path).map_err(|e| Usage(e.to_string()))?,
+                None => Config::default(),
+            };
+            let builder = HostBuilder::from_config(config);
+            let builder = match component {
+                Some(component) => builder.component(component),
+                None => builder,
+            };
+            return serve_mcp(builder).await;
+        }
         Command::Ask {
             file,
             answers,
@@ -205,6 +234,19 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Serves MCP on standard input and output until the client leaves.
+async fn serve_mcp(builder: HostBuilder) -> Result<ExitCode, Usage> {
+    let host = Arc::new(builder.build().await.map_err(|e| Usage(e.to_string()))?);
+    for notice in host.notices() {
+        eprintln!("ask-user: {notice}");
+    }
+    let server = McpServer::new(host.clone()).map_err(|e| Usage(e.to_string()))?;
+    let served = server.serve_stdio().await;
+    host.close().await;
+    served.map_err(|e| Usage(e.to_string()))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The `--config` file; else the user's config file when it exists; else

@@ -1,0 +1,184 @@
+//! The `elicitation` answerer: the MCP client's own form, in the client's
+//! UI, one form per batch.
+
+use std::sync::Mutex;
+
+use ask_user_seam::{
+    AnswerError, AnswerFuture, Answerer, Ask, AskError, AskRequest, ErrorCode, Next,
+};
+use rmcp::Peer;
+use rmcp::model::{
+    ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationSchema, ServerRequest,
+};
+use rmcp::service::{PeerRequestOptions, RequestHandle, RoleServer};
+use serde_json::Value;
+
+use super::form;
+
+/// The code an ask ends with when the client must fill in a form first
+/// (protocol 2026-07-28): the front end answers `input_required` instead.
+pub const INPUT_REQUIRED: &str = "INPUT_REQUIRED";
+
+/// How the form reaches the client.
+pub enum Channel {
+    /// Asked now, with `elicitation/create` (protocols before 2026-07-28).
+    Live(Peer<RoleServer>),
+    /// Protocol 2026-07-28 has no server-to-client requests.
+    Rounds(Box<Rounds>),
+}
+
+/// A call of a 2026-07-28 client: a retry carries the client's answer to the
+/// form; a first call notes the form wanted.
+pub struct Rounds {
+    answered: Mutex<Option<ElicitResult>>,
+    wanted: Mutex<Option<ElicitRequestParams>>,
+}
+
+impl Channel {
+    /// A 2026-07-28 call, with the client's answer when it is a retry.
+    pub fn rounds(answered: Option<ElicitResult>) -> Self {
+        Channel::Rounds(Box::new(Rounds {
+            answered: Mutex::new(answered),
+            wanted: Mutex::new(None),
+        }))
+    }
+}
+
+/// Answers a batch with one form in the MCP client's UI.
+pub struct ElicitationAnswerer {
+    channel: Channel,
+}
+
+impl ElicitationAnswerer {
+    pub fn new(channel: Channel) -> Self {
+        ElicitationAnswerer { channel }
+    }
+
+    /// The form the client must fill in before the call can finish, when an
+    /// ask wanted one and had no answer to it.
+    pub fn wanted(&self) -> Option<ElicitRequestParams> {
+        match &self.channel {
+            Channel::Live(_) => None,
+            Channel::Rounds(rounds) => rounds.wanted.lock().ok()?.take(),
+        }
+    }
+}
+
+/// The `elicitation/create` parameters for `request`.
+pub fn params(request: &AskRequest) -> Result<ElicitRequestParams, AnswerError> {
+    let schema: ElicitationSchema = serde_json::from_value(form::schema(request))
+        .map_err(|e| AnswerError::other(format!("the form could not be built: {e}")))?;
+    Ok(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: form::message(request),
+        requested_schema: schema,
+    })
+}
+
+/// What the client's form came back with, as the waterfall takes it.
+fn outcome(
+    request: &AskRequest,
+    result: ElicitResult,
+) -> Result<Vec<ask_user_seam::Answer>, AnswerError> {
+    let dismissed = |how: &str| {
+        Err(AskError::new(
+            ErrorCode::AskCancelled,
+            format!(
+                "the user {how} the form without answering. Do not ask the same again; \
+                 continue with what you know or end your turn"
+            ),
+        )
+        .into())
+    };
+    match result.action {
+        ElicitationAction::Accept => {
+            let content = match result.content {
+                Some(Value::Object(content)) => content,
+                None => Default::default(),
+                Some(_) => {
+                    return Err(AskError::new(
+                        ErrorCode::InvalidAnswer,
+                        "the client's form answer is not an object; it was not passed on. \
+                         This is a fault of the MCP client",
+                    )
+                    .into());
+                }
+            };
+            Ok(form::answers(request, &content)?)
+        }
+        ElicitationAction::Decline => dismissed("declined"),
+        _ => dismissed("cancelled"),
+    }
+}
+
+/// An open `elicitation/create`: cancelled at the client when dropped
+/// before its answer came (the turn was aborted or timed out).
+struct OpenForm(Option<RequestHandle<RoleServer>>);
+
+impl Drop for OpenForm {
+    fn drop(&mut self) {
+        if let Some(handle) = self.0.take() {
+            tokio::spawn(handle.cancel(Some("the question was withdrawn".to_owned())));
+        }
+    }
+}
+
+impl Answerer for ElicitationAnswerer {
+    fn name(&self) -> &str {
+        "elicitation"
+    }
+
+    fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
+        Box::pin(async move {
+            let params = params(&ask.request)?;
+            match &self.channel {
+                Channel::Live(peer) => {
+                    let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+                    let handle = match peer
+                        .send_cancellable_request(request, PeerRequestOptions::no_options())
+                        .await
+                    {
+                        Ok(handle) => handle,
+                        // The connection is gone: nobody is there to answer.
+                        Err(_) => return next.run().await,
+                    };
+                    let mut open = OpenForm(Some(handle));
+                    let response = match open.0.as_mut() {
+                        Some(handle) => (&mut handle.rx).await,
+                        None => return next.run().await,
+                    };
+                    open.0 = None;
+                    match response {
+                        Ok(Ok(ClientResult::ElicitResult(result))) => outcome(&ask.request, result),
+                        Ok(Ok(other)) => Err(AnswerError::other(format!(
+                            "the client answered the form with {other:?}"
+                        ))),
+                        // The client cannot elicit after all (or failed): pass.
+                        Ok(Err(error)) => {
+                            tracing::warn!(%error, "the MCP client did not show the form; passing the question on");
+                            next.run().await
+                        }
+                        Err(_) => next.run().await,
+                    }
+                }
+                Channel::Rounds(rounds) => {
+                    let given = rounds.answered.lock().ok().and_then(|mut a| a.take());
+                    match given {
+                        Some(result) => outcome(&ask.request, result),
+                        None => {
+                            if let Ok(mut wanted) = rounds.wanted.lock() {
+                                *wanted = Some(params);
+                            }
+                            Err(AskError::new(
+                                ErrorCode::Other(INPUT_REQUIRED.to_owned()),
+                                "the client is asked to show the user a form first",
+                            )
+                            .into())
+                        }
+                    }
+                }
+            }
+        })
+    }
+}
