@@ -6,6 +6,7 @@ mod bridge;
 mod cancellation;
 mod definition;
 mod errors;
+mod mcp;
 mod policy;
 mod sandbox;
 mod tool_calls;

@@ -1,0 +1,319 @@
+//! `ask-user mcp` with rmcp's own client over an in-process transport: the
+//! tool listed, forms answered, declined, cancelled and withdrawn, on both
+//! protocol versions.
+
+use std::sync::{Arc, Mutex};
+
+use ask_user::HostBuilder;
+use ask_user::mcp::McpServer;
+use ask_user_tests::{PATIENCE, wait_until};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult,
+    CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, InputRequest,
+    InputResponses, ProtocolVersion,
+};
+use rmcp::service::{
+    NotificationContext, PeerRequestOptions, RequestContext, RoleClient, RunningService,
+};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, ServiceExt};
+use serde_json::{Value, json};
+
+/// What the test client's user does with a form.
+#[derive(Clone)]
+enum User {
+    Fills(Value),
+    Declines,
+    Cancels,
+    /// Never answers (the form stays open).
+    Walks,
+}
+
+/// A client with a scripted user, which records the forms it was shown and
+/// the requests the server withdrew.
+#[derive(Clone)]
+struct TestClient {
+    version: ProtocolVersion,
+    elicits: bool,
+    user: User,
+    forms: Arc<Mutex<Vec<Value>>>,
+    cancelled: Arc<Mutex<Vec<CancelledNotificationParam>>>,
+}
+
+impl ClientHandler for TestClient {
+    fn get_info(&self) -> ClientConfig {
+        let capabilities = match self.elicits {
+            true => ClientCapabilities::builder().enable_elicitation().build(),
+            false => ClientCapabilities::default(),
+        };
+        ClientConfig::new(capabilities, Implementation::new("ask-user-tests", "0"))
+            .with_protocol_version(self.version.clone())
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.forms
+            .lock()
+            .unwrap()
+            .push(serde_json::to_value(&request).unwrap());
+        Ok(match &self.user {
+            User::Fills(content) => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(content.clone())
+            }
+            User::Declines => ElicitResult::new(ElicitationAction::Decline),
+            User::Cancels => ElicitResult::new(ElicitationAction::Cancel),
+            User::Walks => std::future::pending().await,
+        })
+    }
+
+    async fn on_cancelled(
+        &self,
+        params: CancelledNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.cancelled.lock().unwrap().push(params);
+    }
+}
+
+struct Session {
+    client: RunningService<RoleClient, TestClient>,
+    handler: TestClient,
+}
+
+/// The protocol versions of the MCP spec this server speaks.
+const VERSIONS: [ProtocolVersion; 2] =
+    [ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
+
+async fn connect(version: ProtocolVersion, elicits: bool, user: User) -> Session {
+    let host = HostBuilder::new().build().await.expect("the host builds");
+    let server = McpServer::new(Arc::new(host)).unwrap();
+    let (server_end, client_end) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        if let Ok(service) = server.serve(server_end).await {
+            let _ = service.waiting().await;
+        }
+    });
+    let handler = TestClient {
+        version: version.clone(),
+        elicits,
+        user,
+        forms: Arc::default(),
+        cancelled: Arc::default(),
+    };
+    let client = if version >= ProtocolVersion::V_2026_07_28 {
+        // The 2026-07-28 lifecycle: `server/discover`, no handshake.
+        let mode = ClientLifecycleMode::Discover {
+            preferred_versions: vec![version],
+        };
+        handler.clone().serve_with_lifecycle(client_end, mode).await
+    } else {
+        handler.clone().serve(client_end).await
+    };
+    let client = client.expect("the client connects");
+    Session { client, handler }
+}
+
+fn deploy() -> CallToolRequestParams {
+    let arguments: Value =
+        serde_json::from_str(include_str!("../../../examples/deploy.json")).unwrap();
+    CallToolRequestParams::new("ask_user_question")
+        .with_arguments(arguments.as_object().unwrap().clone())
+}
+
+fn filled() -> Value {
+    json!({"target": "Production", "checks": ["Unit tests", "Load test"], "checks__own": "smoke", "note": "Retries"})
+}
+
+const ANSWERS: &str = r#"{"answers":[{"id":"target","selected":["Production"]},{"id":"checks","selected":["Unit tests","Load test"],"custom":"smoke"},{"id":"note","selected":[],"custom":"Retries"}]}"#;
+
+fn text(result: &CallToolResult) -> String {
+    result.content[0].as_text().unwrap().text.clone()
+}
+
+async fn call(session: &Session, params: CallToolRequestParams) -> CallToolResult {
+    tokio::time::timeout(PATIENCE, session.client.call_tool(params))
+        .await
+        .expect("the call never hangs")
+        .expect("a tool result")
+}
+
+#[tokio::test]
+async fn the_tool_is_listed_with_the_components_schemas() {
+    let session = connect(ProtocolVersion::V_2025_11_25, true, User::Declines).await;
+    let tools = session.client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 1);
+    let tool = serde_json::to_value(&tools[0]).unwrap();
+    let definition: Value =
+        serde_json::to_value(ask_user_tests::Harness::new().await.runtime.definition()).unwrap();
+    assert_eq!(tool["name"], "ask_user_question");
+    assert_eq!(tool["description"], definition["description"]);
+    assert_eq!(tool["inputSchema"], definition["inputSchema"]);
+    assert_eq!(tool["outputSchema"], definition["outputSchema"]);
+}
+
+#[tokio::test]
+async fn a_filled_form_answers_the_batch() {
+    for version in VERSIONS {
+        let session = connect(version.clone(), true, User::Fills(filled())).await;
+        let result = call(&session, deploy()).await;
+        assert_eq!(result.is_error, Some(false), "{version:?}: {result:?}");
+        assert_eq!(text(&result), ANSWERS, "{version:?}");
+        let forms = session.handler.forms.lock().unwrap().clone();
+        assert_eq!(forms.len(), 1, "{version:?}: one form per batch");
+        assert_eq!(forms[0]["mode"], "form");
+        assert_eq!(
+            forms[0]["requestedSchema"]["properties"]["target"]["default"],
+            "Staging (Recommended)"
+        );
+    }
+}
+
+#[tokio::test]
+async fn declining_or_cancelling_the_form_is_ask_cancelled() {
+    for (user, how) in [(User::Declines, "declined"), (User::Cancels, "cancelled")] {
+        for version in VERSIONS {
+            let session = connect(version.clone(), true, user.clone()).await;
+            let result = call(&session, deploy()).await;
+            assert_eq!(result.is_error, Some(true));
+            let said = text(&result);
+            assert!(
+                said.starts_with("Error [ASK_CANCELLED]: the user "),
+                "{said}"
+            );
+            assert!(said.contains(how), "{version:?}: {said}");
+            let meta = serde_json::to_value(result.meta.unwrap()).unwrap();
+            assert_eq!(
+                meta,
+                json!({"code": "ASK_CANCELLED", "name": "UserQuestionError"})
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_label_the_form_did_not_offer_is_an_invalid_answer() {
+    let session = connect(
+        ProtocolVersion::V_2025_11_25,
+        true,
+        User::Fills(json!({"target": "Moon"})),
+    )
+    .await;
+    let said = text(&call(&session, deploy()).await);
+    assert!(said.starts_with("Error [INVALID_ANSWER]"), "{said}");
+    assert!(said.contains("\"Moon\""), "{said}");
+}
+
+#[tokio::test]
+async fn a_client_that_cannot_show_forms_gets_no_provider_and_how_to_fix_it() {
+    let session = connect(ProtocolVersion::V_2025_11_25, false, User::Declines).await;
+    let said = text(&call(&session, deploy()).await);
+    assert!(said.starts_with("Error [NO_PROVIDER]"), "{said}");
+    assert!(said.contains("cannot show forms"), "{said}");
+    assert!(session.handler.forms.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn cancelling_the_call_withdraws_the_open_form() {
+    let session = connect(ProtocolVersion::V_2025_11_25, true, User::Walks).await;
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(deploy()));
+    let handle = session
+        .client
+        .peer()
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    let forms = session.handler.forms.clone();
+    wait_until("the form is shown", || forms.lock().unwrap().len() == 1).await;
+    handle
+        .cancel(Some("the user stopped the turn".into()))
+        .await
+        .unwrap();
+    let cancelled = session.handler.cancelled.clone();
+    wait_until("the server withdraws its form", || {
+        !cancelled.lock().unwrap().is_empty()
+    })
+    .await;
+    let reason = cancelled.lock().unwrap()[0].reason.clone();
+    assert_eq!(reason.as_deref(), Some("the question was withdrawn"));
+}
+
+/// The first round of a 2026-07-28 call: the form and its requestState.
+async fn first_round(session: &Session) -> (ElicitRequestParams, String) {
+    let response = session.client.call_tool_once(deploy()).await.unwrap();
+    let CallToolResponse::InputRequired(input) = response else {
+        panic!("expected input_required, got {response:?}");
+    };
+    let mut requests = input.input_requests.unwrap();
+    let Some(InputRequest::Elicitation(form)) = requests.remove("ask") else {
+        panic!("no form under \"ask\"");
+    };
+    (form.params, input.request_state.expect("a requestState"))
+}
+
+fn responses(result: ElicitResult) -> InputResponses {
+    [("ask".to_owned(), serde_json::to_value(result).unwrap())].into()
+}
+
+#[tokio::test]
+async fn a_2026_client_gets_the_form_as_input_required_and_answers_on_retry() {
+    let session = connect(ProtocolVersion::V_2026_07_28, true, User::Declines).await;
+    let (form, state) = first_round(&session).await;
+    let form = serde_json::to_value(form).unwrap();
+    assert_eq!(form["mode"], "form");
+    assert!(
+        form["message"]
+            .as_str()
+            .unwrap()
+            .contains("Where should this release be deployed?")
+    );
+    let accepted = ElicitResult::new(ElicitationAction::Accept).with_content(filled());
+    let retry = deploy()
+        .with_request_state(state)
+        .with_input_responses(responses(accepted));
+    let CallToolResponse::Complete(result) = session.client.call_tool_once(retry).await.unwrap()
+    else {
+        panic!("the retry did not complete");
+    };
+    assert_eq!(text(&result), ANSWERS);
+}
+
+#[tokio::test]
+async fn a_request_state_for_other_arguments_or_another_server_is_refused() {
+    let session = connect(ProtocolVersion::V_2026_07_28, true, User::Declines).await;
+    let (_, state) = first_round(&session).await;
+    let accepted = ElicitResult::new(ElicitationAction::Accept).with_content(filled());
+    let mut other = deploy();
+    other.arguments.as_mut().unwrap()["questions"][0]["question"] = json!("Somewhere else?");
+    for params in [
+        other.with_request_state(state.clone()),
+        deploy().with_request_state(format!("{state}x")),
+    ] {
+        let params = params.with_input_responses(responses(accepted.clone()));
+        let error = session.client.call_tool_once(params).await.unwrap_err();
+        let said = error.to_string();
+        assert!(said.contains("requestState was refused"), "{said}");
+    }
+    // A state from another server process (another key) is refused too.
+    let elsewhere = connect(ProtocolVersion::V_2026_07_28, true, User::Declines).await;
+    let params = deploy()
+        .with_request_state(state)
+        .with_input_responses(responses(accepted));
+    assert!(elsewhere.client.call_tool_once(params).await.is_err());
+}
+
+#[tokio::test]
+async fn an_unknown_tool_is_refused() {
+    let session = connect(ProtocolVersion::V_2025_11_25, true, User::Declines).await;
+    let error = session
+        .client
+        .call_tool(CallToolRequestParams::new("rm_rf"))
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("there is no tool \"rm_rf\""),
+        "{error}"
+    );
+}
