@@ -47,6 +47,7 @@ pub mod host;
 pub mod mcp;
 pub mod runtime;
 pub mod sandbox;
+mod secret;
 pub mod tool_result;
 
 pub use ask_user_seam::{

@@ -10,7 +10,7 @@ use ask_user::answerers::ready;
 use ask_user::answerers::script::ScriptAnswerer;
 use ask_user::answerers::terminal::TerminalAnswerer;
 use ask_user::answerers::web::WebConfig;
-use ask_user::mcp::McpServer;
+use ask_user::mcp::{McpHttp, McpServer};
 use ask_user::{AnswererEntry, Config, HostBuilder};
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
@@ -101,6 +101,10 @@ enum Command {
         /// used only when the file names it.
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
+        /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8766)
+        /// instead of stdio, with a bearer token printed at start.
+        #[arg(long, value_name = "ADDRESS")]
+        http: Option<std::net::SocketAddr>,
     },
 }
 
@@ -131,6 +135,9 @@ fn init_logging() {
         .unwrap_or_else(|| Targets::new().with_default(tracing::Level::WARN));
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        // A host may close our standard error: a log line that cannot be
+        // written is dropped, never reported with a panicking eprintln.
+        .log_internal_errors(false)
         .without_time()
         .finish()
         .with(filter)
@@ -147,7 +154,7 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
     };
     let (builder, arguments) = match cli.command {
         Command::Schema => (HostBuilder::new(), None),
-        Command::Mcp { config } => {
+        Command::Mcp { config, http } => {
             let config = match config {
                 Some(path) => Some(path),
                 None => Config::default_path().filter(|p| p.exists()),
@@ -161,7 +168,7 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
                 Some(component) => builder.component(component),
                 None => builder,
             };
-            return serve_mcp(builder).await;
+            return serve_mcp(builder, http).await;
         }
         Command::Ask {
             file,
@@ -236,14 +243,41 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
     })
 }
 
-/// Serves MCP on standard input and output until the client leaves.
-async fn serve_mcp(builder: HostBuilder) -> Result<ExitCode, Usage> {
+/// Serves MCP on standard input and output until the client leaves, or on
+/// HTTP at `http` until interrupted.
+async fn serve_mcp(
+    builder: HostBuilder,
+    http: Option<std::net::SocketAddr>,
+) -> Result<ExitCode, Usage> {
     let host = Arc::new(builder.build().await.map_err(|e| Usage(e.to_string()))?);
     for notice in host.notices() {
         eprintln!("ask-user: {notice}");
     }
     let server = McpServer::new(host.clone()).map_err(|e| Usage(e.to_string()))?;
-    let served = server.serve_stdio().await;
+    let served = match http {
+        None => server.serve_stdio().await,
+        Some(address) => {
+            let http = McpHttp::start(server, address)
+                .await
+                .map_err(|e| Usage(e.to_string()))?;
+            if !address.ip().is_loopback() {
+                eprintln!(
+                    "ask-user: WARNING: MCP listens on {}, beyond this machine; anyone who can \
+                     reach it and has the token can ask you questions",
+                    http.address()
+                );
+            }
+            eprintln!(
+                "ask-user: MCP (Streamable HTTP) at {} with the header \
+                 \"Authorization: Bearer {}\"; Ctrl-C stops",
+                http.url(),
+                http.token()
+            );
+            let _ = tokio::signal::ctrl_c().await;
+            http.stop().await;
+            Ok(())
+        }
+    };
     host.close().await;
     served.map_err(|e| Usage(e.to_string()))?;
     Ok(ExitCode::SUCCESS)

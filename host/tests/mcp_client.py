@@ -3,16 +3,21 @@
 as the user would. Prints one JSON object: the tool names, the forms it was
 shown, and the tool result.
 
-usage: mcp_client.py ASK_USER MODE USER ARGUMENTS_FILE
+usage: mcp_client.py SERVER MODE USER ARGUMENTS_FILE
+  SERVER the ask-user command (launched as `ask-user mcp`), or the URL of
+         `ask-user mcp --http` (the token in $ASK_USER_MCP_TOKEN)
   MODE   legacy (the initialize handshake, 2025-11-25) or 2026-07-28
   USER   the form's content as JSON to accept it, or decline, or cancel
 """
 
 import asyncio
 import json
+import os
 import sys
 
+import httpx2
 from mcp import Client, StdioServerParameters, types
+from mcp.client.streamable_http import streamable_http_client
 
 
 async def main(ask_user, mode, user, arguments_file):
@@ -24,7 +29,12 @@ async def main(ask_user, mode, user, arguments_file):
             return types.ElicitResult(action=user)
         return types.ElicitResult(action="accept", content=json.loads(user))
 
-    server = StdioServerParameters(command=ask_user, args=["mcp", "--config", "/dev/null"])
+    if ask_user.startswith("http://"):
+        token = os.environ["ASK_USER_MCP_TOKEN"]
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+        server = streamable_http_client(ask_user, http_client=http)
+    else:
+        server = StdioServerParameters(command=ask_user, args=["mcp", "--config", "/dev/null"])
     async with Client(server, elicitation_callback=elicit, mode=mode) as client:
         tools = await client.list_tools()
         with open(arguments_file) as file:

@@ -16,6 +16,7 @@
 
 mod elicitation;
 pub mod form;
+mod http;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -34,6 +35,7 @@ use serde_json::{Value, json};
 
 use elicitation::Channel;
 pub use elicitation::ElicitationAnswerer;
+pub use http::McpHttp;
 
 use crate::host::Host;
 use crate::tool_result::ToolResult;
@@ -59,9 +61,7 @@ impl McpServer {
     /// Serves `host`'s component. The `requestState` key is random, per
     /// process.
     pub fn new(host: Arc<Host>) -> std::io::Result<Self> {
-        let mut key = [0u8; 32];
-        getrandom::fill(&mut key)
-            .map_err(|e| std::io::Error::other(format!("no randomness for the state key: {e}")))?;
+        let key = crate::secret::random::<32>()?;
         let state = RequestStateCodec::try_new(key.to_vec())
             .map_err(|e| std::io::Error::other(e.to_string()))?;
         let definition = host.runtime().definition();

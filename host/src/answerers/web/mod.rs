@@ -108,13 +108,10 @@ impl WebAnswerer {
                 )
             })?;
         let address = listener.local_addr()?;
-        let mut token = [0u8; 16];
-        getrandom::fill(&mut token)
-            .map_err(|e| std::io::Error::other(format!("no randomness for the token: {e}")))?;
         let frames = broadcast::channel(FRAME_BACKLOG).0;
         let withdrawn = frames.clone();
         let shared = Arc::new(Shared {
-            token: token.iter().map(|b| format!("{b:02x}")).collect(),
+            token: crate::secret::token()?,
             port: address.port(),
             // A question that leaves (answered, withdrawn) leaves every page.
             pending: PendingQuestions::new("w", move |id| {
@@ -239,16 +236,7 @@ impl Shared {
         if origin.is_some_and(|origin| origin != format!("http://{host}")) {
             return Err(StatusCode::FORBIDDEN);
         }
-        let given = token.unwrap_or_default().as_bytes();
-        let expected = self.token.as_bytes();
-        // Compared in constant time.
-        let same = given.len() == expected.len()
-            && given
-                .iter()
-                .zip(expected)
-                .fold(0, |acc, (a, b)| acc | (a ^ b))
-                == 0;
-        if same {
+        if crate::secret::same(token.unwrap_or_default().as_bytes(), self.token.as_bytes()) {
             Ok(())
         } else {
             Err(StatusCode::UNAUTHORIZED)
