@@ -104,6 +104,7 @@ impl HostBuilder {
             agents,
             answerers: Vec::new(),
             notices: Vec::new(),
+            pages: Vec::new(),
         };
         let entries = self.first.into_iter().chain(self.config.answerers);
         for (n, entry) in entries.enumerate() {
@@ -119,6 +120,7 @@ impl HostBuilder {
                 }
             };
             host.notices.extend(started.notice);
+            host.pages.extend(started.page);
             host.runtime
                 .seam()
                 .waterfall()
@@ -135,6 +137,7 @@ pub struct Host {
     agents: Arc<AgentRegistry>,
     answerers: Vec<Arc<dyn Answerer>>,
     notices: Vec<String>,
+    pages: Vec<String>,
 }
 
 impl Host {
@@ -157,6 +160,11 @@ impl Host {
     /// What the answerers asked to tell the human (e.g. a page's address).
     pub fn notices(&self) -> &[String] {
         &self.notices
+    }
+
+    /// Pages where the human can answer, in chain order (the web answerer's).
+    pub fn pages(&self) -> &[String] {
+        &self.pages
     }
 
     /// Closes the answerers it started (a prompt is cleared and the terminal

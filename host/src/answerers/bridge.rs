@@ -337,6 +337,7 @@ impl Setup for BridgeSetup {
             Ok(Started {
                 answerer: Arc::new(bridge),
                 notice: None,
+                page: None,
             })
         })
     }

@@ -37,6 +37,9 @@ pub struct Started {
     pub answerer: Arc<dyn Answerer>,
     /// What to tell the human, e.g. the web page's address.
     pub notice: Option<String>,
+    /// A page where the human can answer, to send them to (the web
+    /// answerer's address, token included).
+    pub page: Option<String>,
 }
 
 /// An answerer that needs no starting, as a [`Setup`].
@@ -57,6 +60,7 @@ impl Setup for Ready {
         Box::pin(std::future::ready(Ok(Started {
             answerer: self.0,
             notice: None,
+            page: None,
         })))
     }
 }

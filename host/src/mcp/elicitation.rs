@@ -24,6 +24,11 @@ pub const INPUT_REQUIRED: &str = "INPUT_REQUIRED";
 pub enum Channel {
     /// Asked now, with `elicitation/create` (protocols before 2026-07-28).
     Live(Peer<RoleServer>),
+    /// Sent to a page, with a URL-mode `elicitation/create`: the client
+    /// offers the human the web answerer's address, and the web answerer
+    /// (further down the chain) takes the answer from the page. Declining or
+    /// closing the offer dismisses the questions.
+    Page { peer: Peer<RoleServer>, url: String },
     /// Protocol 2026-07-28 has no server-to-client requests.
     Rounds(Box<Rounds>),
 }
@@ -59,7 +64,7 @@ impl ElicitationAnswerer {
     /// ask wanted one and had no answer to it.
     pub fn wanted(&self) -> Option<ElicitRequestParams> {
         match &self.channel {
-            Channel::Live(_) => None,
+            Channel::Live(_) | Channel::Page { .. } => None,
             Channel::Rounds(rounds) => rounds.wanted.lock().ok()?.take(),
         }
     }
@@ -131,6 +136,9 @@ impl Answerer for ElicitationAnswerer {
 
     fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
         Box::pin(async move {
+            if let Channel::Page { peer, url } = &self.channel {
+                return on_page(peer, url, ask, next).await;
+            }
             let params = params(&ask.request)?;
             match &self.channel {
                 Channel::Live(peer) => {
@@ -162,6 +170,7 @@ impl Answerer for ElicitationAnswerer {
                         Err(_) => next.run().await,
                     }
                 }
+                Channel::Page { .. } => next.run().await,
                 Channel::Rounds(rounds) => {
                     let given = rounds.answered.lock().ok().and_then(|mut a| a.take());
                     match given {
@@ -180,5 +189,55 @@ impl Answerer for ElicitationAnswerer {
                 }
             }
         })
+    }
+}
+
+/// Offers the human the page at `url` and waits for the rest of the chain
+/// (the web answerer, which takes the answer from the page); a declined or
+/// closed offer dismisses the questions, and the page's question with them.
+async fn on_page(
+    peer: &Peer<RoleServer>,
+    url: &str,
+    ask: &Ask,
+    next: Next<'_>,
+) -> Result<Vec<ask_user_seam::Answer>, AnswerError> {
+    let offer = ElicitRequestParams::UrlElicitationParams {
+        meta: None,
+        message: format!(
+            "{}\n\nAnswer on this page: {url}",
+            form::message(&ask.request)
+        ),
+        url: url.to_owned(),
+        elicitation_id: crate::secret::token().map_err(AnswerError::other)?,
+    };
+    let request = ServerRequest::ElicitRequest(ElicitRequest::new(offer));
+    let Ok(handle) = peer
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+    else {
+        return next.run().await;
+    };
+    let mut open = OpenForm(Some(handle));
+    let mut answered = next.run();
+    loop {
+        let reply = async {
+            match open.0.as_mut() {
+                Some(handle) => (&mut handle.rx).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            result = &mut answered => return result,
+            reply = reply => {
+                open.0 = None;
+                // Accepted: the human went to the page, and the answer comes
+                // from there. Not offered at all: the page stays open anyway.
+                if let Ok(Ok(ClientResult::ElicitResult(result))) = reply
+                    && result.action != ElicitationAction::Accept
+                {
+                    return outcome(&ask.request, result);
+                }
+            }
+        }
     }
 }

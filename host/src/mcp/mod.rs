@@ -118,17 +118,28 @@ impl McpServer {
             Some(sealed) => Some(self.answered(sealed, &arguments, &request)?),
             None => None,
         };
-        let elicits = context
-            .client_capabilities()
-            .and_then(|c| c.elicitation)
+        let capability = context.client_capabilities().and_then(|c| c.elicitation);
+        let elicits = capability
+            .as_ref()
             .is_some_and(|e| e.form.is_some() || e.url.is_none());
-        let answerer = match (elicits, rounds) {
-            (false, _) => None,
-            (true, false) => Some(ElicitationAnswerer::new(Channel::Live(
-                context.peer.clone(),
-            ))),
-            (true, true) => Some(ElicitationAnswerer::new(Channel::rounds(answered))),
+        // A page beats a form where the client can send the human to one
+        // (a form holds a plan under review poorly). Not over 2026-07-28:
+        // its first round ends the call, and the page's question with it.
+        let page = self
+            .host
+            .pages()
+            .first()
+            .filter(|_| !rounds && capability.as_ref().is_some_and(|e| e.url.is_some()));
+        let channel = match (page, elicits, rounds) {
+            (Some(url), _, _) => Some(Channel::Page {
+                peer: context.peer.clone(),
+                url: url.clone(),
+            }),
+            (None, false, _) => None,
+            (None, true, false) => Some(Channel::Live(context.peer.clone())),
+            (None, true, true) => Some(Channel::rounds(answered)),
         };
+        let answerer = channel.map(ElicitationAnswerer::new);
         let answerer = answerer.map(Arc::new);
 
         // A root agent of its own, so that its answerer reaches this call only.

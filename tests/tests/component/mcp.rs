@@ -27,6 +27,8 @@ enum User {
     Cancels,
     /// Never answers (the form stays open).
     Walks,
+    /// Accepts an offered page (and answers there, see the test).
+    GoesToPage,
 }
 
 /// A client with a scripted user, which records the forms it was shown and
@@ -42,9 +44,13 @@ struct TestClient {
 
 impl ClientHandler for TestClient {
     fn get_info(&self) -> ClientConfig {
-        let capabilities = match self.elicits {
-            true => ClientCapabilities::builder().enable_elicitation().build(),
-            false => ClientCapabilities::default(),
+        let capabilities = match (self.elicits, &self.user) {
+            // A client that can also send its user to a page.
+            (true, User::GoesToPage) => {
+                serde_json::from_value(json!({"elicitation": {"form": {}, "url": {}}})).unwrap()
+            }
+            (true, _) => ClientCapabilities::builder().enable_elicitation().build(),
+            (false, _) => ClientCapabilities::default(),
         };
         ClientConfig::new(capabilities, Implementation::new("ask-user-tests", "0"))
             .with_protocol_version(self.version.clone())
@@ -66,6 +72,7 @@ impl ClientHandler for TestClient {
             User::Declines => ElicitResult::new(ElicitationAction::Decline),
             User::Cancels => ElicitResult::new(ElicitationAction::Cancel),
             User::Walks => std::future::pending().await,
+            User::GoesToPage => ElicitResult::new(ElicitationAction::Accept),
         })
     }
 
@@ -88,7 +95,16 @@ const VERSIONS: [ProtocolVersion; 2] =
     [ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
 
 async fn connect(version: ProtocolVersion, elicits: bool, user: User) -> Session {
-    let host = HostBuilder::new().build().await.expect("the host builds");
+    connect_to(HostBuilder::new(), version, elicits, user).await
+}
+
+async fn connect_to(
+    host: HostBuilder,
+    version: ProtocolVersion,
+    elicits: bool,
+    user: User,
+) -> Session {
+    let host = host.build().await.expect("the host builds");
     let server = McpServer::new(Arc::new(host)).unwrap();
     let (server_end, client_end) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
@@ -316,4 +332,90 @@ async fn an_unknown_tool_is_refused() {
         error.to_string().contains("there is no tool \"rm_rf\""),
         "{error}"
     );
+}
+
+/// A page of the web answerer, without a browser: opens its event stream at
+/// `url` (token included), waits for the question, and answers it.
+async fn answer_on_page(url: &str, answers: Value) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rest = url.strip_prefix("http://").unwrap();
+    let (address, token) = rest.split_once("/?token=").unwrap();
+    let mut events = tokio::net::TcpStream::connect(address).await.unwrap();
+    let request = format!(
+        "GET /events?token={token} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    );
+    events.write_all(request.as_bytes()).await.unwrap();
+    let mut seen = String::new();
+    let event_id = loop {
+        if let Some(at) = seen.find(r#""type":"waterfall""#) {
+            let frame = &seen[at..];
+            if let Some(start) = frame.find(r#""eventId":""#) {
+                let id = &frame[start + 11..];
+                if let Some(end) = id.find('"') {
+                    break id[..end].to_owned();
+                }
+            }
+        }
+        let mut buffer = [0; 4096];
+        let read = tokio::time::timeout(PATIENCE, events.read(&mut buffer))
+            .await
+            .expect("the question reaches the page")
+            .unwrap();
+        assert_ne!(read, 0, "the page's stream ended: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buffer[..read]));
+    };
+    let body =
+        json!({"eventId": event_id, "outcome": {"kind": "result", "value": {"answers": answers}}})
+            .to_string();
+    let mut post = tokio::net::TcpStream::connect(address).await.unwrap();
+    let request = format!(
+        "POST /answer HTTP/1.1\r\nHost: {address}\r\nx-ask-user-token: {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    post.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    let _ = post.read_to_end(&mut response).await;
+    String::from_utf8_lossy(&response)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_client_that_opens_pages_is_sent_to_the_web_answerer_instead_of_a_form() {
+    let web = ask_user::answerers::web::WebConfig {
+        grace: None,
+        ..Default::default()
+    };
+    let host = HostBuilder::new().answerer(ask_user::AnswererEntry::new("web", Box::new(web)));
+    let session = connect_to(host, ProtocolVersion::V_2025_11_25, true, User::GoesToPage).await;
+    let client = session.client.peer().clone();
+    let call = tokio::spawn(async move { client.call_tool(deploy()).await });
+    let forms = session.handler.forms.clone();
+    wait_until("the page is offered", || forms.lock().unwrap().len() == 1).await;
+    let offer = forms.lock().unwrap()[0].clone();
+    assert_eq!(offer["mode"], "url", "{offer}");
+    let url = offer["url"].as_str().unwrap().to_owned();
+    assert!(url.contains("/?token="), "{url}");
+    assert!(
+        offer["message"]
+            .as_str()
+            .unwrap()
+            .contains("Answer on this page")
+    );
+    let answers = json!([
+        {"id": "target", "selected": ["Production"]},
+        {"id": "checks", "selected": ["Unit tests", "Load test"], "custom": "smoke"},
+        {"id": "note", "selected": [], "custom": "Retries"}
+    ]);
+    let status = answer_on_page(&url, answers).await;
+    assert!(status.contains(" 200 "), "{status}");
+    let result = tokio::time::timeout(PATIENCE, call)
+        .await
+        .expect("the call ends")
+        .unwrap()
+        .unwrap();
+    assert_eq!(text(&result), ANSWERS);
 }

@@ -439,6 +439,7 @@ impl Setup for WebConfig {
                 );
             }
             Ok(Started {
+                page: Some(web.url()),
                 answerer: Arc::new(web),
                 notice: Some(notice),
             })
