@@ -146,7 +146,7 @@ impl Config {
 
     /// Reads and checks the file at `path`; its answerers may be of `kinds`.
     pub fn load_with(path: &Path, kinds: &Kinds) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path)
+        let text = read_bounded(path, MAX_CONFIG_BYTES)
             .map_err(|e| ConfigError(format!("cannot read the config {}: {e}", path.display())))?;
         // A bare file name's folder is the current one.
         let base = match path.parent() {
@@ -317,10 +317,40 @@ impl RawSandbox {
     }
 }
 
-/// Reads a duration such as `"30s"`, `"5m"` or `"1h 30m"`.
+/// The largest config file read, in bytes.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// The longest duration a config may give (a timeout, a grace period, a CPU
+/// deadline): 30 days. Longer ones are refused rather than overflow a clock.
+pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 60 * 60);
+
+/// Reads the text file at `path`, refusing one larger than `limit` bytes
+/// (`/dev/zero` is not read for ever).
+pub(crate) fn read_bounded(path: &Path, limit: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(limit + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > limit {
+        return Err(std::io::Error::other(format!(
+            "it is larger than {limit} bytes"
+        )));
+    }
+    Ok(text)
+}
+
+/// Reads a duration such as `"30s"`, `"5m"` or `"1h 30m"`, at most
+/// [`MAX_DURATION`].
 pub(crate) fn duration(text: &str) -> Result<Duration, String> {
-    humantime::parse_duration(text)
-        .map_err(|e| format!("{text:?} is not a duration such as \"30s\" or \"5m\" ({e})"))
+    let duration = humantime::parse_duration(text)
+        .map_err(|e| format!("{text:?} is not a duration such as \"30s\" or \"5m\" ({e})"))?;
+    if duration > MAX_DURATION {
+        return Err(format!(
+            "{text:?} is longer than the longest duration allowed, 30 days"
+        ));
+    }
+    Ok(duration)
 }
 
 #[cfg(test)]
@@ -333,6 +363,17 @@ mod tests {
 
     fn problem(text: &str) -> String {
         parse(text).expect_err("the config should be refused")
+    }
+
+    #[test]
+    fn durations_past_thirty_days_are_refused_not_overflowed() {
+        assert!(problem("timeout = \"9999999999999y\"").contains("not a duration"));
+        assert!(
+            problem("timeout = \"31days\"")
+                .contains("longer than the longest duration allowed, 30 days")
+        );
+        assert!(problem("[[answerer]]\nkind = \"web\"\ngrace = \"1000y\"").contains("longer than"));
+        assert!(parse("timeout = \"30days\"").is_ok());
     }
 
     #[test]

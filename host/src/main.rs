@@ -119,7 +119,7 @@ async fn main() -> ExitCode {
         Err(Usage(reason)) => {
             // One line, whatever the underlying error looks like.
             let reason: Vec<&str> = reason.split_whitespace().collect();
-            eprintln!("ask-user: {}", reason.join(" "));
+            say(&reason.join(" "));
             ExitCode::from(2)
         }
     }
@@ -218,10 +218,10 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
     };
     let host = builder.build().await.map_err(|e| Usage(e.to_string()))?;
     for notice in host.notices() {
-        eprintln!("ask-user: {notice}");
+        say(notice);
     }
     let Some(arguments) = arguments else {
-        println!("{}", to_json(host.runtime().definition()));
+        emit(host.runtime().definition())?;
         return Ok(ExitCode::SUCCESS);
     };
 
@@ -235,7 +235,7 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
     });
     let result = host.runtime().call(&root, &signal, &arguments).await;
     host.close().await;
-    println!("{}", to_json(&result));
+    emit(&result)?;
     Ok(if result.is_error {
         ExitCode::FAILURE
     } else {
@@ -251,7 +251,7 @@ async fn serve_mcp(
 ) -> Result<ExitCode, Usage> {
     let host = Arc::new(builder.build().await.map_err(|e| Usage(e.to_string()))?);
     for notice in host.notices() {
-        eprintln!("ask-user: {notice}");
+        say(notice);
     }
     let server = McpServer::new(host.clone()).map_err(|e| Usage(e.to_string()))?;
     let served = match http {
@@ -261,18 +261,18 @@ async fn serve_mcp(
                 .await
                 .map_err(|e| Usage(e.to_string()))?;
             if !address.ip().is_loopback() {
-                eprintln!(
-                    "ask-user: WARNING: MCP listens on {}, beyond this machine; anyone who can \
-                     reach it and has the token can ask you questions",
+                say(&format!(
+                    "WARNING: MCP listens on {}, beyond this machine; anyone who can reach it \
+                     and has the token can ask you questions",
                     http.address()
-                );
+                ));
             }
-            eprintln!(
-                "ask-user: MCP (Streamable HTTP) at {} with the header \
-                 \"Authorization: Bearer {}\"; Ctrl-C stops",
+            say(&format!(
+                "MCP (Streamable HTTP) at {} with the header \"Authorization: Bearer {}\"; \
+                 Ctrl-C stops",
                 http.url(),
                 http.token()
-            );
+            ));
             let _ = tokio::signal::ctrl_c().await;
             http.stop().await;
             Ok(())
@@ -320,6 +320,19 @@ fn read_arguments(file: &Path, limit: usize) -> Result<String, Usage> {
     Ok(text)
 }
 
-fn to_json(value: &impl serde::Serialize) -> String {
-    serde_json::to_string_pretty(value).expect("results are plain JSON")
+/// Writes `value` as JSON to standard output. A closed or full output is a
+/// one-line error (exit 2), never a panic.
+fn emit(value: &impl serde::Serialize) -> Result<(), Usage> {
+    use std::io::Write;
+    let text = serde_json::to_string_pretty(value).expect("results are plain JSON");
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}")
+        .and_then(|()| out.flush())
+        .map_err(|e| Usage(format!("cannot write the result to standard output: {e}")))
+}
+
+/// One line to standard error, for the human; dropped when nobody reads it.
+fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "ask-user: {line}");
 }

@@ -482,3 +482,46 @@ fn help_teaches_by_example() {
         assert!(help.contains(needle), "help lacks {needle}: {help}");
     }
 }
+
+#[test]
+fn endless_answer_and_config_files_are_refused_not_read_for_ever() {
+    let output = ask_user(&["ask", "deploy.json", "--answers", "/dev/zero"], None);
+    assert_usage_error(
+        &output,
+        "cannot read /dev/zero: it is larger than 4194304 bytes",
+    );
+    let output = ask_user(&["ask", "deploy.json", "--config", "/dev/zero"], None);
+    assert_usage_error(
+        &output,
+        "cannot read the config /dev/zero: it is larger than 1048576 bytes",
+    );
+}
+
+#[test]
+fn a_full_standard_output_is_a_one_line_error_not_a_panic() {
+    let full = std::fs::File::options()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_ask-user"))
+        .args([
+            "ask",
+            "deploy.json",
+            "--answers",
+            "deploy.answers.json",
+            "--config",
+            "/dev/null",
+        ])
+        .current_dir(examples())
+        .stdin(Stdio::null())
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        stderr.trim(),
+        "ask-user: cannot write the result to standard output: No space left on device (os error 28)"
+    );
+}

@@ -47,6 +47,10 @@ impl AnswererKind for ScriptKind {
     }
 }
 
+/// The largest answers file read, in bytes: far more than the answers to
+/// the most questions one call may ask.
+pub const MAX_ANSWERS_BYTES: u64 = 4 << 20;
+
 /// Answers questions by rules.
 #[derive(Debug, Clone, Default)]
 pub struct ScriptAnswerer {
@@ -202,8 +206,9 @@ impl ScriptAnswerer {
     }
 
     /// Canned answers from a file; see [`from_json`](Self::from_json).
+    /// At most [`MAX_ANSWERS_BYTES`] are read.
     pub fn from_file(path: &Path) -> Result<Self, ScriptError> {
-        let json = std::fs::read_to_string(path)
+        let json = crate::config::read_bounded(path, MAX_ANSWERS_BYTES)
             .map_err(|e| ScriptError(format!("cannot read {}: {e}", path.display())))?;
         Self::from_json(&json).map_err(|e| ScriptError(format!("{}: {e}", path.display())))
     }
