@@ -13,7 +13,8 @@ use crate::json::{self, Json};
 use crate::limits::*;
 use crate::seam;
 
-/// The arguments of `ask_user_question`.
+/// The arguments of `ask_user_question`. At most 262144 bytes of JSON in
+/// all (a limit JSON Schema cannot state); numbers must fit a 64-bit float.
 #[derive(Debug)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(JsonSchema))]
 #[cfg_attr(
@@ -48,11 +49,13 @@ pub struct Question {
     pub multi_select: Option<bool>,
 }
 
-/// One choice offered to the human.
+/// One choice offered to the human. Other keys are kept for the answerer, at
+/// most 4096 bytes of them as compact JSON.
 #[derive(Debug)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(JsonSchema))]
 pub struct QuestionOption {
-    /// What the human sees and what you get back when it is chosen.
+    /// What the human sees and what you get back when it is chosen. Unique
+    /// within the question.
     #[cfg_attr(not(target_arch = "wasm32"), schemars(length(min = 1, max = MAX_LABEL_CHARS)))]
     pub label: String,
     /// One sentence on the trade-off of this choice.
@@ -100,7 +103,7 @@ impl Arguments {
         let json = json::parse(json).map_err(|e| ArgumentsError {
             path: String::new(),
             problem: format!(
-                "the arguments are not valid JSON: {} (at character {})",
+                "the arguments cannot be read as JSON: {} (at character {})",
                 e.problem, e.offset
             ),
         })?;
@@ -144,6 +147,17 @@ impl Arguments {
             for (j, o) in options.iter().enumerate() {
                 let at = |field: &str| format!("questions[{i}].options[{j}]{field}");
                 check_text(&at(".label"), &o.label, MAX_LABEL_CHARS, "MAX_LABEL_CHARS")?;
+                // An answer names its choice by label: two alike are ambiguous.
+                if let Some(k) = options[..j].iter().position(|e| e.label == o.label) {
+                    return Err(ArgumentsError {
+                        path: at(".label"),
+                        problem: format!(
+                            "the label {} is also the label of questions[{i}].options[{k}]; \
+                             answers name a choice by its label, so give every option its own",
+                            json::quoted(&o.label)
+                        ),
+                    });
+                }
                 if let Some(description) = &o.description {
                     check_length(
                         &at(".description"),

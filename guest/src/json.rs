@@ -221,7 +221,18 @@ impl Parser<'_> {
                 return Err(self.error("a number needs digits in its exponent"));
             }
         }
-        Ok(Json::Number(self.text[start..self.pos].to_owned()))
+        let text = &self.text[start..self.pos];
+        // As serde_json (and most JSON readers, which read numbers as f64)
+        // does: a number past f64's range is refused, so no reader
+        // downstream fails on what this one let through.
+        if beyond_f64(text) {
+            self.pos = start;
+            return Err(self.error(
+                "a number beyond the range of a 64-bit float (about ±1.8e308); \
+                 write it as a string",
+            ));
+        }
+        Ok(Json::Number(text.to_owned()))
     }
 
     fn hex4(&mut self) -> Result<u32, SyntaxError> {
@@ -303,6 +314,53 @@ impl Parser<'_> {
             code => code,
         };
         char::from_u32(code).ok_or_else(|| self.error("not a Unicode scalar value"))
+    }
+}
+
+/// The smallest magnitude that rounds to infinity as an f64
+/// (2^1024 - 2^970, halfway past `f64::MAX`), as its 309 digits.
+const F64_OVERFLOW: &[u8] = b"179769313486231580793728971405303415079934132710037826936173778980444968292764750946649017977587207096330286416692887910946555547851940402630657488671505820681908902000708383676273854845817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711559699508093042880177904174497792";
+
+/// Whether the JSON number `text` (already checked to be one) reads as an
+/// infinite f64. Compared digit by digit, so no float code is linked.
+fn beyond_f64(text: &str) -> bool {
+    let text = text.strip_prefix('-').unwrap_or(text);
+    let (mantissa, exponent) = match text.bytes().position(|b| b == b'e' || b == b'E') {
+        Some(at) => (&text[..at], &text[at + 1..]),
+        None => (text, "0"),
+    };
+    let (negative, exponent) = match exponent.as_bytes().first() {
+        Some(b'-') => (true, &exponent[1..]),
+        Some(b'+') => (false, &exponent[1..]),
+        _ => (false, exponent),
+    };
+    let exponent = exponent.bytes().fold(0i64, |n, d| {
+        n.saturating_mul(10).saturating_add(i64::from(d - b'0'))
+    });
+    let exponent = if negative { -exponent } else { exponent };
+    let (whole, fraction) = match mantissa.bytes().position(|b| b == b'.') {
+        Some(at) => (&mantissa[..at], &mantissa[at + 1..]),
+        None => (mantissa, ""),
+    };
+    let digits = || whole.bytes().chain(fraction.bytes());
+    let Some(zeros) = digits().position(|d| d != b'0') else {
+        return false; // zero, however written
+    };
+    // The value is 0.D × 10^magnitude, D starting with a non-zero digit.
+    let magnitude = (whole.len() as i64 - zeros as i64).saturating_add(exponent);
+    match magnitude.cmp(&(F64_OVERFLOW.len() as i64)) {
+        core::cmp::Ordering::Less => false,
+        core::cmp::Ordering::Greater => true,
+        core::cmp::Ordering::Equal => {
+            let mut significant = digits().skip(zeros);
+            for limit in F64_OVERFLOW {
+                match significant.next().unwrap_or(b'0').cmp(limit) {
+                    core::cmp::Ordering::Equal => continue,
+                    order => return order == core::cmp::Ordering::Greater,
+                }
+            }
+            true // equal to the halfway point: rounds (to even) to infinity
+        }
     }
 }
 

@@ -35,7 +35,7 @@
 //! max_arguments_bytes = 1048576
 //! max_asks_per_call = 1
 //! max_request_bytes = 1048576
-//! max_output_bytes = 1048576
+//! max_output_bytes = 4194304
 //! max_concurrent_calls = 64
 //! ```
 //!

@@ -37,7 +37,12 @@ pub struct RuntimeConfig {
     /// Default 64.
     pub max_concurrent_calls: u32,
     /// Largest result the component may return (text plus answers), in
-    /// bytes. Past it: `GUEST_OUTPUT_TOO_LARGE`. Default 1 MiB.
+    /// bytes. Past it: `GUEST_OUTPUT_TOO_LARGE`. Default 4 MiB, which holds
+    /// the largest answers the tool's limits allow, so no answer the human
+    /// gave is dropped for its size: ids and picked labels echo the
+    /// arguments (at most 256 KiB as JSON), own words add at most 16
+    /// answers × 16,000 characters × 6 bytes (a JSON escape) = 1.5 MiB; the
+    /// text and the structured answers each hold that, under 3.6 MB in all.
     pub max_output_bytes: usize,
     /// Largest arguments the host passes into the component, in bytes.
     /// Past it the call fails before the component runs, with
@@ -60,7 +65,7 @@ impl Default for RuntimeConfig {
             cpu_deadline: Duration::from_secs(1),
             memory_cap: 32 << 20,
             max_concurrent_calls: 64,
-            max_output_bytes: 1 << 20,
+            max_output_bytes: 4 << 20,
             max_arguments_bytes: 1 << 20,
             max_asks_per_call: 1,
             max_request_bytes: 1 << 20,

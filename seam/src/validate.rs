@@ -35,9 +35,17 @@ pub fn check_intents(request: &AskRequest) -> Result<(), AskError> {
     Ok(())
 }
 
+/// Longest free text (`custom`) an answer may carry, in characters (Unicode
+/// scalar values). The tool's output schema has the same limit
+/// (`MAX_CUSTOM_CHARS`); checked here, in the host, a longer text is the
+/// answerer's fault and never reaches the component's memory.
+pub const MAX_CUSTOM_CHARS: usize = 16_000;
+
 /// **Beyond** the reference: answers fit the questions before they reach the
 /// model. One item per question id, no unknown or duplicate ids, selected
-/// labels among the offered options, at most one for single-select.
+/// labels among the offered options and none twice, at most one for
+/// single-select, and there not together with own words (SPEC §1: `custom`
+/// replaces the choice), free text within [`MAX_CUSTOM_CHARS`].
 pub fn check_answers(request: &AskRequest, answers: &[Answer]) -> Result<(), AskError> {
     let invalid = |problem: String| {
         Err(AskError::new(
@@ -75,6 +83,32 @@ pub fn check_answers(request: &AskRequest, answers: &[Answer]) -> Result<(), Ask
                 "question {:?} has no option labelled {label:?}",
                 q.id
             ));
+        }
+        if let Some(label) = answer
+            .selected
+            .iter()
+            .enumerate()
+            .find_map(|(n, l)| answer.selected[..n].contains(l).then_some(l))
+        {
+            return invalid(format!("question {:?} has {label:?} selected twice", q.id));
+        }
+        if let Some(custom) = &answer.custom {
+            if !q.is_multi_select() && !answer.selected.is_empty() {
+                return invalid(format!(
+                    "single-select question {:?} has both a selected label and own words; \
+                     own words replace the choice, so send \"selected\": [] with them",
+                    q.id
+                ));
+            }
+            // Counting stops past the limit: a huge text costs no more.
+            if custom.chars().nth(MAX_CUSTOM_CHARS).is_some() {
+                return invalid(format!(
+                    "question {:?} has own words of {} characters, over the limit of \
+                     {MAX_CUSTOM_CHARS}",
+                    q.id,
+                    custom.chars().count()
+                ));
+            }
         }
     }
     if let Some(q) = request.questions.iter().find(|q| !seen.contains(&q.id)) {
@@ -122,7 +156,12 @@ mod tests {
     #[test]
     fn each_kind_of_misfit_is_named() {
         let r = request(false);
-        let cases: [(&[Answer], &str); 5] = [
+        let with_custom = |selected: &[&str], custom: String| Answer {
+            custom: Some(custom),
+            ..answer("q", selected)
+        };
+        let skipped = Answer::skipped("free");
+        let cases: [(&[Answer], &str); 8] = [
             (&[answer("q", &["A"])], "question \"free\" got no answer"),
             (
                 &[answer("q", &["A"]), answer("q", &["A"])],
@@ -137,11 +176,41 @@ mod tests {
                 &[answer("q", &["C"]), Answer::skipped("free")],
                 "no option labelled \"C\"",
             ),
+            (
+                &[with_custom(&["A"], "mine".into()), skipped.clone()],
+                "both a selected label and own words",
+            ),
+            (
+                &[
+                    with_custom(&[], "x".repeat(MAX_CUSTOM_CHARS + 1)),
+                    skipped.clone(),
+                ],
+                "own words of 16001 characters",
+            ),
+            (
+                &[with_custom(&[], "x".repeat(30 << 20)), skipped.clone()],
+                "over the limit of 16000",
+            ),
         ];
         for (answers, says) in cases {
             let message = problem(&r, answers);
             assert!(message.contains(says), "{message:?} should say {says:?}");
         }
+        let twice = [answer("q", &["A", "A"]), Answer::skipped("free")];
+        let message = problem(&request(true), &twice);
+        assert!(message.contains("\"A\" selected twice"), "{message}");
+    }
+
+    #[test]
+    fn own_words_at_the_limit_and_with_picks_on_multi_select_pass() {
+        let answers = [
+            Answer {
+                custom: Some("é".repeat(MAX_CUSTOM_CHARS)),
+                ..answer("q", &["A", "B"])
+            },
+            Answer::skipped("free"),
+        ];
+        assert!(check_answers(&request(true), &answers).is_ok());
     }
 
     #[test]

@@ -4,7 +4,7 @@ use ask_user::{
     Answer, AnswerError, AskRequest, ErrorCode, Intent, Question, QuestionOption, TransportedError,
 };
 use ask_user_tests::{Behaviour, Harness, one_question};
-use serde_json::json;
+use serde_json::{Value, json};
 
 fn transported(name: &str, code: Option<&str>) -> AnswerError {
     AnswerError::Transported(TransportedError {
@@ -179,6 +179,19 @@ async fn answers_that_do_not_fit_the_questions_are_invalid_answer() {
             vec![answer("q", &[]), answer("r", &["A"])],
             "no option labelled \"A\"",
         ),
+        (
+            vec![with_custom(answer("q", &["A"]), "mine"), answer("r", &[])],
+            "both a selected label and own words",
+        ),
+        // Tens of MB from an answerer: refused by the host before a byte
+        // reaches the component (whose memory cap would blame the tool).
+        (
+            vec![
+                answer("q", &[]),
+                with_custom(answer("r", &[]), &"x".repeat(40 << 20)),
+            ],
+            "over the limit of 16000",
+        ),
     ];
     let arguments = json!({"questions":[
         {"id":"q","question":"?","options":[{"label":"A"},{"label":"B"}]},
@@ -199,6 +212,65 @@ async fn answers_that_do_not_fit_the_questions_are_invalid_answer() {
             "a bad answer set is never passed on"
         );
     }
+}
+
+fn with_custom(answer: Answer, custom: &str) -> Answer {
+    Answer {
+        custom: Some(custom.into()),
+        ..answer
+    }
+}
+
+#[tokio::test]
+async fn a_label_picked_twice_is_invalid_answer() {
+    let h = Harness::new().await;
+    h.answerer(Behaviour::Claim(vec![answer("q", &["A", "A"])]));
+    let mut arguments = one_question(&["A", "B"]);
+    arguments["questions"][0]["multi_select"] = json!(true);
+    let result = h.call(arguments).await;
+    assert_eq!(result.code(), Some("INVALID_ANSWER"), "{}", result.text());
+    assert!(
+        result.text().contains("\"A\" selected twice"),
+        "{}",
+        result.text()
+    );
+}
+
+/// The largest answers the limits allow fit the default output limit, so
+/// an answer the human gave is never dropped for its size: 16 questions
+/// whose ids and labels fill the 256 KiB of arguments with characters JSON
+/// writes as six bytes (`\u0001`), every label picked, and 16,000 such
+/// characters of own words on each (README, "Limits").
+#[tokio::test]
+async fn the_largest_answers_the_limits_allow_fit_the_output_limit() {
+    let wide = |prefix: usize, n: usize| format!("{prefix:02}{}", "\u{1}".repeat(n - 2));
+    let questions: Vec<Value> = (0..16)
+        .map(|i| {
+            let options: Vec<Value> = (0..12).map(|j| json!({"label": wide(j, 200)})).collect();
+            json!({"id": wide(i, 128), "question": "?", "options": options, "multi_select": true})
+        })
+        .collect();
+    let arguments = json!({ "questions": questions });
+    assert!(arguments.to_string().len() <= 256 * 1024);
+    let answers: Vec<Answer> = questions
+        .iter()
+        .map(|q| Answer {
+            id: q["id"].as_str().unwrap().into(),
+            selected: q["options"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| o["label"].as_str().unwrap().into())
+                .collect(),
+            custom: Some("\u{1}".repeat(16_000)),
+        })
+        .collect();
+    let h = Harness::new().await;
+    h.answerer(Behaviour::Claim(answers));
+    let result = h.call(arguments).await;
+    let text = result.text();
+    assert_eq!(result.code(), None, "{}", &text[..300.min(text.len())]);
+    assert!(text.len() > 1_700_000, "{}", text.len());
 }
 
 #[tokio::test]

@@ -87,7 +87,7 @@ async fn oversized_output_is_dropped() {
     assert_sandbox_error(
         &m.call("big-output").await,
         "GUEST_OUTPUT_TOO_LARGE",
-        "1048576",
+        "4194304",
     );
 }
 

@@ -154,13 +154,60 @@ async fn invalid_args(h: &Harness, arguments: &str) -> String {
 async fn malformed_arguments_are_invalid_args() {
     let h = Harness::new().await;
     let message = invalid_args(&h, r#"{"questions":[{"id":"q","#).await;
-    assert!(message.contains("not valid JSON"), "{message}");
+    assert!(message.contains("cannot be read as JSON"), "{message}");
     let message = invalid_args(&h, r#"{"questions":[]} trailing"#).await;
-    assert!(message.contains("not valid JSON"), "{message}");
+    assert!(message.contains("cannot be read as JSON"), "{message}");
     let message = invalid_args(&h, r#"[1,2]"#).await;
     assert!(message.contains("invalid type"), "{message}");
     let message = invalid_args(&h, r#"{}"#).await;
     assert!(message.contains("missing field `questions`"), "{message}");
+}
+
+/// Valid JSON the seam could not carry is the model's to fix, never a
+/// contract breach blamed on the tool.
+#[tokio::test]
+async fn numbers_past_an_f64_are_invalid_args_not_a_fault_of_the_tool() {
+    let h = Harness::new().await;
+    for number in ["1e999", "-2E+400", &"9".repeat(400)] {
+        let arguments = format!(
+            r#"{{"questions":[{{"id":"q","question":"?","options":[{{"label":"a","n":{number}}}]}}]}}"#
+        );
+        let message = invalid_args(&h, &arguments).await;
+        assert!(
+            message.contains("beyond the range of a 64-bit float"),
+            "{message}"
+        );
+        assert!(message.contains("write it as a string"), "{message}");
+    }
+    // Within range, however written, the extra key reaches the answerer.
+    let h = Harness::new().await;
+    let probe = h.answerer(Behaviour::ClaimFirst);
+    let arguments = r#"{"questions":[{"id":"q","question":"?","options":[{"label":"a","n":1.7976931348623157e308,"m":1e-999}]}]}"#;
+    let result = h
+        .runtime
+        .call(&h.root, &Default::default(), arguments)
+        .await;
+    assert_eq!(result.code(), None, "{}", result.text());
+    let seen = probe.seen_json();
+    assert_eq!(
+        seen[0]["questions"][0]["options"][0]["n"],
+        1.7976931348623157e308
+    );
+}
+
+#[tokio::test]
+async fn two_options_with_one_label_are_invalid_args_naming_both() {
+    let h = Harness::new().await;
+    let message = invalid_args(
+        &h,
+        r#"{"questions":[{"id":"q","question":"?","options":[{"label":"a"},{"label":"b"},{"label":"a"}]}]}"#,
+    )
+    .await;
+    assert!(
+        message.contains("`questions[0].options[2].label`"),
+        "{message}"
+    );
+    assert!(message.contains("options[0]"), "{message}");
 }
 
 #[tokio::test]
