@@ -11,7 +11,7 @@ use ask_user::answerers::script::ScriptAnswerer;
 use ask_user::answerers::terminal::TerminalAnswerer;
 use ask_user::answerers::web::WebConfig;
 use ask_user::mcp::{McpHttp, McpServer};
-use ask_user::{AnswererEntry, Config, HostBuilder};
+use ask_user::{AnswererEntry, Config, ErrorCode, HostBuilder, ToolResult};
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
@@ -194,7 +194,13 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
                     })?;
                 config.timeout = Some(limit);
             }
-            let arguments = read_arguments(&file, config.sandbox.max_arguments_bytes)?;
+            let limit = config.sandbox.max_arguments_bytes;
+            let arguments = match arguments_text(read_arguments(&file, limit)?, limit) {
+                Ok(text) => text,
+                Err(problem) => {
+                    return finish(&ToolResult::coded(ErrorCode::InvalidArgs, &problem));
+                }
+            };
             let mut builder = HostBuilder::from_config(config);
             if let Some(path) = answers {
                 let script = ScriptAnswerer::from_file(&path).map_err(|e| Usage(e.to_string()))?;
@@ -235,7 +241,12 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
     });
     let result = host.runtime().call(&root, &signal, &arguments).await;
     host.close().await;
-    emit(&result)?;
+    finish(&result)
+}
+
+/// Prints the tool result; the exit code says whether it is an error.
+fn finish(result: &ToolResult) -> Result<ExitCode, Usage> {
+    emit(result)?;
     Ok(if result.is_error {
         ExitCode::FAILURE
     } else {
@@ -304,7 +315,7 @@ fn load_config(path: Option<&Path>) -> Result<Config, Usage> {
 
 /// Reads the arguments, at most one byte past `limit`: more is refused by
 /// the runtime as too large, and a file without end is not read forever.
-fn read_arguments(file: &Path, limit: usize) -> Result<String, Usage> {
+fn read_arguments(file: &Path, limit: usize) -> Result<Vec<u8>, Usage> {
     let (source, name): (Box<dyn Read>, _) = if file.as_os_str() == "-" {
         (Box::new(std::io::stdin()), "standard input".to_owned())
     } else {
@@ -312,12 +323,29 @@ fn read_arguments(file: &Path, limit: usize) -> Result<String, Usage> {
             .map_err(|e| Usage(format!("cannot read the arguments {}: {e}", file.display())))?;
         (Box::new(opened), file.display().to_string())
     };
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     source
         .take(limit as u64 + 1)
-        .read_to_string(&mut text)
+        .read_to_end(&mut bytes)
         .map_err(|e| Usage(format!("cannot read the arguments from {name}: {e}")))?;
-    Ok(text)
+    Ok(bytes)
+}
+
+/// The arguments as text. They are the model's: bytes that are not UTF-8
+/// are its bad input (`INVALID_ARGS`, naming where), not a usage error.
+/// Past `limit` (cut anywhere, even inside a character) they stay over it,
+/// so the runtime refuses them by their size.
+fn arguments_text(bytes: Vec<u8>, limit: usize) -> Result<String, String> {
+    String::from_utf8(bytes).or_else(|e| {
+        if e.as_bytes().len() > limit {
+            return Ok(String::from_utf8_lossy(e.as_bytes()).into_owned());
+        }
+        Err(format!(
+            "invalid arguments: they are not UTF-8 text (from byte offset {} on); send the \
+             arguments as UTF-8 JSON and call again",
+            e.utf8_error().valid_up_to()
+        ))
+    })
 }
 
 /// Writes `value` as JSON to standard output. A closed or full output is a

@@ -158,6 +158,81 @@ fn endless_arguments_are_read_only_to_the_limit() {
     );
 }
 
+/// Arguments are the model's: bytes that are not UTF-8 are `INVALID_ARGS`
+/// naming where, and a cut at the size limit inside a character is still
+/// "too large", never a usage error.
+#[test]
+fn arguments_that_are_not_utf8_are_invalid_args() {
+    let dir = tempfile::tempdir().unwrap();
+    let latin1 = dir.path().join("latin1.json");
+    std::fs::write(
+        &latin1,
+        b"{\"questions\":[{\"id\":\"q\",\"question\":\"Caf\xe9?\"}]}",
+    )
+    .unwrap();
+    let output = ask_user(&["ask", latin1.to_str().unwrap()], None);
+    assert_eq!(output.status.code(), Some(1));
+    let result = stdout_json(&output);
+    assert_eq!(result["error"]["code"], "INVALID_ARGS", "{result}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("not UTF-8 text (from byte offset 39 on)"),
+        "{text}"
+    );
+
+    let wide = dir.path().join("wide.json");
+    std::fs::write(&wide, "é".repeat(524_289)).unwrap();
+    let output = ask_user(&["ask", wide.to_str().unwrap()], None);
+    assert_eq!(output.status.code(), Some(1));
+    let result = stdout_json(&output);
+    assert_eq!(result["error"]["code"], "INVALID_ARGS", "{result}");
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("over the host's limit of 1048576 bytes"),
+        "{result}"
+    );
+}
+
+/// An answers file is held to the canonical shape: a typo is refused, not
+/// read as a skip, and a label the question does not offer is
+/// `INVALID_ANSWER` like any answer that does not fit.
+#[test]
+fn an_answers_file_that_does_not_fit_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = dir.path().join("typo.json");
+    std::fs::write(&typo, r#"{"answers":[{"id":"target","custon":"prod"}]}"#).unwrap();
+    let output = ask_user(
+        &["ask", "deploy.json", "--answers", typo.to_str().unwrap()],
+        None,
+    );
+    assert_usage_error(&output, "unknown field `custon`");
+
+    let unoffered = dir.path().join("unoffered.json");
+    std::fs::write(
+        &unoffered,
+        r#"{"answers":[{"id":"q","selected":["Mars"]}]}"#,
+    )
+    .unwrap();
+    let arguments =
+        r#"{"questions":[{"id":"q","question":"Where?","options":[{"label":"Earth"}]}]}"#;
+    let output = ask_user(
+        &["ask", "-", "--answers", unoffered.to_str().unwrap()],
+        Some(arguments),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let result = stdout_json(&output);
+    assert_eq!(result["error"]["code"], "INVALID_ANSWER", "{result}");
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("\"Mars\""),
+        "{result}"
+    );
+}
+
 #[test]
 fn an_unreadable_file_exits_2_with_one_line() {
     assert_usage_error(

@@ -21,7 +21,7 @@ pub mod remote;
 pub mod scope;
 mod sync;
 mod user_questions;
-mod validate;
+pub mod validate;
 pub mod waterfall;
 
 pub use agents::{AgentHandle, AgentRegistry};

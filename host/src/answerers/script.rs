@@ -148,7 +148,11 @@ impl TryFrom<RuleSpec> for Rule {
 enum Decision {
     Answer(Answer),
     Pass,
-    Fail(AnswerError),
+    /// A rule's `reject`: ends the ask.
+    Reject(AnswerError),
+    /// A rule that cannot answer this question (`INVALID_ANSWER`); moot
+    /// when another question passes the request on.
+    Broken(AnswerError),
 }
 
 /// A script file that cannot be used.
@@ -166,7 +170,18 @@ impl std::error::Error for ScriptError {}
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct AnswersFile {
-    answers: Vec<Answer>,
+    answers: Vec<FileAnswer>,
+}
+
+/// An answer as the file gives it: the canonical shape, and nothing else
+/// (a typo such as `custon` would otherwise skip the question).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileAnswer {
+    id: String,
+    #[serde(default)]
+    selected: Vec<String>,
+    custom: Option<String>,
 }
 
 impl ScriptAnswerer {
@@ -238,7 +253,7 @@ impl ScriptAnswerer {
                             n + 1
                         )
                     });
-                    return Decision::Fail(AskError::new(ErrorCode::parse(code), message).into());
+                    return Decision::Reject(AskError::new(ErrorCode::parse(code), message).into());
                 }
                 // Only when one is marked; otherwise the next rule may apply.
                 Action::Recommended => match question.recommended() {
@@ -251,15 +266,16 @@ impl ScriptAnswerer {
                 .iter()
                 .find(|l| !question.labels().any(|o| o == *l))
             {
-                return Decision::Fail(AnswerError::Other {
-                    name: "ScriptError".into(),
-                    error: format!(
-                        "script rule {} selects {label:?}, which question {:?} does not offer; fix the rule",
+                let error = AskError::new(
+                    ErrorCode::InvalidAnswer,
+                    format!(
+                        "script rule {} selects {label:?}, which question {:?} does not offer; \
+                         fix the rule or the answers file",
                         n + 1,
                         question.id
-                    )
-                    .into(),
-                });
+                    ),
+                );
+                return Decision::Broken(error.into());
             }
             return Decision::Answer(Answer {
                 id: question.id.clone(),
@@ -292,10 +308,8 @@ impl Answerer for ScriptAnswerer {
             match decision {
                 Decision::Answer(answer) => answers.push(answer),
                 Decision::Pass => pass = true,
-                Decision::Fail(error @ AnswerError::Seam(_)) => {
-                    return Box::pin(std::future::ready(Err(error)));
-                }
-                Decision::Fail(error) => broken = broken.or(Some(error)),
+                Decision::Reject(error) => return Box::pin(std::future::ready(Err(error))),
+                Decision::Broken(error) => broken = broken.or(Some(error)),
             }
         }
         match (pass, broken) {
@@ -333,8 +347,11 @@ mod tests {
         match script.decide(q) {
             Decision::Answer(answer) => Ok(Some(answer)),
             Decision::Pass => Ok(None),
-            Decision::Fail(AnswerError::Seam(e)) => Err(e.code().unwrap().to_string()),
-            Decision::Fail(other) => Err(format!("{other:?}")),
+            Decision::Reject(AnswerError::Seam(e)) => Err(e.code().unwrap().to_string()),
+            Decision::Broken(AnswerError::Seam(e)) => {
+                Err(format!("{}: {}", e.code().unwrap(), e.message()))
+            }
+            other => panic!("not a coded decision: {:?}", std::mem::discriminant(&other)),
         }
     }
 
@@ -402,6 +419,7 @@ mod tests {
     fn a_rule_never_selects_what_is_not_offered() {
         let script = ScriptAnswerer::new(vec![rule(r#"{ id = "q", select = ["C"] }"#).unwrap()]);
         let problem = decided(&script, &question("q", "Which?", &["A", "B"])).unwrap_err();
+        assert!(problem.starts_with("INVALID_ANSWER: "), "{problem}");
         assert!(problem.contains("does not offer"), "{problem}");
     }
 
@@ -415,5 +433,12 @@ mod tests {
                 .contains("twice")
         );
         assert!(ScriptAnswerer::from_json(r#"{"answer":[]}"#).is_err());
+    }
+
+    #[test]
+    fn canned_answers_refuse_unknown_keys() {
+        let typo = r#"{"answers":[{"id":"a","custon":"mine"}]}"#;
+        let problem = ScriptAnswerer::from_json(typo).unwrap_err().to_string();
+        assert!(problem.contains("unknown field `custon`"), "{problem}");
     }
 }

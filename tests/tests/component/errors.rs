@@ -214,6 +214,14 @@ async fn answers_that_do_not_fit_the_questions_are_invalid_answer() {
     }
 }
 
+#[test]
+fn the_host_and_the_tool_agree_on_the_longest_own_words() {
+    assert_eq!(
+        ask_user::seam::validate::MAX_CUSTOM_CHARS,
+        ask_user_tool::limits::MAX_CUSTOM_CHARS
+    );
+}
+
 fn with_custom(answer: Answer, custom: &str) -> Answer {
     Answer {
         custom: Some(custom.into()),
