@@ -48,6 +48,7 @@ pub mod mcp;
 pub mod runtime;
 pub mod sandbox;
 mod secret;
+pub mod serve;
 pub mod tool_result;
 
 pub use ask_user_seam::{

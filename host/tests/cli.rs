@@ -425,6 +425,160 @@ fn a_config_web_answerer_serves_its_page_and_passes_on_when_nobody_opens_it() {
     }
 }
 
+/// `ask-user ask --web FILE` running, with its page's address.
+struct WebRun {
+    child: std::process::Child,
+    address: String,
+    token: String,
+}
+
+impl WebRun {
+    fn start(file: &str) -> WebRun {
+        use std::io::BufRead;
+        let mut child = Command::new("setsid")
+            .arg(env!("CARGO_BIN_EXE_ask-user"))
+            .args(["ask", "--web", file])
+            .env("XDG_CONFIG_HOME", "/nonexistent")
+            .current_dir(examples())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        let url = loop {
+            line.clear();
+            let read = stderr.read_line(&mut line).unwrap();
+            assert_ne!(
+                read, 0,
+                "ask-user ended before it printed the page's address"
+            );
+            if let Some(url) = line
+                .trim()
+                .strip_prefix("ask-user: answer in your browser: ")
+            {
+                break url.to_owned();
+            }
+        };
+        // Whatever else it says is drained, so it never blocks on a full pipe.
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        let rest = url.strip_prefix("http://").unwrap();
+        let (address, token) = rest.split_once("/?token=").unwrap();
+        WebRun {
+            child,
+            address: address.to_owned(),
+            token: token.to_owned(),
+        }
+    }
+
+    /// Opens the page's event stream and returns it with the event id of
+    /// the first question shown on it.
+    fn first_question(&self) -> (std::net::TcpStream, String) {
+        use std::io::Read;
+        let mut events = std::net::TcpStream::connect(&self.address).unwrap();
+        events
+            .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+            .unwrap();
+        write!(
+            events,
+            "GET /events?token={} HTTP/1.1\r\nHost: {}\r\n\r\n",
+            self.token, self.address
+        )
+        .unwrap();
+        let mut seen = String::new();
+        let marker = r#""type":"waterfall""#;
+        while !seen.contains(marker) || !seen[seen.find(marker).unwrap()..].contains('\n') {
+            let mut buffer = [0; 4096];
+            let read = events
+                .read(&mut buffer)
+                .expect("the question is shown in time");
+            assert_ne!(read, 0, "the event stream ended: {seen}");
+            seen.push_str(&String::from_utf8_lossy(&buffer[..read]));
+        }
+        let event = seen.split(r#""eventId":""#).nth(1).unwrap();
+        let event = event.split('"').next().unwrap().to_owned();
+        (events, event)
+    }
+
+    /// A connection with an answer posted on it, ready to send.
+    fn answer_request(&self, event: &str, label: &str) -> String {
+        let body = json!({"eventId": event, "outcome": {"kind": "result",
+            "value": {"answers": [{"id": "q", "selected": [label]}]}}})
+        .to_string();
+        format!(
+            "POST /answer HTTP/1.1\r\nHost: {}\r\nx-ask-user-token: {}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            self.address,
+            self.token,
+            body.len()
+        )
+    }
+
+    fn finish(mut self) -> Output {
+        let mut stdout = Vec::new();
+        std::io::Read::read_to_end(self.child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+        let status = self.child.wait().unwrap();
+        Output {
+            status,
+            stdout,
+            stderr: Vec::new(),
+        }
+    }
+}
+
+impl Drop for WebRun {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Thirty answers posted at the same moment: one wins, and every other gets
+/// its 409, though the process ends right after the first (before, the
+/// losers' connections were reset as it exited).
+#[test]
+fn thirty_answers_at_once_one_wins_and_every_other_gets_409() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("one.json");
+    std::fs::write(
+        &file,
+        r#"{"questions":[{"id":"q","question":"Which?","options":[{"label":"A"},{"label":"B"}]}]}"#,
+    )
+    .unwrap();
+    let run = WebRun::start(file.to_str().unwrap());
+    let (_events, event) = run.first_question();
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(30));
+    let posts: Vec<_> = (0..30)
+        .map(|n| {
+            let mut stream = std::net::TcpStream::connect(&run.address).unwrap();
+            let request = run.answer_request(&event, if n % 2 == 0 { "A" } else { "B" });
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                stream.write_all(request.as_bytes())?;
+                let mut response = String::new();
+                stream.read_to_string(&mut response)?;
+                Ok::<_, std::io::Error>(response)
+            })
+        })
+        .collect();
+    let mut statuses: Vec<String> = posts
+        .into_iter()
+        .map(|post| {
+            let response = post.join().unwrap().expect("every post gets a reply");
+            response.get(9..12).unwrap_or(&response).to_owned()
+        })
+        .collect();
+    statuses.sort();
+    assert_eq!(statuses[0], "200", "{statuses:?}");
+    assert!(statuses[1..].iter().all(|s| s == "409"), "{statuses:?}");
+    let output = run.finish();
+    assert_eq!(output.status.code(), Some(0));
+    assert!(stdout_json(&output)["structuredContent"]["answers"][0]["selected"][0].is_string());
+}
+
 #[test]
 fn a_config_sets_the_sandbox_limits() {
     let answers = "[[answerer]]\nkind = \"script\"\nanswers = \"answers.json\"\n";

@@ -19,13 +19,14 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use super::McpServer;
+use crate::serve::{Serving, client_host};
 
 /// The MCP server on HTTP, until stopped.
 pub struct McpHttp {
     address: SocketAddr,
     token: String,
     stop: CancellationToken,
-    server: tokio::task::JoinHandle<()>,
+    serving: Serving,
 }
 
 impl McpHttp {
@@ -62,17 +63,11 @@ impl McpHttp {
                     Arc::new(token.clone()),
                     bearer,
                 ));
-        let shutdown = stop.clone();
-        let server = tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(shutdown.cancelled_owned())
-                .await;
-        });
         Ok(McpHttp {
             address,
             token,
             stop,
-            server,
+            serving: Serving::start(listener, app),
         })
     }
 
@@ -83,11 +78,7 @@ impl McpHttp {
 
     /// The endpoint a client registers.
     pub fn url(&self) -> String {
-        let host = match self.address.ip() {
-            ip if ip.is_unspecified() => "127.0.0.1".to_owned(),
-            IpAddr::V6(ip) => format!("[{ip}]"),
-            IpAddr::V4(ip) => ip.to_string(),
-        };
+        let host = client_host(self.address);
         format!("http://{host}:{}/mcp", self.address.port())
     }
 
@@ -97,9 +88,9 @@ impl McpHttp {
     }
 
     /// Stops serving: open sessions end, and their calls are aborted.
-    pub async fn stop(self) {
+    pub async fn stop(mut self) {
         self.stop.cancel();
-        let _ = self.server.await;
+        self.serving.stop().await;
     }
 }
 

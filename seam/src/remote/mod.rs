@@ -17,7 +17,7 @@ use crate::question::{Answer, AskRequest};
 
 mod pending;
 
-pub use pending::{Gone, NotPending, Pending, PendingQuestions};
+pub use pending::{Gone, NotPending, Pending, PendingQuestions, Unsettled};
 
 /// What the far side did with an event.
 #[derive(Debug, PartialEq, Deserialize)]

@@ -9,7 +9,10 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::{Outcome, waterfall};
+use crate::error::AskError;
+use crate::question::AskRequest;
 use crate::sync::lock;
+use crate::validate::check_answers;
 use crate::waterfall::Ask;
 
 /// What an open question ends with: the far side's outcome, or why the far
@@ -41,6 +44,7 @@ struct State {
 struct Entry {
     id: String,
     frame: Value,
+    request: AskRequest,
     reply: oneshot::Sender<Settlement>,
 }
 
@@ -51,6 +55,16 @@ pub struct Gone(pub String);
 /// The question is not open: already settled, or withdrawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NotPending;
+
+/// Why [`PendingQuestions::settle_checked`] left a question as it was.
+#[derive(Debug)]
+pub enum Unsettled {
+    /// It is not open (already settled, or withdrawn).
+    NotPending,
+    /// The answers do not fit its questions (`INVALID_ANSWER`, saying
+    /// why); it stays open for a corrected answer.
+    Misfit(AskError),
+}
 
 impl PendingQuestions {
     /// Event ids are `prefix` followed by a counter (`e1`, `e2`, …).
@@ -79,6 +93,7 @@ impl PendingQuestions {
         state.open.push(Entry {
             id: id.clone(),
             frame: frame.clone(),
+            request: ask.request.clone(),
             reply,
         });
         Ok(Pending {
@@ -95,6 +110,30 @@ impl PendingQuestions {
         let entry = self.take(id).ok_or(NotPending)?;
         // The ticket may be dropping at this very moment: then it is withdrawn.
         entry.reply.send(settlement).map_err(|_| NotPending)
+    }
+
+    /// Settles question `id` with `outcome` when its answers fit the
+    /// question ([`check_answers`]); answers that do not fit leave it open,
+    /// so a human can correct them instead of losing the batch. The check
+    /// and the settlement are one step: no other outcome comes between.
+    pub fn settle_checked(&self, id: &str, outcome: Outcome) -> Result<(), Unsettled> {
+        let entry = {
+            let mut state = lock(&self.state);
+            let at = state
+                .open
+                .iter()
+                .position(|e| e.id == id)
+                .ok_or(Unsettled::NotPending)?;
+            if let Outcome::Result { value } = &outcome {
+                check_answers(&state.open[at].request, &value.answers)
+                    .map_err(Unsettled::Misfit)?;
+            }
+            state.open.remove(at)
+        };
+        entry
+            .reply
+            .send(Ok(outcome))
+            .map_err(|_| Unsettled::NotPending)
     }
 
     /// The far side is gone: every open question fails with `why`, and no
@@ -195,7 +234,7 @@ mod tests {
     use tokio_util::sync::CancellationToken;
 
     use super::*;
-    use crate::question::{AskRequest, Question};
+    use crate::question::{Answer, AskRequest, Question};
 
     fn ask() -> Ask {
         Ask {
@@ -229,6 +268,35 @@ mod tests {
             withdrawn.lock().unwrap().is_empty(),
             "a settled question is not withdrawn"
         );
+    }
+
+    #[tokio::test]
+    async fn answers_that_do_not_fit_leave_the_question_open_for_a_correction() {
+        let (questions, _) = recorded();
+        let ask = ask();
+        let mut pending = questions.open(&ask).unwrap();
+        let answered = |answers: Vec<Answer>| Outcome::Result {
+            value: super::super::ResultValue { answers },
+        };
+        let misfit = answered(vec![Answer::skipped("zz")]);
+        match questions.settle_checked("e1", misfit) {
+            Err(Unsettled::Misfit(error)) => {
+                assert!(error.message().contains("\"zz\""), "{}", error.message())
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(questions.len(), 1, "still open");
+        let fits = answered(vec![Answer::skipped("q")]);
+        assert!(questions.settle_checked("e1", fits).is_ok());
+        assert!(matches!(
+            pending.settled().await,
+            Some(Ok(Outcome::Result { .. }))
+        ));
+        let again = answered(vec![Answer::skipped("q")]);
+        assert!(matches!(
+            questions.settle_checked("e1", again),
+            Err(Unsettled::NotPending)
+        ));
     }
 
     #[tokio::test]

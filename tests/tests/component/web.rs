@@ -338,10 +338,7 @@ async fn a_reloaded_page_shows_the_pending_questions_again() {
 
 /// A raw HTTP/1.1 request: (status, body).
 async fn http(address: std::net::SocketAddr, request: &str) -> (u16, String) {
-    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).await.unwrap();
+    let response = http_response(address, request).await;
     let status = response[9..12].parse().unwrap();
     let body = response
         .split("\r\n\r\n")
@@ -349,6 +346,155 @@ async fn http(address: std::net::SocketAddr, request: &str) -> (u16, String) {
         .unwrap_or_default()
         .to_owned();
     (status, body)
+}
+
+/// A raw HTTP/1.1 request's whole response, head included.
+async fn http_response(address: std::net::SocketAddr, request: &str) -> String {
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    tokio::time::timeout(WAIT, stream.read_to_string(&mut response))
+        .await
+        .expect("the server answers")
+        .unwrap();
+    response
+}
+
+/// Reads `stream` until `text` has come, returning all that came.
+async fn read_until(stream: &mut tokio::net::TcpStream, text: &str) -> String {
+    let mut seen = Vec::new();
+    while !String::from_utf8_lossy(&seen).contains(text) {
+        let mut buffer = [0; 4096];
+        let read = tokio::time::timeout(WAIT, stream.read(&mut buffer))
+            .await
+            .unwrap_or_else(|_| panic!("{text:?} comes"))
+            .unwrap();
+        assert_ne!(read, 0, "the stream ended before {text:?}");
+        seen.extend_from_slice(&buffer[..read]);
+    }
+    String::from_utf8_lossy(&seen).into_owned()
+}
+
+#[tokio::test]
+async fn answers_that_do_not_fit_are_refused_when_posted_and_the_question_stays_open() {
+    let (h, web) = web_first(WAIT).await;
+    let mut page = open_events(&web).await;
+    let call = {
+        let h = h.clone();
+        tokio::spawn(async move {
+            let arguments = one_question(&["A", "B"]).to_string();
+            h.runtime
+                .call(&h.root, &Default::default(), &arguments)
+                .await
+        })
+    };
+    let frames = read_until(&mut page, r#""type":"waterfall""#).await;
+    let event = frames
+        .split(r#""eventId":""#)
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_owned();
+    let token = web.url().split("token=").nth(1).unwrap().to_owned();
+    let answering = |answer: Value| {
+        json!({"eventId": event, "outcome": {"kind":"result","value":{"answers":[answer]}}})
+            .to_string()
+    };
+    let address = web.address();
+    for (misfit, says) in [
+        (
+            json!({"id":"q","selected":["C"]}),
+            "no option labelled \"C\"",
+        ),
+        (
+            json!({"id":"q","selected":["A"],"custom":"mine"}),
+            "both a selected label and own words",
+        ),
+        (
+            json!({"id":"q","selected":[],"custom":"x".repeat(16_001)}),
+            "over the limit of 16000",
+        ),
+    ] {
+        let (status, body) = http(address, &post(address, &token, None, &answering(misfit))).await;
+        assert_eq!((status, web.pending()), (422, 1), "{body}");
+        assert!(body.contains(says), "{body}");
+    }
+    let fits = answering(json!({"id":"q","selected":["B"]}));
+    assert_eq!(
+        http(address, &post(address, &token, None, &fits)).await.0,
+        200
+    );
+    assert_eq!(
+        result(call).await.text(),
+        r#"{"answers":[{"id":"q","selected":["B"]}]}"#
+    );
+}
+
+/// No inline script runs but the page's own: the policy names a nonce,
+/// fresh for every response, that only the page's script and style carry.
+#[tokio::test]
+async fn the_page_runs_only_its_own_script() {
+    let web = WebAnswerer::start(WebConfig::default()).await.unwrap();
+    let token = web.url().split("token=").nth(1).unwrap().to_owned();
+    let get = format!(
+        "GET /?token={token} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        web.address()
+    );
+    let mut nonces = Vec::new();
+    for _ in 0..2 {
+        let response = http_response(web.address(), &get).await;
+        let policy = response
+            .lines()
+            .find_map(|l| l.strip_prefix("content-security-policy: "))
+            .expect("a content security policy");
+        assert!(!policy.contains("unsafe-inline"), "{policy}");
+        let nonce = policy
+            .split("'nonce-")
+            .nth(1)
+            .unwrap()
+            .split('\'')
+            .next()
+            .unwrap();
+        assert!(nonce.len() >= 32, "{nonce}");
+        assert!(
+            response.contains(&format!("<script nonce=\"{nonce}\">")),
+            "the script carries it"
+        );
+        assert!(
+            response.contains(&format!("<style nonce=\"{nonce}\">")),
+            "the style carries it"
+        );
+        nonces.push(nonce.to_owned());
+    }
+    assert_ne!(nonces[0], nonces[1]);
+}
+
+/// A client that connects and says nothing, or goes quiet after a request
+/// on a kept-alive connection, is cut off after the header timeout instead
+/// of holding a connection (and a descriptor) for ever.
+#[tokio::test]
+async fn silent_and_idle_connections_are_closed() {
+    let web = WebAnswerer::start(WebConfig::default()).await.unwrap();
+    let token = web.url().split("token=").nth(1).unwrap().to_owned();
+    let mut silent = tokio::net::TcpStream::connect(web.address()).await.unwrap();
+    let mut idle = tokio::net::TcpStream::connect(web.address()).await.unwrap();
+    let get = format!(
+        "GET /?token={token} HTTP/1.1\r\nHost: {}\r\n\r\n",
+        web.address()
+    );
+    idle.write_all(get.as_bytes()).await.unwrap();
+    read_until(&mut idle, "</html>").await;
+    let bound = ask_user::serve::HEADER_TIMEOUT + WAIT;
+    for (name, stream) in [("silent", &mut silent), ("idle", &mut idle)] {
+        let mut rest = Vec::new();
+        let ended = tokio::time::timeout(bound, stream.read_to_end(&mut rest)).await;
+        assert!(
+            ended.is_ok(),
+            "the {name} connection is closed by the server"
+        );
+    }
 }
 
 #[tokio::test]

@@ -16,8 +16,12 @@
 //! Security: every request needs the per-run random token (401 without); the
 //! Host header must name this server and an Origin header, when sent, must be
 //! this server's (403 otherwise, against DNS rebinding and cross-site posts);
-//! bodies are limited to [`MAX_BODY_BYTES`]; the page shows everything from
-//! the model as text, never as HTML. It binds loopback unless told otherwise.
+//! bodies are limited to [`MAX_BODY_BYTES`]; connections are bounded in
+//! number and time ([`crate::serve`]); the page shows everything from the
+//! model as text, never as HTML, and runs only its own script (a fresh CSP
+//! nonce per response). Answers that do not fit the question are refused
+//! when posted (422, with the reason), so the page keeps the card. It binds
+//! loopback unless told otherwise.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::Path;
@@ -36,11 +40,13 @@ use futures_util::stream::{self, Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::{Notify, broadcast};
+use tokio_util::sync::CancellationToken;
 
-use ask_user_seam::remote::{self, Outcome, PendingQuestions, UpFrame};
+use ask_user_seam::remote::{self, Outcome, PendingQuestions, Unsettled, UpFrame};
 use ask_user_seam::{AnswerFuture, Answerer, Ask, Next};
 
 use super::{AnswererKind, ConfigProblem, KindTable, Setup, Started};
+use crate::serve::{Serving, client_host};
 
 /// The largest answer body accepted, in bytes.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
@@ -77,7 +83,7 @@ impl Default for WebConfig {
 pub struct WebAnswerer {
     shared: Arc<Shared>,
     address: SocketAddr,
-    server: tokio::task::JoinHandle<()>,
+    serving: tokio::sync::Mutex<Serving>,
 }
 
 struct Shared {
@@ -91,6 +97,8 @@ struct Shared {
     last_page_left: Notify,
     events: AtomicU64,
     grace: Option<Duration>,
+    /// Ends the pages' streams when the answerer closes.
+    closing: CancellationToken,
 }
 
 impl WebAnswerer {
@@ -123,6 +131,7 @@ impl WebAnswerer {
             last_page_left: Notify::new(),
             events: AtomicU64::new(1),
             grace: config.grace,
+            closing: CancellationToken::new(),
         });
         let app = Router::new()
             .route("/", get(page))
@@ -130,13 +139,10 @@ impl WebAnswerer {
             .route("/answer", post(answer))
             .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
             .with_state(shared.clone());
-        let server = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
         Ok(WebAnswerer {
             shared,
             address,
-            server,
+            serving: tokio::sync::Mutex::new(Serving::start(listener, app)),
         })
     }
 
@@ -147,13 +153,9 @@ impl WebAnswerer {
 
     /// The page's address, token included: what the human opens.
     pub fn url(&self) -> String {
-        let host = match self.address.ip() {
-            ip if ip.is_unspecified() => "127.0.0.1".to_owned(),
-            IpAddr::V6(ip) => format!("[{ip}]"),
-            IpAddr::V4(ip) => ip.to_string(),
-        };
         format!(
-            "http://{host}:{}/?token={}",
+            "http://{}:{}/?token={}",
+            client_host(self.address),
             self.address.port(),
             self.shared.token
         )
@@ -167,12 +169,6 @@ impl WebAnswerer {
     /// Pages connected now.
     pub fn pages(&self) -> usize {
         self.shared.pages.load(Ordering::SeqCst)
-    }
-}
-
-impl Drop for WebAnswerer {
-    fn drop(&mut self) {
-        self.server.abort();
     }
 }
 
@@ -270,15 +266,27 @@ impl FromRequestParts<Arc<Shared>> for Authorized {
     }
 }
 
+/// The page, its script and style allowed by a nonce fresh for each
+/// response: nothing inline but them runs or applies.
 async fn page(_: Authorized) -> Response {
+    let Ok(nonce) = crate::secret::token() else {
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    };
+    let policy = format!(
+        "default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; \
+         connect-src 'self'; base-uri 'none'; form-action 'none'"
+    );
+    let page = PAGE
+        .replacen("<script>", &format!("<script nonce=\"{nonce}\">"), 1)
+        .replacen("<style>", &format!("<style nonce=\"{nonce}\">"), 1);
     (
         [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (header::CONTENT_SECURITY_POLICY, "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'"),
-            (header::REFERRER_POLICY, "no-referrer"),
-            (header::X_FRAME_OPTIONS, "DENY"),
+            (header::CONTENT_TYPE, "text/html; charset=utf-8".to_owned()),
+            (header::CONTENT_SECURITY_POLICY, policy),
+            (header::REFERRER_POLICY, "no-referrer".to_owned()),
+            (header::X_FRAME_OPTIONS, "DENY".to_owned()),
         ],
-        Html(PAGE),
+        Html(page),
     )
         .into_response()
 }
@@ -308,7 +316,8 @@ async fn events(_: Authorized, State(shared): State<Arc<Shared>>) -> Response {
         // the stream ends, and the page reconnects to what is pending now.
         let frame = live.recv().await.ok()?;
         Some((frame, (live, guard)))
-    });
+    })
+    .take_until(shared.closing.clone().cancelled_owned());
     let frames: std::pin::Pin<Box<dyn Stream<Item = Value> + Send>> =
         Box::pin(stream::iter(first).chain(live));
     Sse::new(
@@ -335,13 +344,21 @@ async fn answer(
                 .into_response();
         }
     };
-    match shared.pending.settle(&frame.event_id, Ok(frame.outcome)) {
+    // Answers that do not fit are refused with the reason while the
+    // question stays open: the page keeps the card, and the human's work.
+    match shared
+        .pending
+        .settle_checked(&frame.event_id, frame.outcome)
+    {
         Ok(()) => {
             // Every other page drops the card.
             let _ = shared.frames.send(remote::cancel(&frame.event_id));
             StatusCode::OK.into_response()
         }
-        Err(_) => (
+        Err(Unsettled::Misfit(error)) => {
+            (StatusCode::UNPROCESSABLE_ENTITY, error.message().to_owned()).into_response()
+        }
+        Err(Unsettled::NotPending) => (
             StatusCode::CONFLICT,
             "this question was already answered or withdrawn",
         )
@@ -360,6 +377,15 @@ fn refusal(status: StatusCode) -> Response {
 impl Answerer for WebAnswerer {
     fn name(&self) -> &str {
         "web"
+    }
+
+    /// Ends the pages' streams and stops serving; an answer posted at this
+    /// moment still gets its reply (409: the question is gone).
+    fn close(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        Box::pin(async move {
+            self.shared.closing.cancel();
+            self.serving.lock().await.stop().await;
+        })
     }
 
     fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
