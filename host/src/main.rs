@@ -234,10 +234,10 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
     let root = host.agents().register_root("ask-user", None);
     let signal = CancellationToken::new();
     let interrupt = signal.clone();
+    let stop = stop_requested();
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            interrupt.cancel();
-        }
+        stop.await;
+        interrupt.cancel();
     });
     let result = host.runtime().call(&root, &signal, &arguments).await;
     host.close().await;
@@ -265,8 +265,12 @@ async fn serve_mcp(
         say(notice);
     }
     let server = McpServer::new(host.clone()).map_err(|e| Usage(e.to_string()))?;
+    let stop = stop_requested();
     let served = match http {
-        None => server.serve_stdio().await,
+        None => tokio::select! {
+            served = server.serve_stdio() => served,
+            () = stop => Ok(()),
+        },
         Some(address) => {
             let http = McpHttp::start(server, address)
                 .await
@@ -284,7 +288,7 @@ async fn serve_mcp(
                 http.url(),
                 http.token()
             ));
-            let _ = tokio::signal::ctrl_c().await;
+            stop.await;
             http.stop().await;
             Ok(())
         }
@@ -292,6 +296,30 @@ async fn serve_mcp(
     host.close().await;
     served.map_err(|e| Usage(e.to_string()))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Resolves when the process is asked to stop: Ctrl-C (SIGINT), SIGTERM (a
+/// service manager, `kill`) or SIGHUP (its terminal went away). Each is
+/// taken from the moment this is called, so the command then ends as it
+/// does on Ctrl-C: open questions withdrawn, answerers and their children
+/// stopped, the result printed.
+fn stop_requested() -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut signals: Vec<_> = [
+        SignalKind::interrupt(),
+        SignalKind::terminate(),
+        SignalKind::hangup(),
+    ]
+    .into_iter()
+    .filter_map(|kind| signal(kind).ok())
+    .collect();
+    async move {
+        if signals.is_empty() {
+            return std::future::pending().await;
+        }
+        let received = signals.iter_mut().map(|s| Box::pin(s.recv()));
+        futures_util::future::select_all(received).await;
+    }
 }
 
 /// The `--config` file; else the user's config file when it exists; else

@@ -579,6 +579,118 @@ fn thirty_answers_at_once_one_wins_and_every_other_gets_409() {
     assert!(stdout_json(&output)["structuredContent"]["answers"][0]["selected"][0].is_string());
 }
 
+/// A bridge that records its pid and every frame it gets in `log`, and
+/// never answers.
+fn silent_bridge(log: &Path) -> ConfigFile {
+    let program = "import json, os, sys\n\
+                   log = open(sys.argv[1], 'a')\n\
+                   log.write(json.dumps({'pid': os.getpid()}) + '\\n'); log.flush()\n\
+                   for line in sys.stdin:\n    log.write(line); log.flush()\n";
+    config_file(
+        "silent",
+        &format!(
+            "[[answerer]]\nkind = \"bridge\"\ncommand = [\"python3\", \"-c\", {program:?}, {:?}]\n",
+            log.display().to_string()
+        ),
+    )
+}
+
+/// The frames the silent bridge logged, and its pid.
+fn bridge_log(log: &Path) -> (u32, Vec<Value>) {
+    let lines: Vec<Value> = std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let pid = lines.first().and_then(|l| l["pid"].as_u64()).unwrap_or(0) as u32;
+    (pid, lines)
+}
+
+/// Whether process `pid` is gone (or a zombie nobody has reaped yet).
+fn ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .unwrap_or_default()
+            .trim_start()
+            .starts_with('Z'),
+    }
+}
+
+/// Polls `ready` until it holds, for at most 30 s, then fails naming `what`.
+fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !ready() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_timed_out_ask_always_sends_its_cancel_and_stops_the_bridge() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("frames.jsonl");
+    let config = silent_bridge(&log);
+    let output = ask_user(
+        &[
+            "ask",
+            "--config",
+            config.to_str().unwrap(),
+            "--timeout",
+            "0.5",
+            "deploy.json",
+        ],
+        None,
+    );
+    assert_eq!(stdout_json(&output)["error"]["code"], "ASK_TIMED_OUT");
+    let (pid, frames) = bridge_log(&log);
+    let types: Vec<&str> = frames[1..]
+        .iter()
+        .map(|f| f["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, ["ready", "waterfall", "cancel"]);
+    assert_eq!(frames[2]["eventId"], frames[3]["eventId"]);
+    wait_for("the bridge to end", || ended(pid));
+}
+
+/// SIGTERM and SIGHUP end the command as Ctrl-C does: the question is
+/// withdrawn (the bridge gets its cancel), the bridge is stopped, and the
+/// result is printed (before, SIGTERM killed the command with no result and
+/// left the bridge running).
+#[test]
+fn sigterm_and_sighup_abort_the_ask_and_stop_the_bridge() {
+    for signal in [libc::SIGTERM, libc::SIGHUP] {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("frames.jsonl");
+        let config = silent_bridge(&log);
+        let child = Command::new(env!("CARGO_BIN_EXE_ask-user"))
+            .args(["ask", "--config", config.to_str().unwrap(), "deploy.json"])
+            .env("XDG_CONFIG_HOME", "/nonexistent")
+            .current_dir(examples())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_for("the question to reach the bridge", || {
+            bridge_log(&log).1.iter().any(|f| f["type"] == "waterfall")
+        });
+        // SAFETY: kill(2) on our own child's pid.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "signal {signal}");
+        assert_eq!(stdout_json(&output)["error"]["code"], "ASK_ABORTED");
+        let (pid, frames) = bridge_log(&log);
+        assert_eq!(frames.last().unwrap()["type"], "cancel", "signal {signal}");
+        wait_for("the bridge to end", || ended(pid));
+    }
+}
+
 #[test]
 fn a_config_sets_the_sandbox_limits() {
     let answers = "[[answerer]]\nkind = \"script\"\nanswers = \"answers.json\"\n";

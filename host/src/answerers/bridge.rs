@@ -6,10 +6,16 @@
 //! then a `waterfall` per ask and a `cancel` when an ask is withdrawn; the
 //! peer answers each event with an outcome.
 //!
-//! A peer that goes away fails its pending events with a clear error and
-//! passes later requests on; a malformed frame fails the event it names (or
-//! every pending event when it names none); an outcome for an event that is
-//! no longer pending is ignored. Nothing waits on a peer that is gone.
+//! A peer that goes away (exits, closes its output, stops reading) passes
+//! its pending events on, and every later request (SPEC §5: a client that
+//! goes away passes its events), whether it left before a question reached
+//! it or after: the outcome never depends on that race; why it left is
+//! logged as a warning. A peer that breaks the stream (a line over
+//! [`MAX_FRAME_BYTES`], not UTF-8) fails what it holds (`BridgeError`); a
+//! malformed frame fails the event it names (or every pending event when it
+//! names none); an outcome for an event that is no longer pending is
+//! ignored. Nothing waits on a peer that is gone. Closing writes the queued
+//! frames (a `cancel` is never lost), then stops the peer.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -23,6 +29,7 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::codec::{FramedRead, LinesCodec};
+use tokio_util::sync::CancellationToken;
 
 use super::{AnswererKind, ConfigProblem, KindTable, Setup, Started};
 
@@ -32,11 +39,22 @@ pub const MAX_FRAME_BYTES: usize = 1 << 20;
 /// An answerer on the other end of a JSON-lines stream.
 pub struct BridgeAnswerer {
     shared: Arc<Shared>,
-    /// Reads the peer's frames (and owns the child, killed when it ends)
-    /// and writes frames to it. Both are aborted on drop and on close.
+    /// Tells the writer to write what is queued and stop.
+    closing: CancellationToken,
+    /// The task that reads the peer's frames (and owns the child, killed
+    /// when it ends) and the one that writes frames to it; taken by close,
+    /// aborted on drop.
+    tasks: std::sync::Mutex<Option<Tasks>>,
+}
+
+struct Tasks {
     reader: tokio::task::JoinHandle<()>,
     writer: tokio::task::JoinHandle<()>,
 }
+
+/// How long closing waits for the queued frames (a `cancel`, say) to be
+/// written, when the peer does not read them.
+const FLUSH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 
 struct Shared {
     /// What the peer is, for messages: the command line or the socket path.
@@ -121,12 +139,13 @@ impl BridgeAnswerer {
         let _ = shared
             .frames
             .send(remote::ready(&format!("ask-user-{}", std::process::id())));
-        let writer = tokio::spawn(write_frames(shared.clone(), write, queued));
+        let closing = CancellationToken::new();
+        let writer = tokio::spawn(write_frames(shared.clone(), write, queued, closing.clone()));
         let reader = tokio::spawn(read_frames(shared.clone(), read, child));
         BridgeAnswerer {
             shared,
-            reader,
-            writer,
+            closing,
+            tasks: std::sync::Mutex::new(Some(Tasks { reader, writer })),
         }
     }
 }
@@ -136,21 +155,41 @@ impl BridgeAnswerer {
     pub fn pending(&self) -> usize {
         self.shared.pending.len()
     }
+
+    fn take_tasks(&self) -> Option<Tasks> {
+        let mut tasks = self
+            .tasks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        tasks.take()
+    }
 }
 
 impl Drop for BridgeAnswerer {
     fn drop(&mut self) {
-        self.reader.abort();
-        self.writer.abort();
+        if let Some(tasks) = self.take_tasks() {
+            tasks.reader.abort();
+            tasks.writer.abort();
+        }
     }
 }
 
+/// Writes the queued frames in order; once `closing`, writes what is still
+/// queued (a withdrawn question's `cancel` is never lost) and ends, which
+/// closes the peer's input.
 async fn write_frames(
     shared: Arc<Shared>,
     mut write: Writer,
     mut queued: mpsc::UnboundedReceiver<Value>,
+    closing: CancellationToken,
 ) {
-    while let Some(frame) = queued.recv().await {
+    loop {
+        let frame = tokio::select! {
+            biased;
+            frame = queued.recv() => frame,
+            () = closing.cancelled() => queued.try_recv().ok(),
+        };
+        let Some(frame) = frame else { return };
         let mut line = frame.to_string();
         line.push('\n');
         let written = match write.write_all(line.as_bytes()).await {
@@ -158,9 +197,8 @@ async fn write_frames(
             Err(error) => Err(error),
         };
         if let Err(error) = written {
-            shared
-                .pending
-                .close(format!("could not be written to ({error})"));
+            // A peer that stopped reading is gone, as one that exited is.
+            shared.depart(format!("stopped reading its input ({error})"));
             return;
         }
     }
@@ -172,28 +210,43 @@ async fn read_frames(
     mut child: Option<tokio::process::Child>,
 ) {
     let mut lines = FramedRead::new(read, LinesCodec::new_with_max_length(MAX_FRAME_BYTES));
-    let why = loop {
+    let broken = loop {
         match lines.next().await {
-            None => break "closed its output".to_owned(),
-            Some(Err(error)) => break format!("broke the stream ({error})"),
+            None => break None,
+            Some(Err(error)) => break Some(format!("broke the stream ({error})")),
             Some(Ok(line)) if line.trim().is_empty() => {}
             Some(Ok(line)) => shared.on_frame(&line),
         }
     };
+    // A peer that breaks the stream fails what it holds (BridgeError); one
+    // that leaves passes it on, whenever it left: before a question
+    // reached it or after, the outcome is the same.
+    if let Some(why) = broken {
+        tracing::warn!(peer = %shared.peer, "the {} {why}", shared.peer);
+        shared.pending.close(why);
+        return;
+    }
     let why = match child.as_mut() {
-        Some(child) => {
-            match tokio::time::timeout(std::time::Duration::from_secs(1), child.wait()).await {
-                Ok(Ok(status)) => format!("{why} and exited ({status})"),
-                _ => why,
-            }
-        }
-        None => why,
+        Some(child) => match tokio::time::timeout(FLUSH_TIMEOUT, child.wait()).await {
+            Ok(Ok(status)) => format!("closed its output and exited ({status})"),
+            _ => "closed its output".to_owned(),
+        },
+        None => "closed its output".to_owned(),
     };
-    tracing::warn!(peer = %shared.peer, "the bridge {why}");
-    shared.pending.close(why);
+    shared.depart(why);
 }
 
 impl Shared {
+    /// The peer is gone: what it holds, and every later request, passes on.
+    fn depart(&self, why: String) {
+        tracing::warn!(
+            peer = %self.peer,
+            "the {} {why}; its questions pass on to the next answerer",
+            self.peer
+        );
+        self.pending.depart(why);
+    }
+
     fn on_frame(&self, line: &str) {
         match serde_json::from_str::<UpFrame>(line) {
             // An outcome for a withdrawn or finished event is ignored.
@@ -250,12 +303,26 @@ impl Answerer for BridgeAnswerer {
         })
     }
 
+    /// Writes what is queued (within [`FLUSH_TIMEOUT`]), closes the peer's
+    /// input, and stops it: a child is killed and reaped before this ends.
     fn close(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
-        // Ending the reader drops the child, which kills it.
-        self.reader.abort();
-        self.writer.abort();
-        self.shared.pending.close("was closed by the host");
-        Box::pin(std::future::ready(()))
+        let tasks = self.take_tasks();
+        Box::pin(async move {
+            let Some(Tasks { reader, mut writer }) = tasks else {
+                return;
+            };
+            self.closing.cancel();
+            if tokio::time::timeout(FLUSH_TIMEOUT, &mut writer)
+                .await
+                .is_err()
+            {
+                writer.abort();
+            }
+            // Ending the reader drops the child, which kills it.
+            reader.abort();
+            let _ = reader.await;
+            self.shared.pending.close("was closed by the host");
+        })
     }
 }
 

@@ -147,6 +147,18 @@ impl PendingQuestions {
         state.gone = Some(why);
     }
 
+    /// The far side went away (SPEC §5: a client that goes away passes its
+    /// events): every open question passes on to the next answerer, as
+    /// later ones do, whatever the moment it left. `why` is kept for
+    /// [`Gone`].
+    pub fn depart(&self, why: impl Into<String>) {
+        let mut state = lock(&self.state);
+        for entry in state.open.drain(..) {
+            let _ = entry.reply.send(Ok(Outcome::Next));
+        }
+        state.gone.get_or_insert(why.into());
+    }
+
     /// Fails every open question with `why`; later ones may still open.
     pub fn fail_all(&self, why: &str) {
         for entry in lock(&self.state).open.drain(..) {
@@ -325,6 +337,16 @@ mod tests {
         assert!(matches!(questions.open(&ask), Err(Gone(why)) if why == "the peer exited"));
         drop(pending);
         assert!(withdrawn.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_departed_far_side_passes_what_is_open_and_opens_nothing_more() {
+        let (questions, _) = recorded();
+        let ask = ask();
+        let mut pending = questions.open(&ask).unwrap();
+        questions.depart("the peer exited");
+        assert!(matches!(pending.settled().await, Some(Ok(Outcome::Next))));
+        assert!(matches!(questions.open(&ask), Err(Gone(why)) if why == "the peer exited"));
     }
 
     #[tokio::test]
