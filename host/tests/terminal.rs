@@ -492,3 +492,33 @@ fn the_models_text_cannot_drive_the_terminal() {
         json!(["No"])
     );
 }
+
+/// A paste is text: with bracketed paste on, a long paste of several lines,
+/// digits and spaces lands whole in the answer, and nothing in it acts as a
+/// key (a newline does not confirm, a digit does not pick).
+#[test]
+fn a_long_multi_line_paste_is_text() {
+    let mut s = start(deploy(), "", false);
+    s.wait_for("Where should this release go?", 1);
+    s.wait_for("\x1b[?2004h", 1);
+    let pasted: String = (0..60)
+        .map(|n| format!("line {n}: 1 2 3 staging then production\n"))
+        .collect();
+    assert!(pasted.len() > 2048);
+    let wrapped = format!("\x1b[200~{}\x1b[201~", pasted.replace('\n', "\r"));
+    s.writer.write_all(wrapped.as_bytes()).unwrap();
+    s.writer.flush().unwrap();
+    s.wait_for("Type your answer", 1);
+    s.keys("\r");
+    s.wait_for("Review your answers", 1);
+    s.keys("\r");
+    let (status, result) = s.finish();
+    assert_eq!(status, 0);
+    let answer = &result["structuredContent"]["answers"][0];
+    assert_eq!(answer["selected"], json!([]));
+    assert_eq!(answer["custom"], pasted.trim());
+    assert!(
+        s.screen().contains("\x1b[?2004l"),
+        "bracketed paste is turned off again"
+    );
+}

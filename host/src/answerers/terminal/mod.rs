@@ -24,9 +24,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crossterm::cursor::{Hide, MoveToColumn, MoveToPreviousLine, Show};
-use crossterm::event;
+use crossterm::event::{self, DisableBracketedPaste, EnableBracketedPaste};
 use crossterm::terminal::{self, Clear, ClearType};
-use crossterm::{QueueableCommand, queue};
+use crossterm::{QueueableCommand, execute, queue};
 use serde::Deserialize;
 use tokio::sync::{Mutex, OwnedMutexGuard, oneshot};
 
@@ -214,18 +214,28 @@ impl AnswererKind for TerminalKind {
     }
 }
 
-/// Puts the terminal back as it was, however the prompt ends.
-struct RawMode;
+/// Raw mode with bracketed paste (a paste arrives as one event, so its
+/// newlines and digits never act as keys); puts the terminal back as it
+/// was, however the prompt ends.
+struct RawMode {
+    tty: File,
+}
 
 impl RawMode {
-    fn enter() -> std::io::Result<Self> {
+    fn enter(tty: &File) -> std::io::Result<Self> {
+        let mut tty = tty.try_clone()?;
         terminal::enable_raw_mode()?;
-        Ok(RawMode)
+        let mode = RawMode {
+            tty: tty.try_clone()?,
+        };
+        execute!(tty, EnableBracketedPaste)?;
+        Ok(mode)
     }
 }
 
 impl Drop for RawMode {
     fn drop(&mut self) {
+        let _ = execute!(self.tty, DisableBracketedPaste);
         let _ = terminal::disable_raw_mode();
     }
 }
@@ -236,7 +246,7 @@ fn run(
     color: bool,
     withdraw: &AtomicBool,
 ) -> std::io::Result<Ending> {
-    let _raw = RawMode::enter()?;
+    let _raw = RawMode::enter(&tty)?;
     let mut screen = Screen { at_row: 0 };
     let mut prompt = Prompt::new(questions);
     let result = (|| -> std::io::Result<(Ending, &str)> {

@@ -1,8 +1,8 @@
 //! The terminal prompt's state and what each key does to it. No I/O here.
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use tui_input::Input;
 use tui_input::backend::crossterm::EventHandler;
+use tui_input::{Input, InputRequest};
 
 use crate::question::{Answer, Question};
 
@@ -102,6 +102,10 @@ impl<'q> Prompt<'q> {
     }
 
     pub fn on_event(&mut self, event: &Event) -> Step {
+        if let Event::Paste(text) = event {
+            self.on_paste(text);
+            return Step::Continue;
+        }
         let Event::Key(key) = event else {
             return Step::Continue;
         };
@@ -131,6 +135,22 @@ impl<'q> Prompt<'q> {
                     Step::Continue
                 }
             },
+        }
+    }
+
+    /// A paste (bracketed by the terminal) is text, whatever it holds: its
+    /// newlines, spaces and digits never act as keys. Typing, it goes in at
+    /// the cursor; on the options, it starts the human's own words.
+    fn on_paste(&mut self, text: &str) {
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        match &mut self.screen {
+            Screen::Typing(input) => {
+                for c in text.chars() {
+                    input.handle(InputRequest::InsertChar(c));
+                }
+            }
+            Screen::Choosing => self.screen = Screen::Typing(Input::new(text)),
+            Screen::Review => {}
         }
     }
 
@@ -367,5 +387,24 @@ mod tests {
         let mut prompt = Prompt::new(&questions);
         let ctrl_c = Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
         assert!(matches!(prompt.on_event(&ctrl_c), Step::Dismiss));
+    }
+
+    #[test]
+    fn a_paste_is_text_on_the_options_and_where_the_cursor_is() {
+        let questions = [choice("a", &["X", "Y"], false)];
+        let mut prompt = Prompt::new(&questions);
+        prompt.on_event(&Event::Paste("1 2\r\nthree".into()));
+        assert!(
+            matches!(prompt.screen, Screen::Typing(_)),
+            "no digit picked"
+        );
+        prompt.on_event(&key(KeyCode::Home));
+        prompt.on_event(&Event::Paste("zero\r".into()));
+        prompt.on_event(&key(KeyCode::Enter));
+        assert!(matches!(prompt.screen, Screen::Review));
+        prompt.on_event(&Event::Paste("\r".into()));
+        let answers = sent(prompt.on_event(&key(KeyCode::Enter)));
+        assert_eq!(answers[0].custom.as_deref(), Some("zero\n1 2\nthree"));
+        assert!(answers[0].selected.is_empty());
     }
 }
