@@ -691,6 +691,21 @@ fn sigterm_and_sighup_abort_the_ask_and_stop_the_bridge() {
     }
 }
 
+/// A port that is taken is named with what wanted it, in one line.
+#[test]
+fn a_taken_port_names_the_answerer_or_server_and_the_address() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = taken.local_addr().unwrap().to_string();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let output = ask_user(&["ask", "--web", "--web-port", &port, "deploy.json"], None);
+    assert_usage_error(
+        &output,
+        &format!("cannot start answerer 1 (web): the web answerer cannot listen on {address}"),
+    );
+    let output = ask_user(&["mcp", "--http", &address], None);
+    assert_usage_error(&output, &format!("ask-user mcp cannot listen on {address}"));
+}
+
 #[test]
 fn a_config_sets_the_sandbox_limits() {
     let answers = "[[answerer]]\nkind = \"script\"\nanswers = \"answers.json\"\n";
