@@ -60,6 +60,14 @@ pub fn execute(
     let arguments = Arguments::parse(arguments)
         .map_err(|e| ToolFailure::coded(ErrorCode::InvalidArgs, e.to_string()))?;
     let request = arguments.to_request();
+    // Checked here as the seam checks it, so that every host, in any
+    // language, gets the same answer without asking anyone.
+    if request.questions.is_empty() {
+        return Err(ToolFailure::coded(
+            ErrorCode::EmptyQuestions,
+            "the call holds no questions; pass at least one question".to_owned(),
+        ));
+    }
     let questions = request.questions.clone();
     let answers = ask(request).map_err(|e| ToolFailure {
         name: e.name,

@@ -120,3 +120,10 @@ fn duplicate_option_keys_are_invalid_args() {
         failure.message
     );
 }
+
+#[test]
+fn no_questions_is_empty_questions_without_asking() {
+    let failure = execute(r#"{"questions":[]}"#, |_| panic!("asked the seam")).unwrap_err();
+    assert_eq!(failure.code, Some(ErrorCode::EmptyQuestions));
+    assert_eq!(failure.name, "UserQuestionError");
+}
