@@ -154,7 +154,7 @@ impl Config {
             _ => Path::new("."),
         };
         Self::parse(&text, base, kinds).map_err(|(span, problem)| {
-            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+            let line = line_of(&text, span.start);
             ConfigError(format!("{} line {line}: {problem}", path.display()))
         })
     }
@@ -340,6 +340,13 @@ pub(crate) fn read_bounded(path: &Path, limit: u64) -> std::io::Result<String> {
     Ok(text)
 }
 
+/// The line (from 1) of byte `offset` in `text`; an offset past the end, or
+/// inside a character, counts the lines before it.
+fn line_of(text: &str, offset: usize) -> usize {
+    let before = &text.as_bytes()[..offset.min(text.len())];
+    before.iter().filter(|&&b| b == b'\n').count() + 1
+}
+
 /// Reads a duration such as `"30s"`, `"5m"` or `"1h 30m"`, at most
 /// [`MAX_DURATION`].
 pub(crate) fn duration(text: &str) -> Result<Duration, String> {
@@ -363,6 +370,46 @@ mod tests {
 
     fn problem(text: &str) -> String {
         parse(text).expect_err("the config should be refused")
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// Any edit of the shipped example ends in a config or an error
+        /// that names a line of the text, never a panic.
+        #[test]
+        fn every_edit_of_the_example_is_read_or_refused_naming_a_line(
+            edits in proptest::collection::vec(
+                (proptest::num::usize::ANY, 0..3u8, "[\\[\\]{}=\",.#\n a-z0-9_é\u{0}-\u{1f}]"),
+                1..6,
+            )
+        ) {
+            let mut text: Vec<char> = EXAMPLE.chars().collect();
+            for (at, how, insert) in edits {
+                let at = at % (text.len() + 1);
+                match how {
+                    0 if at < text.len() => { text.remove(at); }
+                    1 if at < text.len() => text[at] = insert.chars().next().unwrap(),
+                    _ => text.splice(at..at, insert.chars()).for_each(drop),
+                }
+            }
+            let text: String = text.into_iter().collect();
+            if let Err((span, message)) =
+                Config::parse(&text, Path::new("/nonexistent"), &Kinds::builtin())
+            {
+                proptest::prop_assert!(!message.is_empty());
+                proptest::prop_assert!(line_of(&text, span.start) <= text.lines().count() + 1);
+            }
+        }
+    }
+
+    const EXAMPLE: &str = include_str!("../../examples/config.toml");
+
+    #[test]
+    fn a_line_is_counted_in_bytes_whatever_the_characters() {
+        assert_eq!(line_of("a\nbé\nc", 0), 1);
+        assert_eq!(line_of("a\nbé\nc", 4), 2, "inside é");
+        assert_eq!(line_of("a\nbé\nc", 99), 3);
     }
 
     #[test]
