@@ -1,0 +1,3 @@
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|text: &str| ask_user_fuzz::tool(text));
