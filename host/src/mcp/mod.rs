@@ -4,7 +4,7 @@
 //! Each `tools/call` runs the component exactly as `ask-user ask` does, as a
 //! root agent of its own, with the call's cancellation as the turn's signal
 //! (`notifications/cancelled` aborts it, withdrawing an open form). An
-//! [`ElicitationAnswerer`] goes first for a client that declared form
+//! elicitation answerer (the client's own form) goes first for a client that declared form
 //! elicitation; the rest of the chain is the host's (the config file's).
 //!
 //! Protocol 2026-07-28 has no server-to-client requests: a call that needs
@@ -33,8 +33,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
-use elicitation::Channel;
-pub use elicitation::ElicitationAnswerer;
+use elicitation::{Channel, ElicitationAnswerer};
 pub use http::McpHttp;
 
 use crate::host::Host;
