@@ -141,7 +141,7 @@ impl BridgeAnswerer {
             .send(remote::ready(&format!("ask-user-{}", std::process::id())));
         let closing = CancellationToken::new();
         let writer = tokio::spawn(write_frames(shared.clone(), write, queued, closing.clone()));
-        let reader = tokio::spawn(read_frames(shared.clone(), read, child));
+        let reader = tokio::spawn(read_frames(shared.clone(), read, child, closing.clone()));
         BridgeAnswerer {
             shared,
             closing,
@@ -208,6 +208,7 @@ async fn read_frames(
     shared: Arc<Shared>,
     read: impl AsyncRead + Send + Unpin,
     mut child: Option<tokio::process::Child>,
+    closing: CancellationToken,
 ) {
     let mut lines = FramedRead::new(read, LinesCodec::new_with_max_length(MAX_FRAME_BYTES));
     let broken = loop {
@@ -233,7 +234,12 @@ async fn read_frames(
         },
         None => "closed its output".to_owned(),
     };
-    shared.depart(why);
+    if closing.is_cancelled() {
+        // Asked to end by the host: no surprise to report.
+        shared.pending.depart(why);
+    } else {
+        shared.depart(why);
+    }
 }
 
 impl Shared {
@@ -303,12 +309,18 @@ impl Answerer for BridgeAnswerer {
         })
     }
 
-    /// Writes what is queued (within [`FLUSH_TIMEOUT`]), closes the peer's
-    /// input, and stops it: a child is killed and reaped before this ends.
+    /// Writes what is queued and closes the peer's input, so that it can act
+    /// on a last `cancel` and end by itself; a peer still there after
+    /// [`FLUSH_TIMEOUT`] is stopped (a child killed and reaped) before this
+    /// returns.
     fn close(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
         let tasks = self.take_tasks();
         Box::pin(async move {
-            let Some(Tasks { reader, mut writer }) = tasks else {
+            let Some(Tasks {
+                mut reader,
+                mut writer,
+            }) = tasks
+            else {
                 return;
             };
             self.closing.cancel();
@@ -318,9 +330,14 @@ impl Answerer for BridgeAnswerer {
             {
                 writer.abort();
             }
-            // Ending the reader drops the child, which kills it.
-            reader.abort();
-            let _ = reader.await;
+            if tokio::time::timeout(FLUSH_TIMEOUT, &mut reader)
+                .await
+                .is_err()
+            {
+                // Ending the reader drops the child, which kills it.
+                reader.abort();
+                let _ = reader.await;
+            }
             self.shared.pending.close("was closed by the host");
         })
     }
