@@ -26,6 +26,7 @@ use std::sync::Arc;
 use ask_user_seam::{AgentRegistry, Answerer, UserQuestions};
 
 use crate::audit::AuditLog;
+use crate::cache::CodeCache;
 use crate::config::{AnswererEntry, Config};
 use crate::engine::Engine;
 use crate::runtime::ToolRuntime;
@@ -38,6 +39,7 @@ pub struct HostBuilder {
     component: Option<Vec<u8>>,
     engine: Option<Engine>,
     agents: Option<Arc<AgentRegistry>>,
+    cache: Option<CodeCache>,
 }
 
 impl HostBuilder {
@@ -74,6 +76,13 @@ impl HostBuilder {
         self
     }
 
+    /// Keeps the compiled component in `cache`, so that the next process
+    /// loads it in under a millisecond instead of compiling it again.
+    pub fn code_cache(mut self, cache: CodeCache) -> Self {
+        self.cache = Some(cache);
+        self
+    }
+
     /// Uses `agents` (shared with the rest of the embedding host) instead of
     /// a registry of its own.
     pub fn agents(mut self, agents: Arc<AgentRegistry>) -> Self {
@@ -95,10 +104,14 @@ impl HostBuilder {
             None => Engine::shared().map_err(HostError::Component)?.clone(),
         };
         let component = self.component.as_deref().unwrap_or(crate::COMPONENT);
-        let runtime =
-            ToolRuntime::with_engine(&engine, component, Arc::new(seam), self.config.sandbox)
-                .await
-                .map_err(HostError::Component)?;
+        let seam = Arc::new(seam);
+        let runtime = match &self.cache {
+            Some(cache) => {
+                ToolRuntime::with_cache(&engine, component, cache, seam, self.config.sandbox).await
+            }
+            None => ToolRuntime::with_engine(&engine, component, seam, self.config.sandbox).await,
+        }
+        .map_err(HostError::Component)?;
         let mut host = Host {
             runtime,
             agents,

@@ -39,6 +39,7 @@
 //! ```
 
 pub mod answerers;
+pub mod cache;
 pub mod config;
 pub mod contract;
 mod cpu;
@@ -57,6 +58,7 @@ pub use ask_user_seam::{
     QuestionOption, Scope, TransportedError, UserQuestions, Waterfall, agents, audit, error,
     question, remote, scope, waterfall,
 };
+pub use cache::CodeCache;
 pub use config::{AnswererEntry, Config};
 pub use engine::{Engine, EngineConfig};
 pub use host::{Host, HostBuilder, HostError};

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use wasmtime::Store;
 use wasmtime::component::{Component, Linker};
 
+use crate::cache::CodeCache;
 use crate::contract::{self, AskContext, AskLimits, RawDefinition, ToolOutput, ToolPre, Version};
 use crate::cpu::CpuClock;
 use crate::engine::Engine;
@@ -123,6 +124,21 @@ impl ToolRuntime {
         config: RuntimeConfig,
     ) -> wasmtime::Result<Self> {
         let component = Component::new(engine.wasmtime(), component)
+            .map_err(|e| e.context("the file is not a valid component"))?;
+        Self::prepare(engine.clone(), component, seam, config).await
+    }
+
+    /// As [`with_engine`](Self::with_engine), keeping the compiled component
+    /// in `cache` (and loading it from there when a checked entry is there).
+    pub async fn with_cache(
+        engine: &Engine,
+        component: &[u8],
+        cache: &CodeCache,
+        seam: Arc<UserQuestions>,
+        config: RuntimeConfig,
+    ) -> wasmtime::Result<Self> {
+        let component = cache
+            .load(engine, component)
             .map_err(|e| e.context("the file is not a valid component"))?;
         Self::prepare(engine.clone(), component, seam, config).await
     }

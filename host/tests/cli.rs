@@ -22,6 +22,7 @@ fn ask_user_in(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
         .arg(env!("CARGO_BIN_EXE_ask-user"))
         .args(args)
         .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
         .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -439,6 +440,7 @@ impl WebRun {
             .arg(env!("CARGO_BIN_EXE_ask-user"))
             .args(["ask", "--web", file])
             .env("XDG_CONFIG_HOME", "/nonexistent")
+            .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
             .current_dir(examples())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -671,6 +673,7 @@ fn sigterm_and_sighup_abort_the_ask_and_stop_the_bridge() {
         let child = Command::new(env!("CARGO_BIN_EXE_ask-user"))
             .args(["ask", "--config", config.to_str().unwrap(), "deploy.json"])
             .env("XDG_CONFIG_HOME", "/nonexistent")
+            .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
             .current_dir(examples())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -704,6 +707,49 @@ fn a_taken_port_names_the_answerer_or_server_and_the_address() {
     );
     let output = ask_user(&["mcp", "--http", &address], None);
     assert_usage_error(&output, &format!("ask-user mcp cannot listen on {address}"));
+}
+
+/// The compiled component is cached in the user's private cache directory,
+/// and a cache directory others may write is not used (the command still
+/// answers, compiling, and says why).
+#[test]
+fn the_compiled_component_is_cached_privately() {
+    let home = tempfile::tempdir().unwrap();
+    let run = |cache: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_ask-user"))
+            .args(["ask", "--answers", "deploy.answers.json", "deploy.json"])
+            .env("XDG_CONFIG_HOME", "/nonexistent")
+            .env("XDG_CACHE_HOME", cache)
+            .current_dir(examples())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let cache = home.path().join("cache");
+    for _ in 0..2 {
+        let output = run(&cache);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let dir = cache.join("ask-user").join("compiled");
+    let entries: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(entries.len(), 1);
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    assert_eq!(std::fs::metadata(&dir).unwrap().mode() & 0o777, 0o700);
+
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let output = run(&cache);
+    assert_eq!(output.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("not caching compiled components"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&dir.display().to_string()), "{stderr}");
 }
 
 #[test]

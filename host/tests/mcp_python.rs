@@ -66,6 +66,7 @@ fn run_against(server: &str, token: &str, mode: &str, user: &str) -> Value {
         .arg(user)
         .arg(dir.join("../examples/deploy.json"))
         .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
         .output()
         .expect("the Python client runs");
     assert!(

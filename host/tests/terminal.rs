@@ -77,6 +77,7 @@ fn start(arguments: Value, extra: &str, color: bool) -> Session {
     ));
     command.cwd(&dir);
     command.env("XDG_CONFIG_HOME", dir.join("no-config"));
+    command.env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"));
     if color {
         command.env_remove("NO_COLOR");
     } else {
