@@ -120,12 +120,14 @@ impl Arguments {
             "MAX_QUESTIONS",
         )?;
         for (i, q) in self.questions.iter().enumerate() {
-            let at = |field: &str| format!("questions[{i}].{field}");
-            check_text(&at("id"), &q.id, MAX_ID_CHARS, "MAX_ID_CHARS")?;
+            // Paths are written only for an error: a call that fits
+            // allocates none.
+            let at = |field: &'static str| move || format!("questions[{i}].{field}");
+            check_text(at("id"), &q.id, MAX_ID_CHARS, "MAX_ID_CHARS")?;
             // At most MAX_QUESTIONS: a scan is cheaper than a hash set here.
             if self.questions[..i].iter().any(|earlier| earlier.id == q.id) {
                 return Err(ArgumentsError {
-                    path: at("id"),
+                    path: at("id")(),
                     problem: format!(
                         "the id {} is used by an earlier question; answers are keyed by id, \
                          so give every question its own id",
@@ -134,23 +136,24 @@ impl Arguments {
                 });
             }
             check_text(
-                &at("question"),
+                at("question"),
                 &q.question,
                 MAX_QUESTION_CHARS,
                 "MAX_QUESTION_CHARS",
             )?;
             if let Some(header) = &q.header {
-                check_text(&at("header"), header, MAX_HEADER_CHARS, "MAX_HEADER_CHARS")?;
+                check_text(at("header"), header, MAX_HEADER_CHARS, "MAX_HEADER_CHARS")?;
             }
             let Some(options) = &q.options else { continue };
-            check_count(&at("options"), options.len(), MAX_OPTIONS, "MAX_OPTIONS")?;
+            check_count(&at("options")(), options.len(), MAX_OPTIONS, "MAX_OPTIONS")?;
             for (j, o) in options.iter().enumerate() {
-                let at = |field: &str| format!("questions[{i}].options[{j}]{field}");
-                check_text(&at(".label"), &o.label, MAX_LABEL_CHARS, "MAX_LABEL_CHARS")?;
+                let at =
+                    |field: &'static str| move || format!("questions[{i}].options[{j}]{field}");
+                check_text(at(".label"), &o.label, MAX_LABEL_CHARS, "MAX_LABEL_CHARS")?;
                 // An answer names its choice by label: two alike are ambiguous.
                 if let Some(k) = options[..j].iter().position(|e| e.label == o.label) {
                     return Err(ArgumentsError {
-                        path: at(".label"),
+                        path: at(".label")(),
                         problem: format!(
                             "the label {} is also the label of questions[{i}].options[{k}]; \
                              answers name a choice by its label, so give every option its own",
@@ -160,7 +163,7 @@ impl Arguments {
                 }
                 if let Some(description) = &o.description {
                     check_length(
-                        &at(".description"),
+                        at(".description"),
                         description,
                         MAX_DESCRIPTION_CHARS,
                         "MAX_DESCRIPTION_CHARS",
@@ -169,7 +172,7 @@ impl Arguments {
                 let extra = o.extra_json.as_deref().unwrap_or_default();
                 if extra.len() > MAX_OPTION_EXTRA_BYTES {
                     return Err(ArgumentsError {
-                        path: at(""),
+                        path: at("")(),
                         problem: format!(
                             "its extra keys take {} bytes as JSON, over the limit of \
                              {MAX_OPTION_EXTRA_BYTES} bytes (MAX_OPTION_EXTRA_BYTES)",
@@ -220,22 +223,37 @@ fn check_count(path: &str, count: usize, max: usize, name: &str) -> Result<(), A
     Ok(())
 }
 
-/// A required, non-empty text field.
-fn check_text(path: &str, text: &str, max: usize, name: &str) -> Result<(), ArgumentsError> {
+/// A required, non-empty text field; `path` says where, written only for
+/// an error.
+fn check_text(
+    path: impl Fn() -> String,
+    text: &str,
+    max: usize,
+    name: &str,
+) -> Result<(), ArgumentsError> {
     if text.is_empty() {
         return Err(ArgumentsError {
-            path: path.to_owned(),
+            path: path(),
             problem: "it is empty; give it some text".to_owned(),
         });
     }
     check_length(path, text, max, name)
 }
 
-fn check_length(path: &str, text: &str, max: usize, name: &str) -> Result<(), ArgumentsError> {
+fn check_length(
+    path: impl Fn() -> String,
+    text: &str,
+    max: usize,
+    name: &str,
+) -> Result<(), ArgumentsError> {
+    // Only text that could be too long is counted.
+    if text.len() <= max {
+        return Ok(());
+    }
     let chars = text.chars().count();
     if chars > max {
         return Err(ArgumentsError {
-            path: path.to_owned(),
+            path: path(),
             problem: format!("{chars} characters, over the limit of {max} ({name})"),
         });
     }
@@ -279,17 +297,19 @@ fn required<'a>(
     })
 }
 
-fn string(value: &Json, path: &str) -> Result<String, ArgumentsError> {
+/// The string at `key` of the object at `path`.
+fn string(value: &Json, path: &str, key: &str) -> Result<String, ArgumentsError> {
     match value {
         Json::String(text) => Ok(text.clone()),
-        other => Err(invalid_type(path, "a string", other)),
+        other => Err(invalid_type(&join(path, key), "a string", other)),
     }
 }
 
-fn array<'a>(value: &'a Json, path: &str) -> Result<&'a [Json], ArgumentsError> {
+/// The array at `key` of the object at `path`.
+fn array<'a>(value: &'a Json, path: &str, key: &str) -> Result<&'a [Json], ArgumentsError> {
     match value {
         Json::Array(items) => Ok(items),
-        other => Err(invalid_type(path, "an array", other)),
+        other => Err(invalid_type(&join(path, key), "an array", other)),
     }
 }
 
@@ -313,7 +333,7 @@ impl Arguments {
     /// on the arguments and on questions are dropped; on options they are kept.
     fn from_json(json: &Json) -> Result<Self, ArgumentsError> {
         let members = object(json, "")?;
-        let questions = array(required(members, "questions", "")?, "questions")?;
+        let questions = array(required(members, "questions", "")?, "", "questions")?;
         let questions = questions
             .iter()
             .enumerate()
@@ -328,19 +348,16 @@ impl Question {
         let members = object(json, path)?;
         let text = |key: &str| -> Result<Option<String>, ArgumentsError> {
             field(members, key, path)?
-                .map(|v| string(v, &join(path, key)))
+                .map(|v| string(v, path, key))
                 .transpose()
         };
-        let id = string(required(members, "id", path)?, &join(path, "id"))?;
-        let question = string(
-            required(members, "question", path)?,
-            &join(path, "question"),
-        )?;
+        let id = string(required(members, "id", path)?, path, "id")?;
+        let question = string(required(members, "question", path)?, path, "question")?;
         let options = match field(members, "options", path)? {
             None => None,
             Some(options) => {
                 let at = join(path, "options");
-                let options = array(options, &at)?
+                let options = array(options, path, "options")?
                     .iter()
                     .enumerate()
                     .map(|(j, o)| QuestionOption::from_json(o, &format!("{at}[{j}]")))
@@ -372,9 +389,9 @@ impl Question {
 impl QuestionOption {
     fn from_json(json: &Json, path: &str) -> Result<Self, ArgumentsError> {
         let members = object(json, path)?;
-        let label = string(required(members, "label", path)?, &join(path, "label"))?;
+        let label = string(required(members, "label", path)?, path, "label")?;
         let description = field(members, "description", path)?
-            .map(|v| string(v, &join(path, "description")))
+            .map(|v| string(v, path, "description"))
             .transpose()?;
         let mut extra = members
             .iter()
