@@ -36,7 +36,7 @@
 //! max_asks_per_call = 1
 //! max_request_bytes = 1048576
 //! max_output_bytes = 4194304
-//! max_concurrent_calls = 64
+//! max_concurrent_calls = 250
 //! ```
 //!
 //! Relative paths are relative to the file, and a bridge command runs in the

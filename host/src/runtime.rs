@@ -35,7 +35,9 @@ pub struct RuntimeConfig {
     /// Calls of this runtime that may run at once. One more fails with
     /// `HOST_BUSY`, as does a call that finds every slot of the engine's
     /// pool taken (see [`EngineConfig::pool_slots`](crate::EngineConfig)).
-    /// Default 64.
+    /// Default 250, under the default pool of 256: a call waiting on the
+    /// human holds about 62 KiB (its instance, fiber stack and ask), so 250
+    /// waiting cost about 15 MiB.
     pub max_concurrent_calls: u32,
     /// Largest result the component may return (text plus answers), in
     /// bytes. Past it: `GUEST_OUTPUT_TOO_LARGE`. Default 4 MiB, which holds
@@ -65,7 +67,7 @@ impl Default for RuntimeConfig {
         RuntimeConfig {
             cpu_deadline: Duration::from_secs(1),
             memory_cap: 32 << 20,
-            max_concurrent_calls: 64,
+            max_concurrent_calls: 250,
             max_output_bytes: 4 << 20,
             max_arguments_bytes: 1 << 20,
             max_asks_per_call: 1,
