@@ -1,19 +1,29 @@
-//! Prints what loading and calling the tool component costs on this machine,
-//! against the same mapping done in plain native Rust.
+//! What loading and calling the tool component costs on this machine, side
+//! by side with the same work done natively, and what a thousand waiting
+//! asks weigh. Figures, ratios and the goals they are held to are printed;
+//! nothing here is a timed test.
 //!
 //! `cargo bench -p ask-user --bench tool_call`
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use ask_user::answerers::script::ScriptAnswerer;
 use ask_user::{
-    AgentRegistry, Engine, EngineConfig, Placement, RuntimeConfig, ToolRuntime, UserQuestions,
+    AgentHandle, AgentRegistry, AnswerFuture, Answerer, Ask, AskRequest, CodeCache, Engine,
+    EngineConfig, ErrorCode, Next, Placement, Question, QuestionOption, RuntimeConfig, ToolResult,
+    ToolRuntime, UserQuestions,
 };
+use ask_user_tool::args::Arguments;
+use ask_user_tool::output::Output;
 use tokio_util::sync::CancellationToken;
+use wasmtime::Store;
+use wasmtime::component::{Component, Linker};
 
 const ARGUMENTS: &str = include_str!("../../examples/deploy.json");
 const ANSWERS: &str = include_str!("../../examples/deploy.answers.json");
+const PENDING_ASKS: usize = 1000;
 
 struct Figures {
     median: Duration,
@@ -31,9 +41,32 @@ fn figures(mut samples: Vec<Duration>) -> Figures {
 
 fn print(what: &str, f: &Figures) {
     println!(
-        "{what:<52} median {:>11.3?}   p99 {:>11.3?}",
+        "  {what:<56} median {:>10.2?}   p99 {:>10.2?}",
         f.median, f.p99
     );
+}
+
+fn ratio(what: &str, a: &Figures, b: &Figures, goal: Option<f64>) {
+    let median = a.median.as_secs_f64() / b.median.as_secs_f64();
+    let p99 = a.p99.as_secs_f64() / b.p99.as_secs_f64();
+    let verdict = match goal {
+        Some(goal) if median <= goal => format!("   goal <= {goal}x: met"),
+        Some(goal) => format!("   goal <= {goal}x: NOT met"),
+        None => String::new(),
+    };
+    println!("  {what:<56} median {median:>6.1}x   p99 {p99:>6.1}x{verdict}");
+}
+
+async fn sample<F: std::future::Future>(runs: usize, mut once: impl FnMut() -> F) -> Figures {
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let start = Instant::now();
+        let output = once().await;
+        samples.push(start.elapsed());
+        // Dropped outside the measured time.
+        drop(output);
+    }
+    figures(samples)
 }
 
 fn seam() -> (Arc<UserQuestions>, Arc<AgentRegistry>) {
@@ -46,31 +79,96 @@ fn seam() -> (Arc<UserQuestions>, Arc<AgentRegistry>) {
     (Arc::new(seam), agents)
 }
 
-async fn sample<F: std::future::Future>(runs: usize, mut once: impl FnMut() -> F) -> Figures {
-    let mut samples = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        let start = Instant::now();
-        let output = once().await;
-        samples.push(start.elapsed());
-        // Dropped outside the measured time (a runtime's teardown is not its load).
-        drop(output);
-    }
-    figures(samples)
+/// The tool's work natively, with the same seam work as the host does for
+/// the component: parse and check the arguments, ask through the same
+/// `UserQuestions` (caller check, waterfall, script, answer checks), check
+/// and render the output, build the same result.
+async fn native_call(
+    seam: &UserQuestions,
+    caller: &AgentHandle,
+    signal: &CancellationToken,
+    arguments: &str,
+) -> ToolResult {
+    let arguments = match Arguments::parse(arguments) {
+        Ok(arguments) => arguments,
+        Err(error) => return ToolResult::coded(ErrorCode::InvalidArgs, &error.to_string()),
+    };
+    let request = arguments.to_request();
+    let asked = AskRequest {
+        questions: request.questions.iter().map(to_host).collect(),
+    };
+    let answers = match seam.ask(asked, Some(caller), signal).await {
+        Ok(answers) => answers,
+        Err(error) => return ToolResult::failure("UserQuestionError", None, error.message()),
+    };
+    let answers = answers
+        .into_iter()
+        .map(|a| ask_user_tool::seam::Answer {
+            id: a.id,
+            selected: a.selected,
+            custom: a.custom,
+        })
+        .collect();
+    let output = Output::from_answers(&request.questions, answers).unwrap();
+    let text = output.render();
+    ToolResult::success(text, serde_json::to_value(&output).unwrap())
 }
 
-/// Loading code that `precompile` made, on `engine`.
-async fn load_precompiled(engine: &Engine, config: &RuntimeConfig) -> Figures {
-    let precompiled = engine.precompile(ask_user::COMPONENT).unwrap();
-    sample(50, || async {
-        let (seam, _) = seam();
-        // SAFETY: produced by `precompile` just above.
-        unsafe {
-            ToolRuntime::from_precompiled(engine, &precompiled, seam, config.clone())
-                .await
-                .unwrap()
-        }
+fn to_host(q: &ask_user_tool::seam::Question) -> Question {
+    let mut question = Question::new(q.id.clone(), q.question.clone());
+    question.header = q.header.clone();
+    question.multi_select = q.multi_select;
+    question.options = q.options.as_ref().map(|options| {
+        options
+            .iter()
+            .map(|o| {
+                let mut option = QuestionOption::new(o.label.clone());
+                option.description = o.description.clone();
+                if let Some(extra) = &o.extra_json {
+                    option.extra = serde_json::from_str(extra).unwrap();
+                }
+                option
+            })
+            .collect()
+    });
+    question
+}
+
+/// Store and instantiation alone, in `engine`, of `component` with every
+/// import a trap: the floor any call of it pays.
+async fn bare_instantiate(engine: &Engine, component: &Component) -> Figures {
+    let mut linker = Linker::<()>::new(engine.wasmtime());
+    linker.define_unknown_imports_as_traps(component).unwrap();
+    let pre = linker.instantiate_pre(component).unwrap();
+    sample(5_000, || async {
+        let mut store = Store::new(engine.wasmtime(), ());
+        store.set_epoch_deadline(u64::MAX / 2);
+        let instance = pre.instantiate_async(&mut store).await.unwrap();
+        (instance, store)
     })
     .await
+}
+
+/// Resident memory of this process, in bytes.
+fn rss() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    // SAFETY: sysconf has no memory effects.
+    pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64
+}
+
+/// Holds every ask until the turn is cancelled, counting arrivals.
+struct Holds(Arc<AtomicUsize>);
+
+impl Answerer for Holds {
+    fn name(&self) -> &str {
+        "holds"
+    }
+
+    fn answer<'a>(&'a self, _: &'a Ask, _: Next<'a>) -> AnswerFuture<'a> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Box::pin(std::future::pending())
+    }
 }
 
 #[tokio::main]
@@ -81,90 +179,215 @@ async fn main() {
         "component: {} bytes; arguments: examples/deploy.json (3 questions)\n",
         component.len()
     );
+    let engine = Engine::shared().unwrap();
 
+    println!("Loading");
     let compile = sample(10, || async {
-        let (seam, _) = seam();
-        ToolRuntime::new(component, seam, config.clone())
+        ToolRuntime::new(component, seam().0, config.clone())
             .await
             .unwrap()
     })
     .await;
-    print("load: compile + prepare + read definition", &compile);
-    let shared = Engine::shared().unwrap();
-    let precompiled = load_precompiled(shared, &config).await;
-    print(
-        "load: precompiled + prepare + read definition",
-        &precompiled,
-    );
-    let one_slot = Engine::new(&EngineConfig {
-        pool_slots: 1,
-        ..EngineConfig::default()
+    print("compile + prepare + read definition", &compile);
+    let dir = tempfile::tempdir().unwrap();
+    let cache = CodeCache::at(dir.path()).unwrap();
+    let cached = sample(50, || async {
+        ToolRuntime::with_cache(engine, component, &cache, seam().0, config.clone())
+            .await
+            .unwrap()
     })
-    .unwrap();
-    let precompiled_one = load_precompiled(&one_slot, &config).await;
+    .await;
     print(
-        "  the same on an engine whose pool has 1 slot, not 128",
-        &precompiled_one,
+        "from the code cache (checked) + prepare + definition",
+        &cached,
     );
+    ratio("compile / code cache", &compile, &cached, None);
 
+    let binary = env!("CARGO_BIN_EXE_ask-user");
+    let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples");
+    let cli = || {
+        let status = std::process::Command::new(binary)
+            .args(["ask", "--answers", "deploy.answers.json", "deploy.json"])
+            .current_dir(examples)
+            .env("XDG_CACHE_HOME", dir.path())
+            .env("XDG_CONFIG_HOME", "/nonexistent")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    cli(); // fills the cache
+    let process = sample(30, || async { cli() }).await;
+    print("`ask-user ask --answers` as a process, wall", &process);
+    let verdict = if process.median <= Duration::from_millis(15) {
+        "met"
+    } else {
+        "NOT met"
+    };
+    println!("  {:<56} goal <= 15 ms: {verdict}", "");
+
+    println!("\nCalls (one engine, its pool warm)");
     let (seam, agents) = seam();
-    let runtime = ToolRuntime::new(component, seam, config.clone())
+    let runtime = ToolRuntime::new(component, seam.clone(), config.clone())
         .await
         .unwrap();
     let root = agents.register_root("bench", None);
     let signal = CancellationToken::new();
-    for _ in 0..200 {
+    for _ in 0..500 {
         runtime.call(&root, &signal, ARGUMENTS).await;
+        native_call(&seam, &root, &signal, ARGUMENTS).await;
     }
-    let trivial = sample(5_000, || runtime.call(&root, &signal, "{}")).await;
+    let empty = Component::new(engine.wasmtime(), wat::parse_str("(component)").unwrap()).unwrap();
+    let tool = Component::new(engine.wasmtime(), component).unwrap();
+    let bare_empty = bare_instantiate(engine, &empty).await;
+    print("bare store + instantiate, empty component", &bare_empty);
+    let bare_tool = bare_instantiate(engine, &tool).await;
+    print("bare store + instantiate, the tool component", &bare_tool);
+    let rejected = sample(5_000, || runtime.call(&root, &signal, "{}")).await;
     print(
         "instantiate + call rejected at once (INVALID_ARGS)",
-        &trivial,
+        &rejected,
     );
     let answered = sample(5_000, || async {
         let result = runtime.call(&root, &signal, ARGUMENTS).await;
-        assert!(!result.is_error);
+        assert!(!result.is_error, "{}", result.text());
     })
     .await;
     print(
         "whole tool call, answered by the script answerer",
         &answered,
     );
-
-    let canned: serde_json::Value = serde_json::from_str(ANSWERS).unwrap();
-    let canned: Vec<ask_user::Answer> = serde_json::from_value(canned["answers"].clone()).unwrap();
     let native = sample(5_000, || async {
-        // The same work natively: parse and check, map to the seam, answer
-        // from the script, check and render.
-        let (_, text) = ask_user_tool::execute(ARGUMENTS, |request| {
-            Ok(request
-                .questions
-                .iter()
-                .map(|q| {
-                    let a = canned.iter().find(|a| a.id == q.id).cloned().unwrap();
-                    ask_user_tool::seam::Answer {
-                        id: a.id,
-                        selected: a.selected,
-                        custom: a.custom,
-                    }
-                })
-                .collect())
-        })
-        .unwrap();
-        std::hint::black_box(text);
+        let result = native_call(&seam, &root, &signal, ARGUMENTS).await;
+        assert!(!result.is_error);
     })
     .await;
+    print("the same natively, through the same seam", &native);
+    let seam_alone = sample(5_000, || async {
+        let request = AskRequest {
+            questions: Arguments::parse(ARGUMENTS)
+                .unwrap()
+                .to_request()
+                .questions
+                .iter()
+                .map(to_host)
+                .collect(),
+        };
+        let start = Instant::now();
+        seam.ask(request, Some(&root), &signal).await.unwrap();
+        start.elapsed()
+    });
+    let seam_alone = seam_alone.await;
     print(
-        "the same mapping in native Rust (no sandbox, no seam)",
+        "  of which the seam's ask (script answerer, checks)",
+        &seam_alone,
+    );
+    println!();
+    ratio(
+        "whole call / native (same seam work)",
+        &answered,
         &native,
+        Some(3.0),
+    );
+    ratio(
+        "call rejected at once / bare instantiate, empty component",
+        &rejected,
+        &bare_empty,
+        Some(2.0),
+    );
+    ratio(
+        "call rejected at once / bare instantiate, the tool",
+        &rejected,
+        &bare_tool,
+        None,
+    );
+
+    let rest = answered
+        .median
+        .saturating_sub(native.median)
+        .saturating_sub(bare_tool.median);
+    println!("\nWhere a whole call's median goes (from the figures above):");
+    let line = |what: &str, time: Duration| println!("  {what:<56} {time:>10.2?}");
+    line("instantiate (bare, the tool component)", bare_tool.median);
+    line(
+        "the seam's ask (caller, waterfall, script, answer checks)",
+        seam_alone.median,
+    );
+    line(
+        "the tool's own work, natively (parse, check, render)",
+        native.median.saturating_sub(seam_alone.median),
+    );
+    line(
+        "the rest: the tool's code in wasm beyond its native time,",
+        rest,
     );
     println!(
-        "\nratio, whole call / native mapping: median {:.1}x, p99 {:.1}x",
-        answered.median.as_secs_f64() / native.median.as_secs_f64(),
-        answered.p99.as_secs_f64() / native.p99.as_secs_f64()
+        "  {:<56}",
+        "  crossing the seam (copies), the store, CPU clock, result"
     );
+
     println!(
-        "ratio, compile / precompiled load: median {:.0}x",
-        compile.median.as_secs_f64() / precompiled.median.as_secs_f64()
+        "\n{PENDING_ASKS} asks waiting at once (one host, each its instance, fiber stack and ask)"
+    );
+    let slots = PENDING_ASKS as u32 + 24;
+    let big = Engine::new(&EngineConfig {
+        pool_slots: slots,
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let agents = Arc::new(AgentRegistry::new());
+    let waiting = UserQuestions::new(agents.clone());
+    let arrived = Arc::new(AtomicUsize::new(0));
+    waiting
+        .waterfall()
+        .register(Holds(arrived.clone()), Placement::default());
+    let runtime = Arc::new(
+        ToolRuntime::with_engine(
+            &big,
+            component,
+            Arc::new(waiting),
+            RuntimeConfig {
+                max_concurrent_calls: slots,
+                ..config.clone()
+            },
+        )
+        .await
+        .unwrap(),
+    );
+    let root = agents.register_root("bench", None);
+    let turn = CancellationToken::new();
+    let before = rss();
+    let calls: Vec<_> = (0..PENDING_ASKS)
+        .map(|_| {
+            let (runtime, root, turn) = (runtime.clone(), root.clone(), turn.clone());
+            tokio::spawn(async move { runtime.call(&root, &turn, ARGUMENTS).await })
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while arrived.load(Ordering::SeqCst) < PENDING_ASKS {
+        assert!(Instant::now() < deadline, "the asks never all arrived");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let grown = rss().saturating_sub(before);
+    turn.cancel();
+    let mut busy = 0;
+    for call in calls {
+        let result = call.await.unwrap();
+        busy += usize::from(result.code() == Some("HOST_BUSY"));
+        assert_eq!(
+            result.code().filter(|c| *c != "HOST_BUSY"),
+            Some("ASK_ABORTED")
+        );
+    }
+    let mib = grown as f64 / (1 << 20) as f64;
+    let verdict = if mib <= 256.0 && busy == 0 {
+        "met"
+    } else {
+        "NOT met"
+    };
+    println!(
+        "  {PENDING_ASKS} pending asks: {mib:.1} MiB (RSS growth), {:.1} KiB each; HOST_BUSY: {busy}; goal <= 256 MiB, none busy: {verdict}",
+        grown as f64 / 1024.0 / PENDING_ASKS as f64
     );
 }
