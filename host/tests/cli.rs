@@ -132,6 +132,16 @@ fn answers_that_cover_only_some_questions_are_passed_on() {
     assert_eq!(stdout_json(&output)["error"]["code"], "NO_PROVIDER");
 }
 
+/// The command printed an error result with `code` whose text says `says`
+/// (exit 1).
+fn assert_error_result(output: &Output, code: &str, says: &str) {
+    assert_eq!(output.status.code(), Some(1));
+    let result = stdout_json(output);
+    assert_eq!(result["error"]["code"], code, "{result}");
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains(says), "{text}");
+}
+
 fn assert_usage_error(output: &Output, says: &str) {
     assert_eq!(output.status.code(), Some(2));
     assert!(
@@ -147,15 +157,10 @@ fn assert_usage_error(output: &Output, says: &str) {
 #[test]
 fn endless_arguments_are_read_only_to_the_limit() {
     let output = ask_user(&["ask", "/dev/zero"], None);
-    assert_eq!(output.status.code(), Some(1));
-    let result = stdout_json(&output);
-    assert_eq!(result["error"]["code"], "INVALID_ARGS");
-    assert!(
-        result["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("over the host's limit of 1048576 bytes"),
-        "{result}"
+    assert_error_result(
+        &output,
+        "INVALID_ARGS",
+        "over the host's limit of 1048576 bytes",
     );
 }
 
@@ -172,27 +177,19 @@ fn arguments_that_are_not_utf8_are_invalid_args() {
     )
     .unwrap();
     let output = ask_user(&["ask", latin1.to_str().unwrap()], None);
-    assert_eq!(output.status.code(), Some(1));
-    let result = stdout_json(&output);
-    assert_eq!(result["error"]["code"], "INVALID_ARGS", "{result}");
-    let text = result["content"][0]["text"].as_str().unwrap();
-    assert!(
-        text.contains("not UTF-8 text (from byte offset 39 on)"),
-        "{text}"
+    assert_error_result(
+        &output,
+        "INVALID_ARGS",
+        "not UTF-8 text (from byte offset 39 on)",
     );
 
     let wide = dir.path().join("wide.json");
     std::fs::write(&wide, "é".repeat(524_289)).unwrap();
     let output = ask_user(&["ask", wide.to_str().unwrap()], None);
-    assert_eq!(output.status.code(), Some(1));
-    let result = stdout_json(&output);
-    assert_eq!(result["error"]["code"], "INVALID_ARGS", "{result}");
-    assert!(
-        result["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("over the host's limit of 1048576 bytes"),
-        "{result}"
+    assert_error_result(
+        &output,
+        "INVALID_ARGS",
+        "over the host's limit of 1048576 bytes",
     );
 }
 
@@ -222,16 +219,7 @@ fn an_answers_file_that_does_not_fit_is_refused() {
         &["ask", "-", "--answers", unoffered.to_str().unwrap()],
         Some(arguments),
     );
-    assert_eq!(output.status.code(), Some(1));
-    let result = stdout_json(&output);
-    assert_eq!(result["error"]["code"], "INVALID_ANSWER", "{result}");
-    assert!(
-        result["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("\"Mars\""),
-        "{result}"
-    );
+    assert_error_result(&output, "INVALID_ANSWER", "\"Mars\"");
 }
 
 #[test]
