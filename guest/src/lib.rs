@@ -75,7 +75,7 @@ pub fn execute(
         message: e.message,
     })?;
     let output = Output::from_answers(&questions, answers)
-        .map_err(|e| ToolFailure::coded(ErrorCode::InvalidToolOutput, e.to_string()))?;
+        .map_err(|e| ToolFailure::coded(ErrorCode::InvalidAnswer, e.to_string()))?;
     let text = output.render();
     Ok((output, text))
 }

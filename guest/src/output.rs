@@ -50,16 +50,19 @@ pub struct AnswerItem {
     pub custom: Option<String>,
 }
 
-/// Answers that do not fit the output schema or the questions asked.
+/// Answers that do not fit the questions asked (`INVALID_ANSWER`): checked
+/// here, in the component, so that a host in any language gets the same
+/// check (the Rust host also checks them in its seam, before they are
+/// copied in). Answers that fit the questions fit the output schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutputError(pub String);
+pub struct AnswersError(pub String);
 
-impl core::fmt::Display for OutputError {
+impl core::fmt::Display for AnswersError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(
             f,
-            "the answers received do not fit the tool's output: {}. This is a fault of the \
-             host's answerer, not of your call; do not retry it unchanged",
+            "the answerer returned answers that do not fit the questions ({}); they were not \
+             passed on. This is a fault of the host's answerer",
             self.0
         )
     }
@@ -67,26 +70,29 @@ impl core::fmt::Display for OutputError {
 
 impl Output {
     /// Builds the result from the seam's answers, copying only `id`,
-    /// `selected` and `custom`, ordered as `questions` were asked.
+    /// `selected` and `custom`, ordered as `questions` were asked, once
+    /// they fit the questions: one answer per question, labels among its
+    /// options and none twice, at most one for a single-select question and
+    /// then no own words with it, own words within [`MAX_CUSTOM_CHARS`].
     pub fn from_answers(
         questions: &[seam::Question],
         answers: Vec<seam::Answer>,
-    ) -> Result<Self, OutputError> {
+    ) -> Result<Self, AnswersError> {
         let mut slots: Vec<Option<AnswerItem>> = vec![None; questions.len()];
         for answer in answers {
             let Some(index) = questions.iter().position(|q| q.id == answer.id) else {
-                return Err(OutputError(format!(
-                    "an answer names the id {}, which no question has",
+                return Err(AnswersError(format!(
+                    "an answer names the unknown question id {}",
                     json::quoted(&answer.id)
                 )));
             };
             if slots[index].is_some() {
-                return Err(OutputError(format!(
-                    "question {} was answered twice",
+                return Err(AnswersError(format!(
+                    "question {} is answered twice",
                     json::quoted(&answer.id)
                 )));
             }
-            check_answer(&answer)?;
+            check_answer(&questions[index], &answer)?;
             slots[index] = Some(AnswerItem {
                 id: answer.id,
                 selected: answer.selected,
@@ -98,7 +104,7 @@ impl Output {
             .zip(questions)
             .map(|(slot, q)| {
                 slot.ok_or_else(|| {
-                    OutputError(format!("question {} got no answer", json::quoted(&q.id)))
+                    AnswersError(format!("question {} got no answer", json::quoted(&q.id)))
                 })
             })
             .collect::<Result<_, _>>()?;
@@ -134,31 +140,42 @@ impl Output {
     }
 }
 
-fn check_answer(answer: &seam::Answer) -> Result<(), OutputError> {
+fn check_answer(question: &seam::Question, answer: &seam::Answer) -> Result<(), AnswersError> {
     let id = json::quoted(&answer.id);
-    if answer.selected.len() > MAX_OPTIONS {
-        return Err(OutputError(format!(
-            "question {id} has {} selected labels, over the limit of {MAX_OPTIONS} (MAX_OPTIONS)",
+    let multi = question.multi_select == Some(true);
+    let offered = question.options.as_deref().unwrap_or_default();
+    if !multi && answer.selected.len() > 1 {
+        return Err(AnswersError(format!(
+            "single-select question {id} has {} selected labels",
             answer.selected.len()
         )));
     }
-    if let Some(label) = answer
-        .selected
-        .iter()
-        .find(|l| l.chars().count() > MAX_LABEL_CHARS)
-    {
-        return Err(OutputError(format!(
-            "question {id} has a selected label of {} characters, over the limit of \
-             {MAX_LABEL_CHARS} (MAX_LABEL_CHARS)",
-            label.chars().count()
-        )));
+    for (n, label) in answer.selected.iter().enumerate() {
+        if !offered.iter().any(|o| o.label == *label) {
+            return Err(AnswersError(format!(
+                "question {id} has no option labelled {}",
+                json::quoted(label)
+            )));
+        }
+        if answer.selected[..n].contains(label) {
+            return Err(AnswersError(format!(
+                "question {id} has {} selected twice",
+                json::quoted(label)
+            )));
+        }
     }
     if let Some(custom) = &answer.custom {
-        let chars = custom.chars().count();
-        if chars > MAX_CUSTOM_CHARS {
-            return Err(OutputError(format!(
-                "question {id} has free text of {chars} characters, over the limit of \
-                 {MAX_CUSTOM_CHARS} (MAX_CUSTOM_CHARS)"
+        if !multi && !answer.selected.is_empty() {
+            return Err(AnswersError(format!(
+                "single-select question {id} has both a selected label and own words; own \
+                 words replace the choice, so send \"selected\": [] with them"
+            )));
+        }
+        if custom.chars().nth(MAX_CUSTOM_CHARS).is_some() {
+            return Err(AnswersError(format!(
+                "question {id} has own words of {} characters, over the limit of \
+                 {MAX_CUSTOM_CHARS}",
+                custom.chars().count()
             )));
         }
     }

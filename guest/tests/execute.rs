@@ -21,43 +21,67 @@ fn with_answers(answers: Vec<Answer>) -> Result<String, ToolFailure> {
     execute(TWO_QUESTIONS, |_| Ok(answers)).map(|(_, text)| text)
 }
 
-fn invalid_output(answers: Vec<Answer>, says: &str) {
+fn invalid_answer(answers: Vec<Answer>, says: &str) {
     let failure = with_answers(answers).unwrap_err();
-    assert_eq!(failure.code, Some(ErrorCode::InvalidToolOutput));
-    assert_eq!(failure.name, "InvalidToolOutputError");
+    assert_eq!(failure.code, Some(ErrorCode::InvalidAnswer));
+    assert_eq!(failure.name, "UserQuestionError");
     assert!(failure.message.contains(says), "{}", failure.message);
 }
 
+/// The component checks answers against the questions itself, as the
+/// Rust host's seam does, so a host in any language gets `INVALID_ANSWER`
+/// for answers that do not fit (the messages are the seam's).
 #[test]
-fn answers_that_do_not_fit_the_questions_are_invalid_tool_output() {
-    invalid_output(vec![answer("a", &[], None)], "\"b\" got no answer");
-    invalid_output(
+fn answers_that_do_not_fit_the_questions_are_invalid_answer() {
+    let none = || answer("b", &[], None);
+    invalid_answer(vec![answer("a", &[], None)], "\"b\" got no answer");
+    invalid_answer(
         vec![answer("a", &[], None), answer("a", &[], None)],
         "answered twice",
     );
-    invalid_output(
+    invalid_answer(
         vec![answer("a", &[], None), answer("c", &[], None)],
-        "no question has",
+        "unknown question id \"c\"",
+    );
+    invalid_answer(
+        vec![answer("a", &["y"], None), none()],
+        "no option labelled \"y\"",
+    );
+    invalid_answer(
+        vec![answer("a", &["x", "x"], None), none()],
+        "single-select question \"a\" has 2 selected labels",
+    );
+    invalid_answer(
+        vec![answer("a", &["x"], Some("mine")), none()],
+        "both a selected label and own words",
+    );
+    let huge = "y".repeat(MAX_CUSTOM_CHARS + 1);
+    invalid_answer(
+        vec![answer("a", &[], None), answer("b", &[], Some(&huge))],
+        "over the limit of 16000",
+    );
+    let label = "l".repeat(MAX_LABEL_CHARS + 1);
+    invalid_answer(
+        vec![answer("a", &[&label], None), none()],
+        "no option labelled",
     );
 }
 
 #[test]
-fn answers_beyond_the_output_limits_are_invalid_tool_output() {
-    let huge = "y".repeat(MAX_CUSTOM_CHARS + 1);
-    invalid_output(
-        vec![answer("a", &[], None), answer("b", &[], Some(&huge))],
-        "MAX_CUSTOM_CHARS",
+fn a_multi_select_answer_takes_labels_once_and_own_words_too() {
+    let arguments = r#"{"questions":[{"id":"m","question":"?","multi_select":true,
+        "options":[{"label":"x"},{"label":"y"}]}]}"#;
+    let failure = execute(arguments, |_| Ok(vec![answer("m", &["x", "x"], None)])).unwrap_err();
+    assert_eq!(failure.code, Some(ErrorCode::InvalidAnswer));
+    assert!(
+        failure.message.contains("\"x\" selected twice"),
+        "{}",
+        failure.message
     );
-    let label = "l".repeat(MAX_LABEL_CHARS + 1);
-    invalid_output(
-        vec![answer("a", &[&label], None), answer("b", &[], None)],
-        "MAX_LABEL_CHARS",
-    );
-    let many: Vec<String> = (0..=MAX_OPTIONS).map(|i| i.to_string()).collect();
-    let many: Vec<&str> = many.iter().map(String::as_str).collect();
-    invalid_output(
-        vec![answer("a", &many, None), answer("b", &[], None)],
-        "MAX_OPTIONS",
+    let (_, text) = execute(arguments, |_| Ok(vec![answer("m", &["y", "x"], Some("z"))])).unwrap();
+    assert_eq!(
+        text,
+        r#"{"answers":[{"id":"m","selected":["y","x"],"custom":"z"}]}"#
     );
 }
 

@@ -408,8 +408,10 @@ fn the_tool_component_imports_nothing_but_the_seam() {
     );
 }
 
+/// Built at opt-level "s" (README, "Performance"): "z" would save 6 KB and
+/// cost 8 µs a call.
 #[test]
 fn the_tool_component_stays_well_under_100_kb() {
     let size = ask_user::COMPONENT.len();
-    assert!(size < 80 * 1024, "the component is {size} bytes");
+    assert!(size < 88 * 1024, "the component is {size} bytes");
 }
