@@ -121,9 +121,9 @@ pub struct AnswersCase {
     answers: Vec<(u8, Vec<u8>, Option<u16>)>,
 }
 
-/// The seam's answer checks against a plain statement of the rules: they
-/// pass exactly the answer sets that fit, and refuse the rest as
-/// `INVALID_ANSWER`.
+/// The seam's answer checks, and the component's own, against a plain
+/// statement of the rules: both pass exactly the answer sets that fit, and
+/// refuse the rest as `INVALID_ANSWER`.
 pub fn answers(case: AnswersCase) {
     let questions: Vec<Question> = case
         .questions
@@ -178,13 +178,45 @@ pub fn answers(case: AnswersCase) {
                 && (q.is_multi_select() || a.custom.is_none() || a.selected.is_empty())
                 && words <= MAX_CUSTOM_CHARS
         });
-    match check_answers(&request, &answers) {
+    let seam = check_answers(&request, &answers);
+    match &seam {
         Ok(()) => assert!(fits, "passed answers that do not fit: {answers:?}"),
         Err(error) => {
             assert!(!fits, "refused answers that fit: {}", error.message());
             assert_eq!(error.code(), Some(&ErrorCode::InvalidAnswer));
         }
     }
+    // The component, given the same questions and answers.
+    let questions: Vec<tool_seam::Question> = request
+        .questions
+        .iter()
+        .map(|q| tool_seam::Question {
+            id: q.id.clone(),
+            question: q.question.clone(),
+            header: None,
+            options: q.options.as_ref().map(|options| {
+                options
+                    .iter()
+                    .map(|o| tool_seam::QuestionOption {
+                        label: o.label.clone(),
+                        description: None,
+                        extra_json: None,
+                    })
+                    .collect()
+            }),
+            multi_select: q.multi_select,
+        })
+        .collect();
+    let answers = answers
+        .into_iter()
+        .map(|a| tool_seam::Answer {
+            id: a.id,
+            selected: a.selected,
+            custom: a.custom,
+        })
+        .collect();
+    let tool = ask_user_tool::output::Output::from_answers(&questions, answers);
+    assert_eq!(tool.is_ok(), seam.is_ok(), "{tool:?} / {seam:?}");
 }
 
 /// An outcome frame from a bridge or a page, as the host reads it, settled
