@@ -65,6 +65,14 @@ struct Cli {
 enum Command {
     /// Print the tool definition as JSON: name, description, inputSchema, outputSchema.
     Schema,
+    /// Write the built-in tool component (a .wasm component of the
+    /// ask-user-tool world of dsh:ask-user@0.1.0), for a host in another
+    /// language: no Rust toolchain needed to get it.
+    Component {
+        /// Write it to this file instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
     /// Run one tool call as a root agent and print the tool result (MCP CallToolResult JSON).
     Ask {
         /// The tool arguments, a JSON object such as
@@ -154,6 +162,7 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
     };
     let (builder, arguments) = match cli.command {
         Command::Schema => (HostBuilder::new(), None),
+        Command::Component { out } => return write_component(out.as_deref()),
         Command::Mcp { config, http } => {
             let config = match config {
                 Some(path) => Some(path),
@@ -245,6 +254,31 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
     let result = host.runtime().call(&root, &signal, &arguments).await;
     host.close().await;
     finish(&result)
+}
+
+/// Writes the built-in component to `out`, or to standard output unless
+/// that is a terminal.
+fn write_component(out: Option<&Path>) -> Result<ExitCode, Usage> {
+    use std::io::{IsTerminal, Write};
+    let written = match out {
+        Some(path) => std::fs::write(path, ask_user::COMPONENT)
+            .map_err(|e| Usage(format!("cannot write {}: {e}", path.display()))),
+        None if std::io::stdout().is_terminal() => Err(Usage(
+            "the component is binary: give --out FILE, or redirect standard output".to_owned(),
+        )),
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            stdout
+                .write_all(ask_user::COMPONENT)
+                .and_then(|()| stdout.flush())
+                .map_err(|e| {
+                    Usage(format!(
+                        "cannot write the component to standard output: {e}"
+                    ))
+                })
+        }
+    };
+    written.map(|()| ExitCode::SUCCESS)
 }
 
 /// Prints the tool result; the exit code says whether it is an error.

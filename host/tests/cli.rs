@@ -740,6 +740,23 @@ fn the_compiled_component_is_cached_privately() {
     assert!(stderr.contains(&dir.display().to_string()), "{stderr}");
 }
 
+/// A host in another language gets the component from the command: the
+/// same bytes as the built-in one, a component that loads.
+#[test]
+fn the_component_command_writes_the_built_in_component() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ask_user_tool.wasm");
+    let output = ask_user(&["component", "--out", file.to_str().unwrap()], None);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(std::fs::read(&file).unwrap(), ask_user::COMPONENT);
+    let output = ask_user(&["component"], None);
+    assert_eq!(output.stdout, ask_user::COMPONENT);
+    let output = ask_user(&["schema", "--component", file.to_str().unwrap()], None);
+    assert_eq!(stdout_json(&output)["name"], "ask_user_question");
+    let output = ask_user(&["component", "--out", "/nonexistent/dir/x.wasm"], None);
+    assert_usage_error(&output, "cannot write /nonexistent/dir/x.wasm");
+}
+
 #[test]
 fn a_config_sets_the_sandbox_limits() {
     let answers = "[[answerer]]\nkind = \"script\"\nanswers = \"answers.json\"\n";
