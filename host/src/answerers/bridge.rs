@@ -53,7 +53,8 @@ struct Tasks {
 }
 
 /// How long closing waits for the queued frames (a `cancel`, say) to be
-/// written, when the peer does not read them.
+/// written, then for the peer to end by itself; and how long a peer that
+/// closed its output has to exit before it is reported without its status.
 const FLUSH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 
 struct Shared {
