@@ -41,7 +41,8 @@
 //!
 //! Relative paths are relative to the file, and a bridge command runs in the
 //! file's folder. Durations are written like
-//! `"30s"`, `"5m"`, `"1h 30m"`.
+//! `"30s"`, `"5m"`, `"1h 30m"`, or as plain seconds (`"90"`), as the
+//! command's `--timeout` takes them.
 //!
 //! Each `[[answerer]]` names its kind; `scope` and `timeout` are common to
 //! every kind, and the other keys are the kind's own (see
@@ -347,11 +348,24 @@ fn line_of(text: &str, offset: usize) -> usize {
     before.iter().filter(|&&b| b == b'\n').count() + 1
 }
 
-/// Reads a duration such as `"30s"`, `"5m"` or `"1h 30m"`, at most
-/// [`MAX_DURATION`].
-pub(crate) fn duration(text: &str) -> Result<Duration, String> {
-    let duration = humantime::parse_duration(text)
-        .map_err(|e| format!("{text:?} is not a duration such as \"30s\" or \"5m\" ({e})"))?;
+/// Reads a duration, the one syntax of the config file and the command:
+/// `"30s"`, `"5m"`, `"1h 30m"`, or a plain number of seconds (`"90"`,
+/// `"0.5"`); at most [`MAX_DURATION`]. Zero is a duration (a grace period
+/// of `"0s"` passes on at once); a caller that needs more says so.
+pub fn duration(text: &str) -> Result<Duration, String> {
+    let not_one = |e: &dyn std::fmt::Display| {
+        format!("{text:?} is not a duration such as \"30s\", \"5m\" or 90 (seconds) ({e})")
+    };
+    let duration = match text.trim().parse::<f64>() {
+        Ok(seconds) => Duration::try_from_secs_f64(seconds).map_err(|e| {
+            if seconds.is_finite() && seconds > 0.0 {
+                format!("{text:?} is longer than the longest duration allowed, 30 days")
+            } else {
+                not_one(&e)
+            }
+        })?,
+        Err(_) => humantime::parse_duration(text).map_err(|e| not_one(&e))?,
+    };
     if duration > MAX_DURATION {
         return Err(format!(
             "{text:?} is longer than the longest duration allowed, 30 days"
@@ -421,6 +435,24 @@ mod tests {
         );
         assert!(problem("[[answerer]]\nkind = \"web\"\ngrace = \"1000y\"").contains("longer than"));
         assert!(parse("timeout = \"30days\"").is_ok());
+    }
+
+    #[test]
+    fn a_duration_is_humane_or_plain_seconds() {
+        assert_eq!(duration("15m"), Ok(Duration::from_secs(900)));
+        assert_eq!(duration("1h 30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(duration("90"), Ok(Duration::from_secs(90)));
+        assert_eq!(duration("0.5"), Ok(Duration::from_millis(500)));
+        for zero in ["0", "0s", "0.0"] {
+            assert_eq!(duration(zero), Ok(Duration::ZERO), "{zero}");
+        }
+        for bad in ["-3", "NaN", "inf", "soon", ""] {
+            assert!(
+                duration(bad).unwrap_err().contains("not a duration"),
+                "{bad}"
+            );
+        }
+        assert!(duration("1e300").unwrap_err().contains("30 days"));
     }
 
     #[test]

@@ -4,7 +4,6 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use ask_user::answerers::ready;
 use ask_user::answerers::script::ScriptAnswerer;
@@ -77,6 +76,7 @@ enum Command {
     Ask {
         /// The tool arguments, a JSON object such as
         /// {"questions":[{"id":"pkg","question":"Which package manager?"}]}; `-` reads standard input.
+        #[arg(value_name = "ARGUMENTS")]
         file: PathBuf,
         /// Answer from this file first, shaped {"answers":[{"id":…,"selected":[…],"custom":…}]}.
         /// A request it does not answer in full goes on to the next answerer.
@@ -96,10 +96,11 @@ enum Command {
         /// which answerer claimed, outcome, duration.
         #[arg(long, value_name = "FILE")]
         audit: Option<PathBuf>,
-        /// Give up waiting for an answer after this many seconds (ASK_TIMED_OUT).
-        /// Default: wait as long as it takes.
-        #[arg(long, value_name = "SECONDS")]
-        timeout: Option<f64>,
+        /// Give up waiting for an answer after this long (ASK_TIMED_OUT): "15m",
+        /// "90s", "1h 30m" or plain seconds, as in the config file. Default: wait
+        /// as long as it takes.
+        #[arg(long, value_name = "DURATION")]
+        timeout: Option<String>,
     },
     /// Serve the tool to an MCP client over standard input and output: the
     /// client's user answers in the client's own form (elicitation).
@@ -192,15 +193,13 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
             if let Some(path) = audit {
                 config.audit = Some(path);
             }
-            if let Some(seconds) = timeout {
-                let limit = Duration::try_from_secs_f64(seconds)
-                    .ok()
-                    .filter(|d| !d.is_zero())
-                    .ok_or_else(|| {
-                        Usage(format!(
-                            "--timeout takes a positive number of seconds, not {seconds}"
-                        ))
-                    })?;
+            if let Some(timeout) = timeout {
+                let limit = ask_user::config::duration(&timeout)
+                    .and_then(|limit| match limit.is_zero() {
+                        true => Err(format!("{timeout:?} is no time at all; give more")),
+                        false => Ok(limit),
+                    })
+                    .map_err(|problem| Usage(format!("--timeout: {problem}")))?;
                 config.timeout = Some(limit);
             }
             let limit = config.sandbox.max_arguments_bytes;

@@ -242,7 +242,11 @@ fn an_unreadable_file_exits_2_with_one_line() {
     );
     assert_usage_error(
         &ask_user(&["ask", "deploy.json", "--timeout", "0"], None),
-        "--timeout",
+        "--timeout: \"0\" is no time at all",
+    );
+    assert_usage_error(
+        &ask_user(&["ask", "deploy.json", "--timeout", "15x"], None),
+        "--timeout: \"15x\" is not a duration",
     );
     assert_usage_error(
         &ask_user(&["ask", "deploy.json", "--config", "missing.toml"], None),
@@ -632,7 +636,7 @@ fn a_timed_out_ask_always_sends_its_cancel_and_stops_the_bridge() {
             "--config",
             config.to_str().unwrap(),
             "--timeout",
-            "0.5",
+            "500ms",
             "deploy.json",
         ],
         None,
