@@ -123,7 +123,7 @@ impl WebAnswerer {
             port: address.port(),
             // A question that leaves (answered, withdrawn) leaves every page.
             pending: PendingQuestions::new("w", move |id| {
-                let _ = withdrawn.send(remote::cancel(id));
+                let _ = withdrawn.send(cancel(id, "withdrawn"));
             }),
             frames,
             pages: AtomicUsize::new(0),
@@ -352,7 +352,7 @@ async fn answer(
     {
         Ok(()) => {
             // Every other page drops the card.
-            let _ = shared.frames.send(remote::cancel(&frame.event_id));
+            let _ = shared.frames.send(cancel(&frame.event_id, "answered"));
             StatusCode::OK.into_response()
         }
         Err(Unsettled::Misfit(error)) => {
@@ -364,6 +364,15 @@ async fn answer(
         )
             .into_response(),
     }
+}
+
+/// A `cancel` frame (SPEC §5) with why the question left, so that a page
+/// can say it: `answered` (in another window) or `withdrawn` (the agent
+/// stopped waiting).
+fn cancel(event_id: &str, reason: &str) -> Value {
+    let mut frame = remote::cancel(event_id);
+    frame["reason"] = reason.into();
+    frame
 }
 
 fn refusal(status: StatusCode) -> Response {
