@@ -38,11 +38,7 @@ impl CodeCache {
     /// `~/.cache/ask-user/compiled`; `None` when neither is known or the
     /// directory cannot be made safe (the reason is logged).
     pub fn user_default() -> Option<CodeCache> {
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .filter(|dir| !dir.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
-        let dir = base.join("ask-user").join("compiled");
+        let dir = crate::config::user_dir("XDG_CACHE_HOME", ".cache")?.join("compiled");
         CodeCache::at(&dir)
             .inspect_err(|error| {
                 tracing::warn!(
@@ -127,7 +123,9 @@ impl CodeCache {
         if Sha256::digest(code).as_slice() != checksum {
             return Err("a corrupt entry");
         }
-        Ok(code.to_vec())
+        // The code, without copying it: the checksum moves out of the way.
+        bytes.drain(..32);
+        Ok(bytes)
     }
 
     fn write(&self, path: &Path, code: &[u8]) -> std::io::Result<()> {

@@ -133,11 +133,7 @@ impl Config {
     /// The default location: `$XDG_CONFIG_HOME/ask-user/config.toml`, else
     /// `~/.config/ask-user/config.toml`.
     pub fn default_path() -> Option<PathBuf> {
-        let base = std::env::var_os("XDG_CONFIG_HOME")
-            .filter(|dir| !dir.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
-        Some(base.join("ask-user").join("config.toml"))
+        Some(user_dir("XDG_CONFIG_HOME", ".config")?.join("config.toml"))
     }
 
     /// Reads and checks the file at `path`, with the built-in answerer kinds.
@@ -339,6 +335,17 @@ pub(crate) fn read_bounded(path: &Path, limit: u64) -> std::io::Result<String> {
         )));
     }
     Ok(text)
+}
+
+/// This user's `ask-user` directory of one XDG kind: `$<xdg_var>/ask-user`
+/// when that variable is set and not empty, else `~/<home_default>/ask-user`;
+/// `None` when neither is known.
+pub(crate) fn user_dir(xdg_var: &str, home_default: &str) -> Option<PathBuf> {
+    let base = std::env::var_os(xdg_var)
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(home_default)))?;
+    Some(base.join("ask-user"))
 }
 
 /// The line (from 1) of byte `offset` in `text`; an offset past the end, or
