@@ -573,13 +573,18 @@ fn thirty_answers_at_once_one_wins_and_every_other_gets_409() {
     assert!(stdout_json(&output)["structuredContent"]["answers"][0]["selected"][0].is_string());
 }
 
-/// A bridge that records its pid and every frame it gets in `log`, and
-/// never answers.
+/// A bridge that records its pid and every frame it gets in `log`, says
+/// on its standard error (the command's) when a question has reached it,
+/// and never answers. It holds that standard error until it exits, so the
+/// command's standard error ends only once the bridge is gone too.
 fn silent_bridge(log: &Path) -> ConfigFile {
     let program = "import json, os, sys\n\
                    log = open(sys.argv[1], 'a')\n\
                    log.write(json.dumps({'pid': os.getpid()}) + '\\n'); log.flush()\n\
-                   for line in sys.stdin:\n    log.write(line); log.flush()\n";
+                   for line in sys.stdin:\n    log.write(line); log.flush()\n    \
+                   if json.loads(line)['type'] == 'waterfall':\n        \
+                   sys.stderr.write(QUESTION_ARRIVED + '\\n'); sys.stderr.flush()\n"
+        .replace("QUESTION_ARRIVED", &format!("{QUESTION_ARRIVED:?}"));
     config_file(
         "silent",
         &format!(
@@ -613,17 +618,8 @@ fn ended(pid: u32) -> bool {
     }
 }
 
-/// Polls `ready` until it holds, for at most 30 s, then fails naming `what`.
-fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !ready() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-}
+/// What the silent bridge writes to standard error when a question arrives.
+const QUESTION_ARRIVED: &str = "silent bridge: a question arrived";
 
 #[test]
 fn a_timed_out_ask_always_sends_its_cancel_and_stops_the_bridge() {
@@ -649,7 +645,9 @@ fn a_timed_out_ask_always_sends_its_cancel_and_stops_the_bridge() {
         .collect();
     assert_eq!(types, ["ready", "waterfall", "cancel"]);
     assert_eq!(frames[2]["eventId"], frames[3]["eventId"]);
-    wait_for("the bridge to end", || ended(pid));
+    // The output was read to its end: the bridge, which held the command's
+    // standard error, has exited.
+    assert!(ended(pid), "the bridge outlived the command");
 }
 
 /// SIGTERM and SIGHUP end the command as Ctrl-C does: the question is
@@ -662,7 +660,7 @@ fn sigterm_and_sighup_abort_the_ask_and_stop_the_bridge() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("frames.jsonl");
         let config = silent_bridge(&log);
-        let child = Command::new(env!("CARGO_BIN_EXE_ask-user"))
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ask-user"))
             .args(["ask", "--config", config.to_str().unwrap(), "deploy.json"])
             .env("XDG_CONFIG_HOME", "/nonexistent")
             .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
@@ -672,9 +670,21 @@ fn sigterm_and_sighup_abort_the_ask_and_stop_the_bridge() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        wait_for("the question to reach the bridge", || {
-            bridge_log(&log).1.iter().any(|f| f["type"] == "waterfall")
+        // Standard error, line by line, until every holder (the command and
+        // its bridge) has closed it.
+        let (lines, said) = std::sync::mpsc::channel();
+        let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        std::thread::spawn(move || {
+            for line in std::io::BufRead::lines(stderr).map_while(Result::ok) {
+                let _ = lines.send(line);
+            }
         });
+        let bound = std::time::Duration::from_secs(30);
+        while said
+            .recv_timeout(bound)
+            .expect("the question reaches the bridge")
+            != QUESTION_ARRIVED
+        {}
         // SAFETY: kill(2) on our own child's pid.
         assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
         let output = child.wait_with_output().unwrap();
@@ -682,7 +692,14 @@ fn sigterm_and_sighup_abort_the_ask_and_stop_the_bridge() {
         assert_eq!(stdout_json(&output)["error"]["code"], "ASK_ABORTED");
         let (pid, frames) = bridge_log(&log);
         assert_eq!(frames.last().unwrap()["type"], "cancel", "signal {signal}");
-        wait_for("the bridge to end", || ended(pid));
+        loop {
+            match said.recv_timeout(bound) {
+                Ok(_) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(timeout) => panic!("the bridge still holds standard error: {timeout}"),
+            }
+        }
+        assert!(ended(pid), "the bridge outlived the command");
     }
 }
 
