@@ -627,21 +627,7 @@ async fn open_events(web: &WebAnswerer) -> tokio::net::TcpStream {
         web.address()
     );
     page.write_all(request.as_bytes()).await.unwrap();
-    let mut seen = Vec::new();
-    while !String::from_utf8_lossy(&seen).contains(r#""type":"ready""#) {
-        let mut buffer = [0; 4096];
-        let read = tokio::time::timeout(WAIT, page.read(&mut buffer))
-            .await
-            .expect("the stream starts with ready")
-            .unwrap();
-        assert_ne!(
-            read,
-            0,
-            "the stream ended: {}",
-            String::from_utf8_lossy(&seen)
-        );
-        seen.extend_from_slice(&buffer[..read]);
-    }
+    read_until(&mut page, r#""type":"ready""#).await;
     page
 }
 
