@@ -23,6 +23,9 @@ struct Session {
 
 static SESSIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
+/// What the session's shell prints last, after `stty -a`.
+const SESSION_END: &str = "END-OF-SESSION";
+
 /// What the prompt writes at the start of every redraw (it hides the cursor).
 const DRAW: &str = "\x1b[?25l";
 
@@ -52,7 +55,7 @@ fn key_events(keys: &str) -> usize {
 }
 
 /// Runs `ask-user ask args.json [extra]` in an 80×24 pty with stdout in a
-/// file, then `stty -a` on the same terminal.
+/// file, then `stty -a` on the same terminal, then [`SESSION_END`].
 fn start(arguments: Value, extra: &str, color: bool) -> Session {
     let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let temp = tempfile::Builder::new()
@@ -72,7 +75,7 @@ fn start(arguments: Value, extra: &str, color: bool) -> Session {
     let mut command = CommandBuilder::new("sh");
     command.arg("-c");
     command.arg(format!(
-        "'{}' ask args.json {extra} > out.json; echo EXIT=$?; stty -a",
+        "'{}' ask args.json {extra} > out.json; echo EXIT=$?; stty -a; echo {SESSION_END}",
         env!("CARGO_BIN_EXE_ask-user")
     ));
     command.cwd(&dir);
@@ -150,7 +153,8 @@ impl Session {
     /// Waits for the command to end; returns its exit status and result.
     fn finish(&self) -> (i32, Value) {
         self.wait_for("EXIT=", 1);
-        self.wait_for("speed", 1);
+        // The whole of `stty -a`, not only its first line.
+        self.wait_for(SESSION_END, 1);
         let screen = self.screen();
         let status: i32 = screen.split("EXIT=").nth(1).unwrap()[..1].parse().unwrap();
         let out = std::fs::read_to_string(self.dir.join("out.json")).unwrap();
