@@ -15,7 +15,7 @@
 
 use std::hash::{Hash, Hasher};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -54,20 +54,7 @@ impl CodeCache {
     /// is not a directory of this user's that only this user may write.
     pub fn at(dir: impl Into<PathBuf>) -> std::io::Result<CodeCache> {
         let dir = dir.into();
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&dir)?;
-        let metadata = std::fs::metadata(&dir)?;
-        if !metadata.is_dir() || !private(&metadata) {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::PermissionDenied,
-                format!(
-                    "{} is not a directory of this user's that only this user may write",
-                    dir.display()
-                ),
-            ));
-        }
+        crate::config::private_dir(&dir)?;
         Ok(CodeCache { dir })
     }
 
@@ -111,7 +98,10 @@ impl CodeCache {
     fn read(&self, path: &Path) -> Result<Vec<u8>, &'static str> {
         let file = std::fs::File::open(path).map_err(|_| "no entry")?;
         let metadata = file.metadata().map_err(|_| "unreadable")?;
-        if !metadata.is_file() || !private(&metadata) || metadata.len() > MAX_ENTRY_BYTES {
+        if !metadata.is_file()
+            || !crate::config::private(&metadata)
+            || metadata.len() > MAX_ENTRY_BYTES
+        {
             return Err("an entry that is not this user's own file");
         }
         let mut bytes = Vec::with_capacity(metadata.len() as usize);
@@ -141,15 +131,6 @@ impl CodeCache {
     }
 }
 
-/// Owned by this user, and writable by nobody else.
-fn private(metadata: &std::fs::Metadata) -> bool {
-    // SAFETY: geteuid cannot fail and touches no memory.
-    let me = unsafe { libc::geteuid() };
-    metadata.uid() == me && metadata.mode() & 0o022 == 0
-}
-
-/// What an entry is named by: the component, and everything about the
-/// engine that compiled code depends on.
 fn key(engine: &Engine, component: &[u8]) -> [u8; 32] {
     struct Feed(Sha256);
     impl Hasher for Feed {

@@ -348,6 +348,36 @@ pub(crate) fn user_dir(xdg_var: &str, home_default: &str) -> Option<PathBuf> {
     Some(base.join("ask-user"))
 }
 
+/// Makes `dir` (mode 0700) when it is missing, and refuses it when it is
+/// not a directory of this user's that only this user may write: what is in
+/// it (compiled code, the inbox's token) is trusted.
+pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let metadata = std::fs::metadata(dir)?;
+    if !metadata.is_dir() || !private(&metadata) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "{} is not a directory of this user's that only this user may write",
+                dir.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Owned by this user, and writable by nobody else.
+pub(crate) fn private(metadata: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid cannot fail and touches no memory.
+    let me = unsafe { libc::geteuid() };
+    metadata.uid() == me && metadata.mode() & 0o022 == 0
+}
+
 /// The line (from 1) of byte `offset` in `text`; an offset past the end, or
 /// inside a character, counts the lines before it.
 fn line_of(text: &str, offset: usize) -> usize {

@@ -38,6 +38,7 @@
 //! # Ok(()) }
 //! ```
 
+mod answer_page;
 pub mod answerers;
 pub mod cache;
 pub mod config;

@@ -1,11 +1,7 @@
 //! The web answerer: a page served on loopback where the human answers.
 //!
-//! `GET /?token=…` serves the page; `GET /events?token=…` is a server-sent
-//! event stream of the frames of [`super::remote`] (`ready`, then every
-//! pending `waterfall`, then new ones and `cancel`s as they happen);
-//! `POST /answer` (token in the `x-ask-user-token` header) takes
-//! `{"eventId":…,"outcome":…}`. The first outcome for an event wins; a second
-//! or late one gets 409 and changes nothing.
+//! The page and its security are [`crate::answer_page`]'s: the page shows
+//! the questions this answerer has open, and posts answers back to it.
 //!
 //! It claims a request when at least one page is connected. With none, it
 //! waits up to its grace period for one, then passes the request on. When
@@ -13,39 +9,27 @@
 //! grace period, the question is withdrawn from the pages and passed on too
 //! (a reload, or a phone that reconnects, keeps it).
 //!
-//! Security: every request needs the per-run random token (401 without); the
-//! Host header must name this server and an Origin header, when sent, must be
-//! this server's (403 otherwise, against DNS rebinding and cross-site posts);
-//! bodies are limited to [`MAX_BODY_BYTES`]; connections are bounded in
-//! number and time ([`crate::serve`]); the page shows everything from the
-//! model as text, never as HTML, and runs only its own script (a fresh CSP
-//! nonce per response). Answers that do not fit the question are refused
-//! when posted (422, with the reason), so the page keeps the card. It binds
-//! loopback unless told otherwise.
+//! Bodies are limited to [`MAX_BODY_BYTES`]; connections are bounded in
+//! number and time ([`crate::serve`]). It binds loopback unless told
+//! otherwise.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use axum::Router;
-use axum::extract::{DefaultBodyLimit, FromRequestParts, Query, State};
-use axum::http::request::Parts;
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::response::{Html, IntoResponse, Response};
-use axum::routing::{get, post};
-use futures_util::stream::{self, Stream, StreamExt};
+use axum::extract::DefaultBodyLimit;
 use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::{Notify, broadcast};
 use tokio_util::sync::CancellationToken;
 
-use ask_user_seam::remote::{self, Outcome, PendingQuestions, Unsettled, UpFrame};
+use ask_user_seam::remote::{Outcome, PendingQuestions, Unsettled};
 use ask_user_seam::{AnswerFuture, Answerer, Ask, Next};
 
 use super::{AnswererKind, ConfigProblem, KindTable, Setup, Started};
+use crate::answer_page::{self, Desk, Gate, cancel};
 use crate::serve::{Serving, client_host};
 
 /// The largest answer body accepted, in bytes.
@@ -54,8 +38,6 @@ pub const MAX_BODY_BYTES: usize = 256 * 1024;
 /// Frames a page's stream may fall behind by. A page further behind has
 /// missed some: its stream is ended, and it reconnects to what is pending.
 pub const FRAME_BACKLOG: usize = 256;
-
-const PAGE: &str = include_str!("page.html");
 
 /// Where and how the web answerer serves.
 #[derive(Debug, Clone)]
@@ -87,15 +69,12 @@ pub struct WebAnswerer {
 }
 
 struct Shared {
-    token: String,
-    /// The port the Host header must name.
-    port: u16,
+    gate: Gate,
     pending: PendingQuestions,
     frames: broadcast::Sender<Value>,
     pages: AtomicUsize,
     page_connected: Notify,
     last_page_left: Notify,
-    events: AtomicU64,
     grace: Option<Duration>,
     /// Ends the pages' streams when the answerer closes.
     closing: CancellationToken,
@@ -119,8 +98,7 @@ impl WebAnswerer {
         let frames = broadcast::channel(FRAME_BACKLOG).0;
         let withdrawn = frames.clone();
         let shared = Arc::new(Shared {
-            token: crate::secret::token()?,
-            port: address.port(),
+            gate: Gate::new(crate::secret::token()?, address.port()),
             // A question that leaves (answered, withdrawn) leaves every page.
             pending: PendingQuestions::new("w", move |id| {
                 let _ = withdrawn.send(cancel(id, "withdrawn"));
@@ -129,16 +107,10 @@ impl WebAnswerer {
             pages: AtomicUsize::new(0),
             page_connected: Notify::new(),
             last_page_left: Notify::new(),
-            events: AtomicU64::new(1),
             grace: config.grace,
             closing: CancellationToken::new(),
         });
-        let app = Router::new()
-            .route("/", get(page))
-            .route("/events", get(events))
-            .route("/answer", post(answer))
-            .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-            .with_state(shared.clone());
+        let app = answer_page::routes(shared.clone()).layer(DefaultBodyLimit::max(MAX_BODY_BYTES));
         Ok(WebAnswerer {
             shared,
             address,
@@ -157,7 +129,7 @@ impl WebAnswerer {
             "http://{}:{}/?token={}",
             client_host(self.address),
             self.address.port(),
-            self.shared.token
+            self.shared.gate.token()
         )
     }
 
@@ -204,91 +176,37 @@ impl Shared {
             }
         }
     }
-
-    /// Whether a Host header may name this server: `localhost` or an IP
-    /// address, with its port. A domain name could be rebound to this
-    /// address by a hostile page (DNS rebinding); an IP literal cannot, so
-    /// a server bound beyond loopback is reachable under its own addresses.
-    fn names_this_server(&self, host: &str) -> bool {
-        match host.strip_prefix("localhost:") {
-            Some(port) => port.parse() == Ok(self.port),
-            None => host
-                .parse::<SocketAddr>()
-                .is_ok_and(|address| address.port() == self.port),
-        }
-    }
-
-    fn check(&self, headers: &HeaderMap, token: Option<&str>) -> Result<(), StatusCode> {
-        let host = headers
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .unwrap_or_default();
-        if !self.names_this_server(host) {
-            return Err(StatusCode::FORBIDDEN);
-        }
-        let origin = headers
-            .get(header::ORIGIN)
-            .map(|o| o.to_str().unwrap_or_default());
-        if origin.is_some_and(|origin| origin != format!("http://{host}")) {
-            return Err(StatusCode::FORBIDDEN);
-        }
-        if crate::secret::same(token.unwrap_or_default().as_bytes(), self.token.as_bytes()) {
-            Ok(())
-        } else {
-            Err(StatusCode::UNAUTHORIZED)
-        }
-    }
 }
 
-#[derive(Deserialize)]
-struct TokenQuery {
-    token: Option<String>,
-}
-
-/// A request that passed the checks: a Host naming this server, no foreign
-/// Origin, and the token (from the `x-ask-user-token` header, or the `token`
-/// query parameter where a browser cannot set headers). Every route takes it.
-struct Authorized;
-
-impl FromRequestParts<Arc<Shared>> for Authorized {
-    type Rejection = Response;
-
-    async fn from_request_parts(parts: &mut Parts, shared: &Arc<Shared>) -> Result<Self, Response> {
-        let query = Query::<TokenQuery>::try_from_uri(&parts.uri).ok();
-        let token = match parts.headers.get("x-ask-user-token") {
-            Some(token) => token.to_str().ok(),
-            None => query.as_ref().and_then(|q| q.token.as_deref()),
-        };
-        shared
-            .check(&parts.headers, token)
-            .map(|()| Authorized)
-            .map_err(refusal)
+impl Desk for Shared {
+    fn gate(&self) -> &Gate {
+        &self.gate
     }
-}
 
-/// The page, its script and style allowed by a nonce fresh for each
-/// response: nothing inline but them runs or applies.
-async fn page(_: Authorized) -> Response {
-    let Ok(nonce) = crate::secret::token() else {
-        return StatusCode::SERVICE_UNAVAILABLE.into_response();
-    };
-    let policy = format!(
-        "default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; \
-         connect-src 'self'; base-uri 'none'; form-action 'none'"
-    );
-    let page = PAGE
-        .replacen("<script>", &format!("<script nonce=\"{nonce}\">"), 1)
-        .replacen("<style>", &format!("<style nonce=\"{nonce}\">"), 1);
-    (
-        [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8".to_owned()),
-            (header::CONTENT_SECURITY_POLICY, policy),
-            (header::REFERRER_POLICY, "no-referrer".to_owned()),
-            (header::X_FRAME_OPTIONS, "DENY".to_owned()),
-        ],
-        Html(page),
-    )
-        .into_response()
+    fn subscribe(&self) -> broadcast::Receiver<Value> {
+        self.frames.subscribe()
+    }
+
+    fn pending_frames(&self) -> Vec<Value> {
+        self.pending.frames()
+    }
+
+    fn page_opened(self: Arc<Self>) -> Box<dyn Send + Sync> {
+        self.pages.fetch_add(1, Ordering::SeqCst);
+        self.page_connected.notify_waiters();
+        Box::new(PageGuard(self))
+    }
+
+    fn closing(&self) -> CancellationToken {
+        self.closing.clone()
+    }
+
+    fn settle(&self, event_id: &str, outcome: Outcome) -> Result<(), Unsettled> {
+        self.pending.settle_checked(event_id, outcome)?;
+        // Every other page drops the card.
+        let _ = self.frames.send(cancel(event_id, "answered"));
+        Ok(())
+    }
 }
 
 /// Counts a page as connected while its stream lives.
@@ -300,87 +218,6 @@ impl Drop for PageGuard {
             self.0.last_page_left.notify_waiters();
         }
     }
-}
-
-async fn events(_: Authorized, State(shared): State<Arc<Shared>>) -> Response {
-    // Subscribe before reading what is pending, so nothing falls between.
-    let live = shared.frames.subscribe();
-    let client = format!("page-{}", shared.events.fetch_add(1, Ordering::Relaxed));
-    let mut first = vec![remote::ready(&client)];
-    first.extend(shared.pending.frames());
-    shared.pages.fetch_add(1, Ordering::SeqCst);
-    shared.page_connected.notify_waiters();
-    let guard = PageGuard(shared.clone());
-    let live = stream::unfold((live, guard), |(mut live, guard)| async move {
-        // On lag (a page too slow to keep up has missed frames) or close,
-        // the stream ends, and the page reconnects to what is pending now.
-        let frame = live.recv().await.ok()?;
-        Some((frame, (live, guard)))
-    })
-    .take_until(shared.closing.clone().cancelled_owned());
-    let frames: std::pin::Pin<Box<dyn Stream<Item = Value> + Send>> =
-        Box::pin(stream::iter(first).chain(live));
-    Sse::new(
-        frames.map(|frame| {
-            Ok::<_, std::convert::Infallible>(Event::default().data(frame.to_string()))
-        }),
-    )
-    .keep_alive(KeepAlive::default())
-    .into_response()
-}
-
-async fn answer(
-    _: Authorized,
-    State(shared): State<Arc<Shared>>,
-    body: axum::body::Bytes,
-) -> Response {
-    let frame: UpFrame = match serde_json::from_slice(&body) {
-        Ok(frame) => frame,
-        Err(error) => {
-            return (
-                StatusCode::BAD_REQUEST,
-                format!("not an outcome frame: {error}"),
-            )
-                .into_response();
-        }
-    };
-    // Answers that do not fit are refused with the reason while the
-    // question stays open: the page keeps the card, and the human's work.
-    match shared
-        .pending
-        .settle_checked(&frame.event_id, frame.outcome)
-    {
-        Ok(()) => {
-            // Every other page drops the card.
-            let _ = shared.frames.send(cancel(&frame.event_id, "answered"));
-            StatusCode::OK.into_response()
-        }
-        Err(Unsettled::Misfit(error)) => {
-            (StatusCode::UNPROCESSABLE_ENTITY, error.message().to_owned()).into_response()
-        }
-        Err(Unsettled::NotPending) => (
-            StatusCode::CONFLICT,
-            "this question was already answered or withdrawn",
-        )
-            .into_response(),
-    }
-}
-
-/// A `cancel` frame (SPEC §5) with why the question left, so that a page
-/// can say it: `answered` (in another window) or `withdrawn` (the agent
-/// stopped waiting).
-fn cancel(event_id: &str, reason: &str) -> Value {
-    let mut frame = remote::cancel(event_id);
-    frame["reason"] = reason.into();
-    frame
-}
-
-fn refusal(status: StatusCode) -> Response {
-    let why = match status {
-        StatusCode::UNAUTHORIZED => "open the address ask-user printed: it carries the token",
-        _ => "this server answers only its own page on its own address",
-    };
-    (status, why).into_response()
 }
 
 impl Answerer for WebAnswerer {

@@ -1,0 +1,256 @@
+//! The answer page: the HTML page where a human answers, its event stream
+//! and its answer endpoint, served for a [`Desk`], the questions behind it
+//! (the web answerer's own, or every session's in the inbox).
+//!
+//! `GET /?token=…` serves the page; `GET /events?token=…` is a server-sent
+//! event stream of the frames of [`ask_user_seam::remote`] (`ready`, then
+//! every pending `waterfall`, then new ones and `cancel`s as they happen);
+//! `POST /answer` (token in the `x-ask-user-token` header) takes
+//! `{"eventId":…,"outcome":…}`. The first outcome for an event wins; a second
+//! or late one gets 409 and changes nothing; answers that do not fit the
+//! question get 422 with the reason, and the question stays open.
+//!
+//! Security ([`Gate`]): every request needs the desk's random token (401
+//! without); the Host header must name this server and an Origin header,
+//! when sent, must be this server's (403 otherwise, against DNS rebinding
+//! and cross-site posts); the page shows everything from the model as text,
+//! never as HTML, and runs only its own script (a fresh CSP nonce per
+//! response).
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{FromRequestParts, Query, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use futures_util::stream::{self, Stream, StreamExt};
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use ask_user_seam::remote::{self, Outcome, Unsettled, UpFrame};
+
+const PAGE: &str = include_str!("page.html");
+
+/// The questions behind an answer page.
+pub(crate) trait Desk: Send + Sync + 'static {
+    /// Who may use the page.
+    fn gate(&self) -> &Gate;
+
+    /// The live frames: new questions and `cancel`s. A page subscribes
+    /// before it reads [`pending_frames`](Self::pending_frames), so nothing
+    /// falls between.
+    fn subscribe(&self) -> broadcast::Receiver<Value>;
+
+    /// The `waterfall` frames of the questions open now.
+    fn pending_frames(&self) -> Vec<Value>;
+
+    /// A page's stream opened; the returned guard is dropped when it ends.
+    fn page_opened(self: Arc<Self>) -> Box<dyn Send + Sync>;
+
+    /// Fires when the desk closes: every page's stream ends.
+    fn closing(&self) -> CancellationToken;
+
+    /// Settles question `event_id` with a page's `outcome`, first outcome
+    /// wins; answers that do not fit leave it open.
+    fn settle(&self, event_id: &str, outcome: Outcome) -> Result<(), Unsettled>;
+}
+
+/// The routes of the page for `desk`.
+pub(crate) fn routes<D: Desk>(desk: Arc<D>) -> Router {
+    Router::new()
+        .route("/", get(page))
+        .route("/events", get(events::<D>))
+        .route("/answer", post(answer::<D>))
+        .with_state(desk)
+}
+
+/// The checks every request passes: a Host naming this server, no foreign
+/// Origin, and the token.
+pub(crate) struct Gate {
+    token: String,
+    /// The port the Host header must name.
+    port: u16,
+}
+
+impl Gate {
+    pub(crate) fn new(token: String, port: u16) -> Self {
+        Gate { token, port }
+    }
+
+    pub(crate) fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// Whether a Host header may name this server: `localhost` or an IP
+    /// address, with its port. A domain name could be rebound to this
+    /// address by a hostile page (DNS rebinding); an IP literal cannot, so
+    /// a server bound beyond loopback is reachable under its own addresses.
+    fn names_this_server(&self, host: &str) -> bool {
+        match host.strip_prefix("localhost:") {
+            Some(port) => port.parse() == Ok(self.port),
+            None => host
+                .parse::<std::net::SocketAddr>()
+                .is_ok_and(|address| address.port() == self.port),
+        }
+    }
+
+    fn check(&self, headers: &HeaderMap, token: Option<&str>) -> Result<(), StatusCode> {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or_default();
+        if !self.names_this_server(host) {
+            return Err(StatusCode::FORBIDDEN);
+        }
+        let origin = headers
+            .get(header::ORIGIN)
+            .map(|o| o.to_str().unwrap_or_default());
+        if origin.is_some_and(|origin| origin != format!("http://{host}")) {
+            return Err(StatusCode::FORBIDDEN);
+        }
+        if crate::secret::same(token.unwrap_or_default().as_bytes(), self.token.as_bytes()) {
+            Ok(())
+        } else {
+            Err(StatusCode::UNAUTHORIZED)
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct TokenQuery {
+    token: Option<String>,
+}
+
+/// A request that passed its desk's [`Gate`]. The token comes from the
+/// `x-ask-user-token` header, an `Authorization: Bearer` header, or the
+/// `token` query parameter where a browser cannot set headers. Every route
+/// takes it.
+pub(crate) struct Authorized;
+
+impl<D: Desk> FromRequestParts<Arc<D>> for Authorized {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, desk: &Arc<D>) -> Result<Self, Response> {
+        let query = Query::<TokenQuery>::try_from_uri(&parts.uri).ok();
+        let bearer = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.strip_prefix("Bearer "));
+        let token = match parts.headers.get("x-ask-user-token") {
+            Some(token) => token.to_str().ok(),
+            None => bearer.or(query.as_ref().and_then(|q| q.token.as_deref())),
+        };
+        desk.gate()
+            .check(&parts.headers, token)
+            .map(|()| Authorized)
+            .map_err(refusal)
+    }
+}
+
+/// The page, its script and style allowed by a nonce fresh for each
+/// response: nothing inline but them runs or applies.
+async fn page(_: Authorized) -> Response {
+    let Ok(nonce) = crate::secret::token() else {
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    };
+    let policy = format!(
+        "default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; \
+         connect-src 'self'; base-uri 'none'; form-action 'none'"
+    );
+    let page = PAGE
+        .replacen("<script>", &format!("<script nonce=\"{nonce}\">"), 1)
+        .replacen("<style>", &format!("<style nonce=\"{nonce}\">"), 1);
+    (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8".to_owned()),
+            (header::CONTENT_SECURITY_POLICY, policy),
+            (header::REFERRER_POLICY, "no-referrer".to_owned()),
+            (header::X_FRAME_OPTIONS, "DENY".to_owned()),
+        ],
+        Html(page),
+    )
+        .into_response()
+}
+
+async fn events<D: Desk>(_: Authorized, State(desk): State<Arc<D>>) -> Response {
+    // Subscribe before reading what is pending, so nothing falls between.
+    let live = desk.subscribe();
+    let client = format!("page-{}", crate::secret::token().unwrap_or_default());
+    let mut first = vec![remote::ready(&client)];
+    first.extend(desk.pending_frames());
+    let closing = desk.closing();
+    let guard = desk.page_opened();
+    let live = stream::unfold((live, guard), |(mut live, guard)| async move {
+        // On lag (a page too slow to keep up has missed frames) or close,
+        // the stream ends, and the page reconnects to what is pending now.
+        let frame = live.recv().await.ok()?;
+        Some((frame, (live, guard)))
+    })
+    .take_until(closing.cancelled_owned());
+    let frames: std::pin::Pin<Box<dyn Stream<Item = Value> + Send>> =
+        Box::pin(stream::iter(first).chain(live));
+    Sse::new(
+        frames.map(|frame| {
+            Ok::<_, std::convert::Infallible>(Event::default().data(frame.to_string()))
+        }),
+    )
+    .keep_alive(KeepAlive::default())
+    .into_response()
+}
+
+async fn answer<D: Desk>(
+    _: Authorized,
+    State(desk): State<Arc<D>>,
+    body: axum::body::Bytes,
+) -> Response {
+    let frame: UpFrame = match serde_json::from_slice(&body) {
+        Ok(frame) => frame,
+        Err(error) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                format!("not an outcome frame: {error}"),
+            )
+                .into_response();
+        }
+    };
+    settled(desk.settle(&frame.event_id, frame.outcome))
+}
+
+/// The reply to a settlement: 200, 422 with why the answers do not fit
+/// (the question stays open, so the human can correct them), or 409.
+pub(crate) fn settled(result: Result<(), Unsettled>) -> Response {
+    match result {
+        Ok(()) => StatusCode::OK.into_response(),
+        Err(Unsettled::Misfit(error)) => {
+            (StatusCode::UNPROCESSABLE_ENTITY, error.message().to_owned()).into_response()
+        }
+        Err(Unsettled::NotPending) => (
+            StatusCode::CONFLICT,
+            "this question was already answered or withdrawn",
+        )
+            .into_response(),
+    }
+}
+
+/// A `cancel` frame (SPEC §5) with why the question left, so that a page
+/// can say it: `answered` (in another window) or `withdrawn` (the agent
+/// stopped waiting).
+pub(crate) fn cancel(event_id: &str, reason: &str) -> Value {
+    let mut frame = remote::cancel(event_id);
+    frame["reason"] = reason.into();
+    frame
+}
+
+fn refusal(status: StatusCode) -> Response {
+    let why = match status {
+        StatusCode::UNAUTHORIZED => "open the address ask-user printed: it carries the token",
+        _ => "this server answers only its own page on its own address",
+    };
+    (status, why).into_response()
+}
