@@ -158,6 +158,8 @@ fn hex(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::MetadataExt;
+
     use super::*;
 
     fn entries(cache: &CodeCache) -> Vec<PathBuf> {

@@ -83,6 +83,19 @@ pub struct Config {
     pub answerers: Vec<AnswererEntry>,
     /// The sandbox's limits: the defaults, with what the file sets.
     pub sandbox: RuntimeConfig,
+    /// How `ask-user inbox serve` serves (`[inbox]`).
+    pub inbox: InboxSettings,
+}
+
+/// The `[inbox]` table: what `ask-user inbox serve` reads.
+#[derive(Debug, Clone, Default)]
+pub struct InboxSettings {
+    /// How long a question whose agent is gone stays answerable.
+    pub retention: Option<Duration>,
+    pub bind: Option<std::net::IpAddr>,
+    pub port: Option<u16>,
+    /// `[inbox.notify]`: which notifications to send.
+    pub notify: crate::inbox::notify::Notifications,
 }
 
 /// One answerer of the chain, configured but not started.
@@ -115,6 +128,26 @@ struct RawConfig {
     #[serde(default, rename = "answerer")]
     _answerer: Vec<toml::Table>,
     sandbox: Option<toml::Spanned<RawSandbox>>,
+    inbox: Option<RawInbox>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawInbox {
+    retention: Option<toml::Spanned<String>>,
+    bind: Option<std::net::IpAddr>,
+    port: Option<u16>,
+    #[serde(default)]
+    notify: RawNotify,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawNotify {
+    #[serde(default)]
+    desktop: bool,
+    ntfy: Option<String>,
+    webhook: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -174,11 +207,28 @@ impl Config {
             }
             None => RuntimeConfig::default(),
         };
+        let inbox = match raw.inbox {
+            Some(inbox) => InboxSettings {
+                retention: inbox
+                    .retention
+                    .map(|t| duration(t.as_ref()).map_err(|e| (t.span(), e)))
+                    .transpose()?,
+                bind: inbox.bind,
+                port: inbox.port,
+                notify: crate::inbox::notify::Notifications {
+                    desktop: inbox.notify.desktop,
+                    ntfy: inbox.notify.ntfy,
+                    webhook: inbox.notify.webhook,
+                },
+            },
+            None => InboxSettings::default(),
+        };
         Ok(Config {
             timeout,
             audit: raw.audit.map(|p| base.join(p)),
             answerers,
             sandbox,
+            inbox,
         })
     }
 }
@@ -603,6 +653,6 @@ mod tests {
         )
         .unwrap();
         assert_eq!(config.answerers[0].kind, "pager");
-        assert!(kinds.names().ends_with(&["web", "pager"]));
+        assert!(kinds.names().ends_with(&["inbox", "pager"]));
     }
 }

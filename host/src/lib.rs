@@ -46,6 +46,7 @@ pub mod contract;
 mod cpu;
 pub mod engine;
 pub mod host;
+pub mod inbox;
 pub mod mcp;
 pub mod runtime;
 pub mod sandbox;

@@ -6,9 +6,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use ask_user::answerers::ready;
-use ask_user::answerers::script::ScriptAnswerer;
+use ask_user::answerers::script::{self, ScriptAnswerer};
 use ask_user::answerers::terminal::TerminalAnswerer;
 use ask_user::answerers::web::WebConfig;
+use ask_user::inbox::{InboxClient, InboxConfig, InboxServer};
 use ask_user::mcp::{McpHttp, McpServer};
 use ask_user::{AnswererEntry, CodeCache, Config, ErrorCode, HostBuilder, ToolResult};
 use clap::{Parser, Subcommand};
@@ -101,6 +102,11 @@ enum Command {
         /// as long as it takes.
         #[arg(long, value_name = "DURATION")]
         timeout: Option<String>,
+        /// The root agent's session key: an inbox groups questions by it, and
+        /// a session that asks the identical questions again gets the stored
+        /// question (and any answer given meanwhile). Default: a fresh one.
+        #[arg(long, value_name = "KEY")]
+        session: Option<String>,
     },
     /// Serve the tool to an MCP client over standard input and output: the
     /// client's user answers in the client's own form (elicitation).
@@ -114,6 +120,45 @@ enum Command {
         /// instead of stdio, with a bearer token printed at start.
         #[arg(long, value_name = "ADDRESS")]
         http: Option<std::net::SocketAddr>,
+    },
+    /// The inbox: every agent's questions in one place, kept on disk,
+    /// answered from one page or the command line.
+    Inbox {
+        #[command(subcommand)]
+        command: InboxCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum InboxCommand {
+    /// Serve the inbox until stopped: its page, and the questions of every
+    /// agent whose config has an answerer of kind "inbox".
+    Serve {
+        /// The port (default: the last run's when free, else any).
+        #[arg(long, value_name = "PORT")]
+        port: Option<u16>,
+        /// Retention and notifications from this file's [inbox] table
+        /// (default: the user's config file when it exists).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+    /// List the questions waiting in the inbox.
+    List {
+        /// Also the recent questions that left (answered, cancelled,
+        /// withdrawn, expired).
+        #[arg(long)]
+        all: bool,
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Answer a waiting question.
+    Answer {
+        /// The question's id, as `inbox list` shows it.
+        id: String,
+        /// The answers, shaped {"answers":[{"id":…,"selected":[…],"custom":…}]}.
+        #[arg(long, value_name = "FILE")]
+        answers: PathBuf,
     },
 }
 
@@ -164,6 +209,7 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
     let (builder, arguments) = match cli.command {
         Command::Schema => (HostBuilder::new(), None),
         Command::Component { out } => return write_component(out.as_deref()),
+        Command::Inbox { command } => return inbox(command).await,
         Command::Mcp { config, http } => {
             let config = match config {
                 Some(path) => Some(path),
@@ -188,6 +234,7 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
             web_port,
             audit,
             timeout,
+            session,
         } => {
             let mut config = load_config(config.as_deref())?;
             if let Some(path) = audit {
@@ -223,7 +270,14 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
                 };
                 builder = builder.answerer(AnswererEntry::new("web", Box::new(page)));
             }
-            (builder, Some(arguments))
+            // A fresh session: this process, at this moment.
+            let session = session.unwrap_or_else(|| {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default();
+                format!("ask-{}-{}", std::process::id(), now.as_millis())
+            });
+            (builder, Some((session, arguments)))
         }
     };
     let builder = match component {
@@ -237,12 +291,12 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
     for notice in host.notices() {
         say(notice);
     }
-    let Some(arguments) = arguments else {
+    let Some((session, arguments)) = arguments else {
         emit(host.runtime().definition())?;
         return Ok(ExitCode::SUCCESS);
     };
 
-    let root = host.agents().register_root("ask-user", None);
+    let root = host.agents().register_root(session, None);
     let signal = CancellationToken::new();
     let interrupt = signal.clone();
     let stop = stop_requested();
@@ -253,6 +307,106 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
     let result = host.runtime().call(&root, &signal, &arguments).await;
     host.close().await;
     finish(&result)
+}
+
+/// `ask-user inbox …`.
+async fn inbox(command: InboxCommand) -> Result<ExitCode, Usage> {
+    let state_dir = ask_user::inbox::state_dir().ok_or_else(|| {
+        Usage("no state directory for the inbox: set ASK_USER_STATE_DIR or HOME".to_owned())
+    })?;
+    let client = || InboxClient::new(&state_dir).map_err(|e| Usage(e.to_string()));
+    match command {
+        InboxCommand::Serve { port, config } => {
+            let settings = load_config(config.as_deref())?.inbox;
+            let mut config = InboxConfig::new(&state_dir);
+            config.port = port.or(settings.port);
+            config.bind = settings.bind.unwrap_or(config.bind);
+            config.retention = settings.retention.unwrap_or(config.retention);
+            config.notify = settings.notify;
+            let exposed = !config.bind.is_loopback();
+            let server = InboxServer::start(config)
+                .await
+                .map_err(|e| Usage(e.to_string()))?;
+            if exposed {
+                say(&format!(
+                    "WARNING: the inbox listens beyond this machine at {}; anyone who can reach \
+                     it and has the token can answer for you",
+                    server.endpoint().url
+                ));
+            }
+            say(&format!(
+                "the inbox serves {}; answer at {} (Ctrl-C stops; questions are kept)",
+                state_dir.display(),
+                server.endpoint().page()
+            ));
+            stop_requested().await;
+            server.stop().await;
+            Ok(ExitCode::SUCCESS)
+        }
+        InboxCommand::List { all, json } => {
+            let questions = client()?
+                .list(all)
+                .await
+                .map_err(|e| Usage(e.to_string()))?;
+            if json {
+                emit(&serde_json::json!({ "questions": questions }))?;
+            } else {
+                print_questions(&questions)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        InboxCommand::Answer { id, answers } => {
+            let answers = script::read_answers_file(&answers)
+                .and_then(|text| script::read_answers(&text))
+                .map_err(|e| Usage(e.to_string()))?;
+            client()?
+                .answer(&id, &answers)
+                .await
+                .map_err(|e| Usage(e.to_string()))?;
+            say(&format!("answered {id}"));
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// The questions, for a human: one block each.
+fn print_questions(questions: &[ask_user::inbox::QuestionView]) -> Result<(), Usage> {
+    use std::io::Write;
+    let mut text = String::new();
+    if questions.is_empty() {
+        text.push_str("no questions are waiting\n");
+    }
+    for view in questions {
+        let waiting = match (view.state.as_str(), view.agent_waiting) {
+            ("waiting", true) => "waiting".to_owned(),
+            ("waiting", false) => {
+                "waiting (its agent is gone; answer it for when it asks again)".to_owned()
+            }
+            (state, _) => state.to_owned(),
+        };
+        text.push_str(&format!(
+            "{}  {waiting}\n    session {} · {} · asked {}\n",
+            view.id, view.session, view.agent, view.asked_at
+        ));
+        if let Some(cwd) = &view.cwd {
+            text.push_str(&format!("    in {cwd}\n"));
+        }
+        for question in &view.questions {
+            let header = question
+                .header
+                .as_deref()
+                .map(|h| format!("[{h}] "))
+                .unwrap_or_default();
+            text.push_str(&format!(
+                "    {} {header}{}\n",
+                question.id, question.question
+            ));
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| Usage(format!("cannot write to standard output: {e}")))
 }
 
 /// Writes the built-in component to `out`, or to standard output unless

@@ -109,13 +109,14 @@ pub struct Kinds {
 }
 
 impl Kinds {
-    /// The kinds that ship with the host: terminal, script, bridge, web.
+    /// The kinds that ship with the host: terminal, script, bridge, web, inbox.
     pub fn builtin() -> Self {
         let mut kinds = Kinds { kinds: Vec::new() };
         kinds.register(super::terminal::TerminalKind);
         kinds.register(super::script::ScriptKind);
         kinds.register(super::bridge::BridgeKind);
         kinds.register(super::web::WebKind);
+        kinds.register(crate::inbox::InboxKind);
         kinds
     }
 

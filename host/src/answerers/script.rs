@@ -184,6 +184,38 @@ struct FileAnswer {
     custom: Option<String>,
 }
 
+/// Answers in the canonical shape
+/// `{"answers":[{"id":…,"selected":[…],"custom":…}]}`, each id once and no
+/// other keys (a typo such as `custon` would otherwise skip the question).
+pub fn read_answers(json: &str) -> Result<Vec<Answer>, ScriptError> {
+    let file: AnswersFile = serde_json::from_str(json).map_err(|e| {
+        ScriptError(format!(
+            "the answers are not of the shape {{\"answers\":[{{\"id\":…,\"selected\":[…],\"custom\":…}}]}}: {e}"
+        ))
+    })?;
+    let mut answers: Vec<Answer> = Vec::new();
+    for answer in file.answers {
+        if answers.iter().any(|a| a.id == answer.id) {
+            return Err(ScriptError(format!(
+                "the answers hold the id {:?} twice",
+                answer.id
+            )));
+        }
+        answers.push(Answer {
+            id: answer.id,
+            selected: answer.selected,
+            custom: answer.custom,
+        });
+    }
+    Ok(answers)
+}
+
+/// The text of an answers file, at most [`MAX_ANSWERS_BYTES`] of it.
+pub fn read_answers_file(path: &Path) -> Result<String, ScriptError> {
+    crate::config::read_bounded(path, MAX_ANSWERS_BYTES)
+        .map_err(|e| ScriptError(format!("cannot read {}: {e}", path.display())))
+}
+
 impl ScriptAnswerer {
     /// A script of `rules`, tried in order.
     pub fn new(rules: Vec<Rule>) -> Self {
@@ -193,39 +225,23 @@ impl ScriptAnswerer {
     /// Canned answers in the canonical shape
     /// `{"answers":[{"id":…,"selected":[…],"custom":…}]}`: one rule per id.
     pub fn from_json(json: &str) -> Result<Self, ScriptError> {
-        let file: AnswersFile = serde_json::from_str(json).map_err(|e| {
-            ScriptError(format!(
-                "the answers are not of the shape {{\"answers\":[{{\"id\":…,\"selected\":[…],\"custom\":…}}]}}: {e}"
-            ))
-        })?;
-        let mut rules: Vec<Rule> = Vec::new();
-        for answer in file.answers {
-            if rules
-                .iter()
-                .any(|r| matches!(&r.matcher, Matcher::Id(id) if *id == answer.id))
-            {
-                return Err(ScriptError(format!(
-                    "the answers hold the id {:?} twice",
-                    answer.id
-                )));
-            }
-            rules.push(Rule {
+        let rules = read_answers(json)?
+            .into_iter()
+            .map(|answer| Rule {
                 matcher: Matcher::Id(answer.id),
                 action: Action::Answer {
                     select: answer.selected,
                     custom: answer.custom,
                 },
-            });
-        }
+            })
+            .collect();
         Ok(ScriptAnswerer { rules })
     }
 
     /// Canned answers from a file; see [`from_json`](Self::from_json).
-    /// At most [`MAX_ANSWERS_BYTES`] are read.
     pub fn from_file(path: &Path) -> Result<Self, ScriptError> {
-        let json = crate::config::read_bounded(path, MAX_ANSWERS_BYTES)
-            .map_err(|e| ScriptError(format!("cannot read {}: {e}", path.display())))?;
-        Self::from_json(&json).map_err(|e| ScriptError(format!("{}: {e}", path.display())))
+        Self::from_json(&read_answers_file(path)?)
+            .map_err(|e| ScriptError(format!("{}: {e}", path.display())))
     }
 
     /// Adds `other`'s rules after this script's.

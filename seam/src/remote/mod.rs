@@ -9,7 +9,7 @@
 //! `{"eventId":…,"outcome":{"kind":"result","value":{"answers":[…]}}}` or
 //! `{"eventId":…,"outcome":{"kind":"rejected","error":{"name":…,"message":…,"code":…}}}`.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::error::{AnswerError, TransportedError};
@@ -20,7 +20,7 @@ mod pending;
 pub use pending::{Gone, NotPending, Pending, PendingQuestions, Unsettled};
 
 /// What the far side did with an event.
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Outcome {
     Next,
@@ -29,7 +29,7 @@ pub enum Outcome {
 }
 
 /// The answers of a `result` outcome.
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ResultValue {
     pub answers: Vec<Answer>,
