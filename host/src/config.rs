@@ -29,6 +29,20 @@
 //! scope = "session-1"          # only requests from this scope (or inside it)
 //! # device = "/dev/pts/3"      # default: the controlling terminal
 //!
+//! [[answerer]]
+//! kind = "inbox"               # the inbox service (ask-user inbox serve)
+//! # state_dir = "…"            # default: the user's state directory
+//! # agent = "deploy bot"       # how the inbox names this process
+//!
+//! [inbox]                      # how `ask-user inbox serve` serves
+//! retention = "24h"            # questions whose agent is gone stay this long
+//! # port = 8766                # default: the last run's port when free, else any
+//! # bind = "0.0.0.0"           # default 127.0.0.1; anything else is exposed
+//! [inbox.notify]               # each opt-in
+//! desktop = true               # a desktop notification (D-Bus)
+//! # ntfy = "https://ntfy.sh/your-secret-topic"
+//! # webhook = "https://hooks.slack.com/services/…"
+//!
 //! [sandbox]                    # limits on the component, per call (RuntimeConfig)
 //! cpu_deadline = "1s"
 //! memory_cap = 33554432        # bytes
@@ -505,6 +519,25 @@ mod tests {
     }
 
     const EXAMPLE: &str = include_str!("../../examples/config.toml");
+
+    #[test]
+    fn the_inbox_table_is_read_and_its_mistakes_named() {
+        let config = parse(
+            "[inbox]\nretention = \"2h\"\nport = 8766\n[inbox.notify]\ndesktop = true\n\
+             webhook = \"http://127.0.0.1:9/hook\"",
+        )
+        .unwrap();
+        assert_eq!(config.inbox.retention, Some(Duration::from_secs(7200)));
+        assert_eq!(config.inbox.port, Some(8766));
+        assert!(config.inbox.notify.desktop);
+        assert_eq!(
+            config.inbox.notify.webhook.as_deref(),
+            Some("http://127.0.0.1:9/hook")
+        );
+        assert_eq!(config.inbox.notify.ntfy, None);
+        assert!(problem("[inbox]\nretention = \"soon\"").contains("not a duration"));
+        assert!(problem("[inbox.notify]\nslack = \"x\"").contains("unknown field `slack`"));
+    }
 
     #[test]
     fn a_line_is_counted_in_bytes_whatever_the_characters() {

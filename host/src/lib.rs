@@ -9,7 +9,9 @@
 //! - [`runtime`]: [`ToolRuntime`] loads the component (the sandbox: no WASI
 //!   capabilities, a CPU deadline, a memory cap) and runs tool calls.
 //! - [`answerers`]: terminal, script, bridge and web, and the registry of
-//!   kinds a [`Config`] file names.
+//!   kinds a [`Config`] file names (the inbox's answerer is one more kind).
+//! - [`inbox`]: the inbox service that keeps every agent's questions on
+//!   disk and answers them from one page, and its client and answerer.
 //! - [`host`]: [`HostBuilder`] assembles all of it from a configuration;
 //!   the `ask-user` command is a thin shell over it.
 //!

@@ -842,7 +842,11 @@ fn a_config_bridge_answers_and_the_audit_trail_records_each_ask() {
         ),
     );
     let arguments = r#"{"questions":[{"id":"target","question":"Where?","options":[{"label":"Staging (Recommended)"},{"label":"Prod"}]}]}"#;
-    let output = ask_with_config(&config, "-", Some(arguments));
+    let config_arg = config.to_str().unwrap();
+    let output = ask_user(
+        &["ask", "-", "--config", config_arg, "--session", "deploy-7"],
+        Some(arguments),
+    );
     assert_eq!(
         output.status.code(),
         Some(0),
@@ -875,7 +879,9 @@ fn a_config_bridge_answers_and_the_audit_trail_records_each_ask() {
             "durationMs"
         ]
     );
-    assert_eq!(lines[0]["caller"], "ask-user");
+    // The session given, else a fresh one for each run.
+    assert_eq!(lines[0]["caller"], "deploy-7");
+    assert!(lines[1]["caller"].as_str().unwrap().starts_with("ask-"));
     assert_eq!(lines[0]["answerer"], "bridge");
     assert_eq!(lines[0]["questions"][0]["id"], "target");
     assert_eq!(

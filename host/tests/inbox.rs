@@ -1,0 +1,564 @@
+//! The inbox with real processes: `ask-user inbox serve` and agents running
+//! `ask-user ask` with an answerer of kind `inbox`, a real SQLite file,
+//! `kill -9`, notifications to a local HTTP server, and the page in
+//! headless Chromium.
+
+#[path = "../../tests/support/browser.rs"]
+mod browser;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// The longest any state is waited for.
+const BOUND: Duration = Duration::from_secs(60);
+
+fn ask_user() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ask-user"));
+    command
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"));
+    command
+}
+
+/// A state directory, an inbox serving from it (restartable, killable),
+/// and the config files of its agents.
+struct Inbox {
+    root: tempfile::TempDir,
+    server: Option<Child>,
+    hooks: Option<mpsc::Receiver<Hook>>,
+}
+
+/// A request a notifier made.
+#[derive(Debug)]
+struct Hook {
+    head: String,
+    body: String,
+}
+
+impl Inbox {
+    /// An inbox with no notifications.
+    fn new() -> Inbox {
+        Inbox::with_config("")
+    }
+
+    /// An inbox whose ntfy and webhook notifications go to a local server.
+    fn notifying() -> Inbox {
+        let (url, hooks) = hook_server();
+        let mut inbox = Inbox::with_config(&format!(
+            "[inbox.notify]\nntfy = \"{url}/topic\"\nwebhook = \"{url}/hook\"\n"
+        ));
+        inbox.hooks = Some(hooks);
+        inbox
+    }
+
+    fn with_config(toml: &str) -> Inbox {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("inbox.toml"), toml).unwrap();
+        std::fs::write(
+            root.path().join("agent.toml"),
+            "[[answerer]]\nkind = \"inbox\"\n",
+        )
+        .unwrap();
+        let mut inbox = Inbox {
+            root,
+            server: None,
+            hooks: None,
+        };
+        inbox.serve();
+        inbox
+    }
+
+    fn state(&self) -> PathBuf {
+        self.root.path().join("state")
+    }
+
+    fn command(&self) -> Command {
+        let mut command = ask_user();
+        command.env("ASK_USER_STATE_DIR", self.state());
+        command
+    }
+
+    /// Starts `inbox serve` and waits until it says it serves.
+    fn serve(&mut self) {
+        let mut child = self
+            .command()
+            .args(["inbox", "serve", "--config"])
+            .arg(self.root.path().join("inbox.toml"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let said = said_on_stderr(&mut child, "the inbox serves");
+        self.server = Some(child);
+        said.unwrap_or_else(|why| panic!("the inbox did not start: {why}"));
+    }
+
+    /// `kill -9` of the inbox.
+    fn kill9(&mut self) {
+        let mut server = self.server.take().expect("the inbox runs");
+        server.kill().unwrap();
+        server.wait().unwrap();
+    }
+
+    fn endpoint(&self) -> Value {
+        serde_json::from_slice(&std::fs::read(self.state().join("inbox.json")).unwrap()).unwrap()
+    }
+
+    /// An agent asking `arguments` in `session`.
+    fn agent(&self, session: &str, arguments: &Value, extra: &[&str]) -> Agent {
+        let file = self
+            .root
+            .path()
+            .join(format!("{session}-{}.json", rand_suffix()));
+        std::fs::write(&file, arguments.to_string()).unwrap();
+        let child = self
+            .command()
+            .arg("ask")
+            .arg(&file)
+            .arg("--config")
+            .arg(self.root.path().join("agent.toml"))
+            .args(["--session", session])
+            .args(extra)
+            .current_dir(self.root.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Agent(Some(child))
+    }
+
+    /// `inbox list --json` (`--all` too when `all`).
+    fn list(&self, all: bool) -> Vec<Value> {
+        let mut command = self.command();
+        command.args(["inbox", "list", "--json"]);
+        if all {
+            command.arg("--all");
+        }
+        let output = command.output().unwrap();
+        assert!(output.status.success(), "inbox list: {}", stderr(&output));
+        let list: Value = serde_json::from_slice(&output.stdout).unwrap();
+        list["questions"].as_array().unwrap().clone()
+    }
+
+    /// Waits until the list (with `all`) has a question for which `holds`,
+    /// and returns it.
+    fn wait_for(&self, what: &str, all: bool, holds: impl Fn(&Value) -> bool) -> Value {
+        let start = Instant::now();
+        loop {
+            if let Some(found) = self.list(all).into_iter().find(|q| holds(q)) {
+                return found;
+            }
+            assert!(
+                start.elapsed() < BOUND,
+                "waited {BOUND:?} for {what}: {:?}",
+                self.list(true)
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// `inbox answer ID --answers FILE`.
+    fn answer(&self, id: &str, answers: &Value) -> Output {
+        let file = self
+            .root
+            .path()
+            .join(format!("answers-{}.json", rand_suffix()));
+        std::fs::write(&file, answers.to_string()).unwrap();
+        self.command()
+            .args(["inbox", "answer", id, "--answers"])
+            .arg(&file)
+            .output()
+            .unwrap()
+    }
+
+    /// The next request a notifier made.
+    fn hook(&self) -> Hook {
+        self.hooks
+            .as_ref()
+            .expect("a notifying inbox")
+            .recv_timeout(BOUND)
+            .expect("a notification arrives")
+    }
+}
+
+impl Drop for Inbox {
+    fn drop(&mut self) {
+        if let Some(mut server) = self.server.take() {
+            let _ = server.kill();
+            let _ = server.wait();
+        }
+    }
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+}
+
+/// Reads the child's standard error until a line holds `text`; the rest is
+/// drained on a thread, so the child never blocks on a full pipe.
+fn said_on_stderr(child: &mut Child, text: &str) -> Result<(), String> {
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let text = text.to_owned();
+    std::thread::spawn(move || {
+        let mut seen = String::new();
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if line.contains(&text) {
+                let _ = tx.send(Ok(()));
+            }
+            seen.push_str(&line);
+            seen.push('\n');
+        }
+        let _ = tx.send(Err(seen));
+    });
+    rx.recv_timeout(BOUND)
+        .map_err(|_| "nothing said in time".to_owned())
+        .and_then(|said| said)
+}
+
+/// An `ask-user ask` process; killed when dropped.
+struct Agent(Option<Child>);
+
+impl Agent {
+    fn pid(&self) -> u32 {
+        self.0.as_ref().unwrap().id()
+    }
+
+    /// Waits (bounded) for it to end; its output.
+    fn finish(mut self) -> Output {
+        let mut child = self.0.take().unwrap();
+        let start = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > BOUND {
+                let _ = child.kill();
+                panic!("the agent did not end within {BOUND:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.wait_with_output().unwrap()
+    }
+
+    /// `kill -9`.
+    fn kill9(mut self) {
+        let mut child = self.0.take().unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// The answers in the tool result an agent printed.
+fn answers_of(output: &Output) -> Value {
+    assert!(
+        output.status.success(),
+        "the agent failed: {}",
+        stderr(output)
+    );
+    let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+    result["structuredContent"]["answers"].clone()
+}
+
+fn choice(question: &str, labels: &[&str]) -> Value {
+    let options: Vec<Value> = labels.iter().map(|l| json!({"label": l})).collect();
+    json!({"questions": [{"id": "q", "question": question, "options": options}]})
+}
+
+/// A local HTTP server that records every request and replies 200.
+fn hook_server() -> (String, mpsc::Receiver<Hook>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut head = String::new();
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                head.push_str(&line);
+            }
+            let length = head
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|n| n.trim().parse().unwrap_or(0))
+                })
+                .unwrap_or(0);
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+            let body = String::from_utf8_lossy(&body).into_owned();
+            if tx.send(Hook { head, body }).is_err() {
+                break;
+            }
+        }
+    });
+    (url, rx)
+}
+
+#[test]
+fn an_answer_from_the_command_reaches_the_waiting_agent_and_is_recorded() {
+    let inbox = Inbox::notifying();
+    let agent = inbox.agent(
+        "s1",
+        &choice("Which package manager?", &["pnpm", "npm"]),
+        &[],
+    );
+    let asked = inbox.wait_for("the question", false, |q| q["agentWaiting"] == true);
+    assert_eq!(asked["session"], "s1");
+    assert_eq!(asked["questions"][0]["question"], "Which package manager?");
+    assert_eq!(asked["cwd"], inbox.root.path().display().to_string());
+    assert!(
+        asked["agent"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("pid {}", agent.pid()))
+    );
+    let id = asked["id"].as_str().unwrap();
+
+    // Answers that do not fit are refused with the reason; nothing is recorded.
+    let refused = inbox.answer(id, &json!({"answers": [{"id": "q", "selected": ["yarn"]}]}));
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("422") && stderr(&refused).contains("yarn"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(inbox.list(false)[0]["state"], "waiting");
+
+    let answered = inbox.answer(id, &json!({"answers": [{"id": "q", "selected": ["pnpm"]}]}));
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "q", "selected": ["pnpm"]}])
+    );
+    let recorded = inbox.wait_for("the history", true, |q| q["id"] == id);
+    assert_eq!(recorded["state"], "answered");
+    assert_eq!(recorded["settledBy"], "command");
+    // A second answer is refused: the first one won.
+    assert_eq!(
+        inbox.answer(id, &json!({"answers": []})).status.code(),
+        Some(2)
+    );
+
+    // Both notifiers carried the question; neither carried the token.
+    let token = inbox.endpoint()["token"].as_str().unwrap().to_owned();
+    let hooks = [inbox.hook(), inbox.hook()];
+    for hook in &hooks {
+        assert!(hook.body.contains("Which package manager?"), "{hook:?}");
+        assert!(
+            !hook.body.contains(&token) && !hook.head.contains(&token),
+            "{hook:?}"
+        );
+    }
+    let webhook = hooks
+        .iter()
+        .find(|h| h.head.starts_with("POST /hook"))
+        .expect("the webhook");
+    let body: Value = serde_json::from_str(&webhook.body).unwrap();
+    assert!(
+        body["text"]
+            .as_str()
+            .unwrap()
+            .contains("Which package manager?")
+    );
+    assert_eq!(body["session"], "s1");
+    let ntfy = hooks
+        .iter()
+        .find(|h| h.head.starts_with("POST /topic"))
+        .expect("the ntfy post");
+    assert!(
+        ntfy.head.to_ascii_lowercase().contains("title: ask-user"),
+        "{ntfy:?}"
+    );
+}
+
+#[test]
+fn killing_the_inbox_mid_question_loses_nothing() {
+    let mut inbox = Inbox::new();
+    let agent = inbox.agent("s1", &choice("Deploy now?", &["Yes", "No"]), &[]);
+    let asked = inbox.wait_for("the question", false, |q| q["agentWaiting"] == true);
+    let id = asked["id"].as_str().unwrap().to_owned();
+
+    inbox.kill9();
+    inbox.serve();
+    // The same question, under the same id; the agent comes back to it.
+    let again = inbox.wait_for("the agent back", false, |q| q["agentWaiting"] == true);
+    assert_eq!(again["id"], id);
+    assert_eq!(again["questions"], asked["questions"]);
+
+    let answered = inbox.answer(&id, &json!({"answers": [{"id": "q", "selected": ["No"]}]}));
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "q", "selected": ["No"]}])
+    );
+}
+
+#[test]
+fn a_killed_agents_question_stays_and_its_answer_comes_when_it_asks_again() {
+    let inbox = Inbox::notifying();
+    let arguments = choice("Which region?", &["eu", "us"]);
+    let agent = inbox.agent("s7", &arguments, &[]);
+    let asked = inbox.wait_for("the question", false, |q| q["agentWaiting"] == true);
+    let id = asked["id"].as_str().unwrap().to_owned();
+    agent.kill9();
+
+    // Listed as waiting for its agent, and still answerable.
+    inbox.wait_for("the agent gone", false, |q| {
+        q["id"] == id && q["agentWaiting"] == false
+    });
+    let answered = inbox.answer(&id, &json!({"answers": [{"id": "q", "selected": ["eu"]}]}));
+    assert!(answered.status.success(), "{}", stderr(&answered));
+
+    // The same session asks the same again: the stored answer, at once.
+    let again = inbox.agent("s7", &arguments, &[]).finish();
+    assert_eq!(answers_of(&again), json!([{"id": "q", "selected": ["eu"]}]));
+    let all = inbox.list(true);
+    assert_eq!(all.len(), 1, "no second question: {all:?}");
+    // Delivered now: asking again is a new question.
+    let third = inbox
+        .agent("s7", &arguments, &["--timeout", "0.2"])
+        .finish();
+    assert_eq!(third.status.code(), Some(1));
+    assert_eq!(inbox.list(true).len(), 2);
+    // One notification per notifier for the first question; then the third's.
+    for _ in 0..4 {
+        let _ = inbox.hook();
+    }
+    assert!(
+        inbox.hooks.as_ref().unwrap().try_recv().is_err(),
+        "a re-attached ask notifies nobody"
+    );
+}
+
+#[test]
+fn an_ask_that_ends_withdraws_its_question() {
+    let inbox = Inbox::new();
+    let output = inbox
+        .agent("s1", &choice("Proceed?", &["Yes"]), &["--timeout", "1"])
+        .finish();
+    let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(result["error"]["code"], "ASK_TIMED_OUT", "{result}");
+    let left = inbox.wait_for("the withdrawal", true, |q| q["state"] == "withdrawn");
+    assert_eq!(left["settledBy"], "the agent stopped waiting");
+    assert!(inbox.list(false).is_empty());
+}
+
+#[test]
+fn a_wrong_token_and_a_second_server_are_refused() {
+    let inbox = Inbox::new();
+    let endpoint = inbox.endpoint();
+    let url = endpoint["url"].as_str().unwrap();
+    let address = url.strip_prefix("http://").unwrap();
+    let get = |token: &str| {
+        let mut stream = std::net::TcpStream::connect(address).unwrap();
+        write!(
+            stream,
+            "GET /api/questions HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut reply = String::new();
+        stream.read_to_string(&mut reply).unwrap();
+        reply
+    };
+    assert!(get("0123456789abcdef0123456789abcdef").starts_with("HTTP/1.1 401"));
+    assert!(get(endpoint["token"].as_str().unwrap()).starts_with("HTTP/1.1 200"));
+    // The files that hold the token are this user's alone.
+    for file in ["inbox.json", "inbox.sqlite"] {
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(inbox.state().join(file))
+                .unwrap()
+                .permissions(),
+        );
+        assert_eq!(mode & 0o077, 0, "{file} is private");
+    }
+    let second = inbox.command().args(["inbox", "serve"]).output().unwrap();
+    assert_eq!(second.status.code(), Some(2));
+    assert!(
+        stderr(&second).contains("already serving"),
+        "{}",
+        stderr(&second)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_agents_are_answered_from_one_page() {
+    let _one = browser::BROWSER.lock().await;
+    let inbox = Inbox::new();
+    let alpha = inbox.agent(
+        "alpha",
+        &choice("Which package manager?", &["pnpm", "npm"]),
+        &[],
+    );
+    let beta = inbox.agent("beta", &choice("Ship it?", &["Yes", "No"]), &[]);
+    let waiting = |inbox: &Inbox| inbox.list(false).len() == 2;
+    let start = Instant::now();
+    while !waiting(&inbox) {
+        assert!(start.elapsed() < BOUND, "two questions wait");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let browser = browser::Browser::start().await;
+    let page = format!(
+        "{}/?token={}",
+        inbox.endpoint()["url"].as_str().unwrap(),
+        inbox.endpoint()["token"].as_str().unwrap()
+    );
+    browser.client.goto(&page).await.unwrap();
+    for (session, label) in [("beta", "No"), ("alpha", "pnpm")] {
+        let card = format!("section[data-session=\"{session}\"] form.batch");
+        let text = browser.wait_for(&card).await.text().await.unwrap();
+        assert!(
+            text.contains(&format!("in {}", inbox.root.path().display())),
+            "{text}"
+        );
+        browser
+            .click(&format!("{card} input[value=\"{label}\"]"))
+            .await;
+        browser.click(&format!("{card} button.send")).await;
+    }
+    assert_eq!(
+        answers_of(&alpha.finish()),
+        json!([{"id": "q", "selected": ["pnpm"]}])
+    );
+    assert_eq!(
+        answers_of(&beta.finish()),
+        json!([{"id": "q", "selected": ["No"]}])
+    );
+    assert_eq!(browser.count(".ended").await, 2);
+    browser.close().await;
+    let history = inbox.list(true);
+    assert!(
+        history.iter().all(|q| q["settledBy"] == "page"),
+        "{history:?}"
+    );
+}
