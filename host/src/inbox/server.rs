@@ -241,9 +241,8 @@ async fn sweep(inbox: Arc<Inbox>) {
         match inbox.store.expire(before, super::now()) {
             Ok(expired) => {
                 for id in expired {
-                    let _ = inbox.frames.send(cancel(&id, "withdrawn"));
+                    inbox.left(&id, "withdrawn");
                 }
-                inbox.changed.send_modify(|n| *n += 1);
             }
             Err(error) => tracing::warn!(%error, "the inbox could not expire old questions"),
         }
@@ -311,13 +310,19 @@ impl Inbox {
             .settle(id, state, Some(&outcome), by, super::now())
         {
             Ok(true) => {
-                self.changed.send_modify(|n| *n += 1);
-                let _ = self.frames.send(cancel(id, "answered"));
+                self.left(id, "answered");
                 Ok(())
             }
             Ok(false) => Err(Unsettled::NotPending),
             Err(error) => Err(stored(error)),
         }
+    }
+
+    /// Question `id` left the waiting state (stored already): its agent's
+    /// wait ends, and the pages drop it saying why.
+    fn left(&self, id: &str, reason: &str) {
+        self.changed.send_modify(|n| *n += 1);
+        let _ = self.frames.send(cancel(id, reason));
     }
 
     fn view(&self, record: Record) -> QuestionView {
@@ -582,8 +587,7 @@ async fn withdraw(
         super::now(),
     ) {
         Ok(true) => {
-            inbox.changed.send_modify(|n| *n += 1);
-            let _ = inbox.frames.send(cancel(&id, "withdrawn"));
+            inbox.left(&id, "withdrawn");
             StatusCode::NO_CONTENT.into_response()
         }
         Ok(false) => (StatusCode::CONFLICT, "it was no longer waiting").into_response(),

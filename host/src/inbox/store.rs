@@ -208,6 +208,14 @@ impl SqliteStore {
         })
     }
 
+    /// Runs `update` with the row of `id` as `?1` and `now` as `?2`.
+    fn stamp(&self, id: &str, update: &str, now: Millis) -> Result<(), StoreError> {
+        if let Some(seq) = seq_of(id) {
+            self.connection().execute(update, params![seq, now])?;
+        }
+        Ok(())
+    }
+
     fn connection(&self) -> std::sync::MutexGuard<'_, Connection> {
         // A panic while holding it leaves the database as SQLite left it:
         // each change is a transaction, so it is still whole.
@@ -388,23 +396,19 @@ impl Store for SqliteStore {
     }
 
     fn seen(&self, id: &str, now: Millis) -> Result<(), StoreError> {
-        if let Some(seq) = seq_of(id) {
-            self.connection().execute(
-                "UPDATE questions SET agent_seen_at = ?2 WHERE seq = ?1",
-                params![seq, now],
-            )?;
-        }
-        Ok(())
+        self.stamp(
+            id,
+            "UPDATE questions SET agent_seen_at = ?2 WHERE seq = ?1",
+            now,
+        )
     }
 
     fn delivered(&self, id: &str, now: Millis) -> Result<(), StoreError> {
-        if let Some(seq) = seq_of(id) {
-            self.connection().execute(
-                "UPDATE questions SET delivered_at = ?2 WHERE seq = ?1 AND delivered_at IS NULL",
-                params![seq, now],
-            )?;
-        }
-        Ok(())
+        self.stamp(
+            id,
+            "UPDATE questions SET delivered_at = ?2 WHERE seq = ?1 AND delivered_at IS NULL",
+            now,
+        )
     }
 
     fn expire(&self, before: Millis, now: Millis) -> Result<Vec<String>, StoreError> {
