@@ -562,3 +562,32 @@ async fn two_agents_are_answered_from_one_page() {
         "{history:?}"
     );
 }
+
+#[test]
+fn a_question_expires_only_once_its_agent_is_gone_past_the_retention_period() {
+    let inbox = Inbox::with_config("[inbox]\nretention = \"1s\"\n");
+    let agent = inbox.agent("s1", &choice("Keep going?", &["Yes"]), &[]);
+    let asked = inbox.wait_for("the question", false, |q| q["agentWaiting"] == true);
+    let id = asked["id"].as_str().unwrap().to_owned();
+    // The agent waits well past the period (the inbox sweeps every 100 ms
+    // here): its question stays.
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(2500) {
+        let waiting = inbox.list(false);
+        assert_eq!(
+            waiting.len(),
+            1,
+            "still waiting while its agent is: {waiting:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    agent.kill9();
+    let expired = inbox.wait_for("the expiry", true, |q| {
+        q["id"] == id && q["state"] == "expired"
+    });
+    assert_eq!(expired["settledBy"], "retention");
+    // An expired question cannot be answered any more.
+    let late = inbox.answer(&id, &json!({"answers": [{"id": "q", "selected": ["Yes"]}]}));
+    assert_eq!(late.status.code(), Some(2));
+    assert!(stderr(&late).contains("409"), "{}", stderr(&late));
+}

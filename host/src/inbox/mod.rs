@@ -173,6 +173,9 @@ pub(crate) fn http_client() -> std::io::Result<reqwest::Client> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(5))
+        // Shorter than the servers' idle limit (10 s), so that a pooled
+        // connection is not reused just as the server closes it.
+        .pool_idle_timeout(Duration::from_secs(5))
         .build()
         .map_err(|e| std::io::Error::other(format!("cannot make an HTTP client: {e}")))
 }

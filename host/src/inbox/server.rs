@@ -237,6 +237,19 @@ async fn sweep(inbox: Arc<Inbox>) {
     let retention = inbox.retention;
     let every = (retention / 10).clamp(Duration::from_millis(100), Duration::from_secs(60));
     loop {
+        // An agent in the middle of a wait is here, however short the period.
+        let attached: Vec<String> = inbox
+            .waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .keys()
+            .cloned()
+            .collect();
+        for id in attached {
+            if let Err(error) = inbox.store.seen(&id, super::now()) {
+                tracing::warn!(%error, "the inbox could not note that an agent waits");
+            }
+        }
         let before = super::now() - retention.as_millis() as i64;
         match inbox.store.expire(before, super::now()) {
             Ok(expired) => {
@@ -340,10 +353,7 @@ impl Inbox {
             agent: record.agent,
             cwd: record.cwd,
             asked_at: super::rfc3339(record.asked_at),
-            state: serde_json::to_value(record.state)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default(),
+            state: record.state.as_str().to_owned(),
             questions: record.request.questions,
             outcome: record.outcome,
             settled_by: record.settled_by,

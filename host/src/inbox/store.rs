@@ -11,7 +11,6 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use rusqlite::{Connection, params};
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use ask_user_seam::AskRequest;
@@ -20,8 +19,7 @@ use ask_user_seam::AskRequest;
 pub type Millis = i64;
 
 /// Where a question stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
     /// Open: no outcome yet.
     Waiting,
@@ -36,7 +34,8 @@ pub enum State {
 }
 
 impl State {
-    fn as_str(self) -> &'static str {
+    /// Its name, as stored and shown.
+    pub fn as_str(self) -> &'static str {
         match self {
             State::Waiting => "waiting",
             State::Answered => "answered",
