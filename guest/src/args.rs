@@ -46,6 +46,7 @@ pub struct Question {
     #[cfg_attr(not(target_arch = "wasm32"), schemars(length(max = MAX_OPTIONS)))]
     pub options: Option<Vec<QuestionOption>>,
     /// Whether several options may be chosen. Default false.
+    // The reader also takes `multiSelect` (see `Question::from_json`).
     pub multi_select: Option<bool>,
 }
 
@@ -365,16 +366,23 @@ impl Question {
                 Some(options)
             }
         };
-        let multi_select = match field(members, "multi_select", path)? {
-            None => None,
-            Some(Json::Bool(b)) => Some(*b),
-            Some(other) => {
-                return Err(invalid_type(
-                    &join(path, "multi_select"),
-                    "a boolean",
-                    other,
-                ));
+        // `multiSelect` is how Claude Code's own tool spells it, and what
+        // models have seen most: read as a synonym, never dropped.
+        let flag = |key: &str| match field(members, key, path)? {
+            None => Ok(None),
+            Some(Json::Bool(b)) => Ok(Some(*b)),
+            Some(other) => Err(invalid_type(&join(path, key), "a boolean", other)),
+        };
+        let multi_select = match (flag("multi_select")?, flag("multiSelect")?) {
+            (Some(snake), Some(camel)) if snake != camel => {
+                return Err(ArgumentsError {
+                    path: path.to_owned(),
+                    problem: "`multi_select` and `multiSelect` disagree; send only \
+                              `multi_select`"
+                        .into(),
+                });
             }
+            (snake, camel) => snake.or(camel),
         };
         Ok(Question {
             id,

@@ -151,3 +151,42 @@ fn no_questions_is_empty_questions_without_asking() {
     assert_eq!(failure.code, Some(ErrorCode::EmptyQuestions));
     assert_eq!(failure.name, "UserQuestionError");
 }
+
+/// `multiSelect` (Claude Code's spelling) means `multi_select`: a
+/// multi-select question never turns single-select by its spelling.
+#[test]
+fn multi_select_is_read_in_either_spelling() {
+    let asked = |flags: &str| {
+        let mut seen = None;
+        let arguments = format!(
+            r#"{{"questions":[{{"id":"q","question":"?","options":[{{"label":"a"}},{{"label":"b"}}]{flags}}}]}}"#
+        );
+        let result = execute(&arguments, |request: Request| {
+            seen = request.questions[0].multi_select;
+            Ok(vec![answer("q", &["a", "b"], None)])
+        });
+        (seen, result)
+    };
+    for flags in [
+        r#","multiSelect":true"#,
+        r#","multi_select":true"#,
+        r#","multi_select":true,"multiSelect":true"#,
+    ] {
+        let (seen, result) = asked(flags);
+        assert_eq!(seen, Some(true), "{flags}");
+        assert!(result.is_ok(), "{flags}: {result:?}");
+    }
+    assert_eq!(asked(r#","multiSelect":false"#).0, Some(false));
+    let (seen, result) = asked(r#","multi_select":true,"multiSelect":false"#);
+    assert_eq!(seen, None, "not asked");
+    let failure = result.unwrap_err();
+    assert_eq!(failure.code, Some(ErrorCode::InvalidArgs));
+    assert!(failure.message.contains("disagree"), "{}", failure.message);
+    let (_, result) = asked(r#","multiSelect":"yes""#);
+    assert!(
+        result
+            .unwrap_err()
+            .message
+            .contains("questions[0].multiSelect")
+    );
+}
