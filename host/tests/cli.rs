@@ -102,6 +102,14 @@ fn without_a_terminal_the_terminal_answerer_passes() {
     let output = ask_user(&["ask", "deploy.json"], None);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_json(&output)["error"]["code"], "NO_PROVIDER");
+    // Standard error says why, for whoever runs the command.
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains(
+            "no answerer took the question (terminal: no terminal (/dev/tty cannot be opened"
+        ),
+        "{said}"
+    );
 }
 
 #[test]
@@ -130,6 +138,11 @@ fn answers_that_cover_only_some_questions_are_passed_on() {
     );
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout_json(&output)["error"]["code"], "NO_PROVIDER");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains("script: no answer or rule for question \"other\"; terminal: no terminal"),
+        "{said}"
+    );
 }
 
 /// The command printed an error result with `code` whose text says `says`

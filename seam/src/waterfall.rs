@@ -167,11 +167,14 @@ impl Waterfall {
             })
             .cloned()
             .collect();
+        let passes = Mutex::new(Vec::new());
         Next {
             chain: &chain,
             ask,
             passed: None,
             claimed_by,
+            from: None,
+            passes: &passes,
         }
         .run()
         .await
@@ -187,16 +190,38 @@ pub struct Next<'a> {
     /// The first answerer to return answers, innermost first, is the one
     /// that claimed; the ones that passed return its answers after it.
     claimed_by: &'a Mutex<Option<String>>,
+    /// The answerer that holds this `Next` (`None` before the first).
+    from: Option<&'a str>,
+    /// Who passed the request on so far, and why, for the log line of a
+    /// request nobody took.
+    passes: &'a Mutex<Vec<String>>,
 }
 
 impl<'a> Next<'a> {
     /// Offers the request to the next answerer and returns what the rest of
     /// the waterfall answered. Consumes `self`: the rest runs at most once.
     pub fn run(self) -> AnswerFuture<'a> {
+        self.pass("it passed the request on")
+    }
+
+    /// [`run`](Self::run), saying why this answerer passes (no terminal, no
+    /// rule for a question, …): when nobody takes the request, the reasons
+    /// are logged as one warning, so whoever runs the host sees why the
+    /// agent got `NO_PROVIDER`. The model never sees them.
+    pub fn pass(self, why: impl Into<String>) -> AnswerFuture<'a> {
+        if let Some(from) = self.from {
+            lock(self.passes).push(format!("{from}: {}", why.into()));
+        }
         if let Some(passed) = &self.passed {
             passed.store(true, Ordering::Release);
         }
         let Some((link, rest)) = self.chain.split_first() else {
+            let passes = lock(self.passes);
+            if passes.is_empty() {
+                tracing::warn!("no answerer took the question: no answerer reaches this caller");
+            } else {
+                tracing::warn!("no answerer took the question ({})", passes.join("; "));
+            }
             return Box::pin(std::future::ready(Err(AnswerError::Seam(AskError::new(
                 ErrorCode::NoProvider,
                 "no answerer took the question: nobody is there to answer it right now. \
@@ -210,6 +235,8 @@ impl<'a> Next<'a> {
             ask,
             passed: passed.clone(),
             claimed_by,
+            from: Some(link.answerer.name()),
+            passes: self.passes,
         };
         let mut answering = link.answerer.answer(ask, next);
         if let (Some(limit), Some(passed)) = (link.timeout, passed) {

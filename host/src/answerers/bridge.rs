@@ -293,8 +293,9 @@ impl Answerer for BridgeAnswerer {
         Box::pin(async move {
             let shared = &self.shared;
             // Nobody is there any more: like any absent answerer, pass.
-            let Ok(mut pending) = shared.pending.open(ask) else {
-                return next.run().await;
+            let mut pending = match shared.pending.open(ask) {
+                Ok(pending) => pending,
+                Err(gone) => return next.pass(format!("the bridge is gone ({})", gone.0)).await,
             };
             if shared.frames.send(pending.frame().clone()).is_err() {
                 return Err(failed(shared, "is no longer connected".to_owned()));
@@ -302,7 +303,7 @@ impl Answerer for BridgeAnswerer {
             match pending.settled().await {
                 Some(Ok(outcome)) => match outcome.into_answers() {
                     Some(answered) => answered,
-                    None => next.run().await,
+                    None => next.pass("the bridge passed it on").await,
                 },
                 Some(Err(why)) => Err(failed(shared, why)),
                 None => Err(failed(shared, "dropped the question".to_owned())),

@@ -319,19 +319,22 @@ impl Answerer for ScriptAnswerer {
         // passes the request on (a broken rule elsewhere is then moot); a
         // broken rule fails it; otherwise the script claims.
         let mut answers = Vec::new();
-        let (mut pass, mut broken) = (false, None);
-        for decision in decisions {
+        let (mut unanswered, mut broken) = (Vec::new(), None);
+        for (decision, question) in decisions.into_iter().zip(&ask.request.questions) {
             match decision {
                 Decision::Answer(answer) => answers.push(answer),
-                Decision::Pass => pass = true,
+                Decision::Pass => unanswered.push(format!("{:?}", question.id)),
                 Decision::Reject(error) => return Box::pin(std::future::ready(Err(error))),
                 Decision::Broken(error) => broken = broken.or(Some(error)),
             }
         }
-        match (pass, broken) {
-            (true, _) => next.run(),
-            (false, Some(error)) => Box::pin(std::future::ready(Err(error))),
-            (false, None) => Box::pin(std::future::ready(Ok(answers))),
+        match (unanswered.is_empty(), broken) {
+            (false, _) => next.pass(format!(
+                "no answer or rule for question {}",
+                unanswered.join(", ")
+            )),
+            (true, Some(error)) => Box::pin(std::future::ready(Err(error))),
+            (true, None) => Box::pin(std::future::ready(Ok(answers))),
         }
     }
 }

@@ -183,7 +183,10 @@ impl Answerer for InboxAnswerer {
                     answered
                 }
                 // Withdrawn or expired in the inbox: the next answerer's turn.
-                None => next.run().await,
+                None => {
+                    next.pass(format!("the question was {} in the inbox", view.state))
+                        .await
+                }
             }
         })
     }

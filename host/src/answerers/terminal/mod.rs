@@ -142,11 +142,20 @@ impl Answerer for TerminalAnswerer {
     fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
         Box::pin(async move {
             let turn = self.turn.clone().lock_owned().await;
-            let Ok(tty) = File::options().read(true).write(true).open(&self.device) else {
-                // No terminal: give up the turn before passing on, so other
-                // asks do not queue behind whatever answers downstream.
-                drop(turn);
-                return next.run().await;
+            let tty = match File::options().read(true).write(true).open(&self.device) {
+                Ok(tty) => tty,
+                Err(error) => {
+                    // No terminal: give up the turn before passing on, so
+                    // other asks do not queue behind whatever answers
+                    // downstream.
+                    drop(turn);
+                    return next
+                        .pass(format!(
+                            "no terminal ({} cannot be opened: {error})",
+                            self.device.display()
+                        ))
+                        .await;
+                }
             };
             let questions = ask.request.questions.clone();
             let color = self.color;

@@ -133,6 +133,15 @@ impl WebAnswerer {
         )
     }
 
+    /// The page's address without its token, for logs.
+    fn url_without_token(&self) -> String {
+        format!(
+            "http://{}:{}/",
+            client_host(self.address),
+            self.address.port()
+        )
+    }
+
     /// Questions (batches) waiting for an answer from a page now.
     pub fn pending(&self) -> usize {
         self.shared.pending.len()
@@ -238,7 +247,9 @@ impl Answerer for WebAnswerer {
         Box::pin(async move {
             let shared = &self.shared;
             if !shared.page_present().await {
-                return next.run().await;
+                return next
+                    .pass(format!("no page was open at {}", self.url_without_token()))
+                    .await;
             }
             // The page's list never closes, so a question always opens.
             let Ok(mut pending) = shared.pending.open(ask) else {
@@ -254,7 +265,7 @@ impl Answerer for WebAnswerer {
             drop(pending);
             match outcome.and_then(Outcome::into_answers) {
                 Some(answered) => answered,
-                None => next.run().await,
+                None => next.pass("every page left while it was open").await,
             }
         })
     }
