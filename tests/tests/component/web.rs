@@ -175,7 +175,7 @@ async fn multi_select_and_own_words_come_back_together() {
         .await;
     let own = s
         .browser
-        .wait_for(r#"fieldset[data-question="checks"] input[data-custom]"#)
+        .wait_for(r#"fieldset[data-question="checks"] [data-custom]"#)
         .await;
     own.send_keys("  and smoke  ").await.unwrap();
     s.browser
@@ -194,12 +194,109 @@ async fn multi_select_and_own_words_come_back_together() {
 async fn dismissing_is_ask_cancelled() {
     let s = setup().await;
     let call = s.call(one_question(&["A", "B"]), CancellationToken::new());
+    // Dismissing asks first; the second click dismisses.
+    s.browser.click("button.dismiss").await;
+    let asked = s.browser.wait_for(".notice").await.text().await.unwrap();
+    assert!(asked.contains("you will not answer"), "{asked}");
+    assert_eq!(s.web.pending(), 1, "nothing sent yet");
+    assert_eq!(s.browser.count("form.batch").await, 1);
     s.browser.click("button.dismiss").await;
     let result = result(call).await;
     assert_eq!(result.code(), Some("ASK_CANCELLED"));
     let end = s.browser.wait_for(".ended").await.text().await.unwrap();
     assert_eq!(end, "Dismissed — you can close this tab");
     assert_eq!(s.browser.count("form.batch").await, 0);
+    s.browser.close().await;
+}
+
+/// Enter in an own-words field starts a new line; it never sends the batch.
+#[tokio::test]
+async fn enter_in_a_text_field_is_a_new_line_not_a_send() {
+    let s = setup().await;
+    let call = s.call(
+        json!({"questions":[{"id":"why","question":"Why?"}]}),
+        CancellationToken::new(),
+    );
+    let own = s.browser.wait_for("[data-custom]").await;
+    let enter = char::from(fantoccini::key::Key::Enter);
+    own.send_keys(&format!("line one{enter}line two"))
+        .await
+        .unwrap();
+    assert_eq!(s.web.pending(), 1, "Enter sent nothing");
+    s.browser.click("button.send").await;
+    assert_eq!(
+        result(call).await.text(),
+        r#"{"answers":[{"id":"why","selected":[],"custom":"line one\nline two"}]}"#
+    );
+    s.browser.close().await;
+}
+
+/// Sending with questions unanswered asks first, saying how many; a change
+/// asks again; the second click sends them as skipped.
+#[tokio::test]
+async fn unanswered_questions_are_sent_as_skipped_only_when_confirmed() {
+    let s = setup().await;
+    let call = s.call(
+        json!({"questions":[
+            {"id":"a","question":"First?","options":[{"label":"A1"},{"label":"A2"}]},
+            {"id":"b","question":"Second?","options":[{"label":"B1"}]},
+            {"id":"c","question":"Third?"}]}),
+        CancellationToken::new(),
+    );
+    s.browser.click("button.send").await;
+    let asked = s.browser.wait_for(".notice").await.text().await.unwrap();
+    assert_eq!(asked, "3 unanswered — send them as skipped?");
+    s.browser
+        .click(r#"fieldset[data-question="a"] input[data-option="1"]"#)
+        .await;
+    let notice = s.browser.wait_for(".notice").await.text().await.unwrap();
+    assert_eq!(notice, "", "a change asks again");
+    s.browser.click("button.send").await;
+    let asked = s.browser.wait_for(".notice").await.text().await.unwrap();
+    assert_eq!(asked, "2 unanswered — send them as skipped?");
+    let button = s
+        .browser
+        .wait_for("button.send")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(button, "Send with 2 skipped");
+    assert_eq!(s.web.pending(), 1, "nothing sent yet");
+    s.browser.click("button.send").await;
+    assert_eq!(
+        result(call).await.text(),
+        r#"{"answers":[{"id":"a","selected":["A2"]},{"id":"b","selected":[]},{"id":"c","selected":[]}]}"#
+    );
+    s.browser.close().await;
+}
+
+/// Skip and a pick (or own words) never both hold: the last one chosen stays.
+#[tokio::test]
+async fn skip_and_an_answer_exclude_each_other() {
+    let s = setup().await;
+    let call = s.call(
+        json!({"questions":[{"id":"m","question":"Which?","multi_select":true,
+            "options":[{"label":"X"},{"label":"Y"}]}]}),
+        CancellationToken::new(),
+    );
+    let checked = |css: &'static str| {
+        let browser = &s.browser;
+        async move { browser.wait_for(css).await.prop("checked").await.unwrap() }
+    };
+    s.browser.click(r#"input[data-option="0"]"#).await;
+    s.browser.click("input[data-skip]").await;
+    assert_eq!(
+        checked(r#"input[data-option="0"]"#).await.as_deref(),
+        Some("false")
+    );
+    s.browser.click(r#"input[data-option="1"]"#).await;
+    assert_eq!(checked("input[data-skip]").await.as_deref(), Some("false"));
+    s.browser.click("button.send").await;
+    assert_eq!(
+        result(call).await.text(),
+        r#"{"answers":[{"id":"m","selected":["Y"]}]}"#
+    );
     s.browser.close().await;
 }
 
