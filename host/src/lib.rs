@@ -59,7 +59,7 @@ pub mod tool_result;
 pub use ask_user_seam::{
     self as seam, AgentHandle, AgentRegistry, Answer, AnswerError, AnswerFuture, Answerer,
     AnswererHandle, Ask, AskError, AskRequest, ErrorCode, Intent, Next, Placement, Question,
-    QuestionOption, Scope, TransportedError, UserQuestions, Waterfall, agents, audit, error,
+    QuestionOption, Race, Scope, TransportedError, UserQuestions, Waterfall, agents, audit, error,
     question, remote, scope, waterfall,
 };
 pub use cache::CodeCache;

@@ -30,4 +30,6 @@ pub use error::{AnswerError, AskError, TransportedError};
 pub use question::{Answer, AskRequest, Intent, Question, QuestionOption};
 pub use scope::Scope;
 pub use user_questions::UserQuestions;
-pub use waterfall::{AnswerFuture, Answerer, AnswererHandle, Ask, Next, Placement, Waterfall};
+pub use waterfall::{
+    AnswerFuture, Answerer, AnswererHandle, Ask, Next, Placement, Race, Waterfall,
+};

@@ -175,6 +175,7 @@ impl Waterfall {
             claimed_by,
             from: None,
             passes: &passes,
+            lane: false,
         }
         .run()
         .await
@@ -195,6 +196,9 @@ pub struct Next<'a> {
     /// Who passed the request on so far, and why, for the log line of a
     /// request nobody took.
     passes: &'a Mutex<Vec<String>>,
+    /// A lane of a [`Race`]: its end is the answerer passing, not the end
+    /// of the waterfall.
+    lane: bool,
 }
 
 impl<'a> Next<'a> {
@@ -216,6 +220,12 @@ impl<'a> Next<'a> {
             passed.store(true, Ordering::Release);
         }
         let Some((link, rest)) = self.chain.split_first() else {
+            if self.lane {
+                return Box::pin(std::future::ready(Err(AnswerError::Seam(AskError::new(
+                    ErrorCode::NoProvider,
+                    "passed",
+                )))));
+            }
             let passes = lock(self.passes);
             if passes.is_empty() {
                 tracing::warn!("no answerer took the question: no answerer reaches this caller");
@@ -237,6 +247,7 @@ impl<'a> Next<'a> {
             claimed_by,
             from: Some(link.answerer.name()),
             passes: self.passes,
+            lane: false,
         };
         let mut answering = link.answerer.answer(ask, next);
         if let (Some(limit), Some(passed)) = (link.timeout, passed) {
@@ -260,6 +271,87 @@ impl<'a> Next<'a> {
                 Err(error) => tracing::debug!(answerer = name, ?error, "failed"),
             }
             result
+        })
+    }
+}
+
+/// Answerers offered one request at the same time, as one link of the
+/// waterfall: the first to return answers (or fail the ask) ends the race,
+/// and the others are withdrawn (their futures dropped, as on a time
+/// limit). One that passes drops out; when every one has passed, the
+/// request goes on down the waterfall. For a human who may answer at the
+/// terminal or in a browser, whichever is nearer.
+pub struct Race {
+    name: String,
+    answerers: Vec<Arc<dyn Answerer>>,
+}
+
+impl Race {
+    /// A race of `answerers`, named after them (`terminal|web`).
+    pub fn new(answerers: Vec<Arc<dyn Answerer>>) -> Self {
+        let names: Vec<&str> = answerers.iter().map(|a| a.name()).collect();
+        Race {
+            name: names.join("|"),
+            answerers,
+        }
+    }
+}
+
+impl Answerer for Race {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn close(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(async move {
+            for answerer in &self.answerers {
+                answerer.close().await;
+            }
+        })
+    }
+
+    fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
+        Box::pin(async move {
+            let passes = Mutex::new(Vec::new());
+            let mut lanes: Vec<(&str, Arc<AtomicBool>, AnswerFuture<'_>)> = self
+                .answerers
+                .iter()
+                .map(|answerer| {
+                    let passed = Arc::new(AtomicBool::new(false));
+                    let lane = Next {
+                        chain: &[],
+                        ask,
+                        passed: Some(passed.clone()),
+                        claimed_by: next.claimed_by,
+                        from: Some(answerer.name()),
+                        passes: &passes,
+                        lane: true,
+                    };
+                    (answerer.name(), passed, answerer.answer(ask, lane))
+                })
+                .collect();
+            while !lanes.is_empty() {
+                let (done, result) = std::future::poll_fn(|cx| {
+                    for (n, (_, _, lane)) in lanes.iter_mut().enumerate() {
+                        if let Poll::Ready(result) = lane.as_mut().poll(cx) {
+                            return Poll::Ready((n, result));
+                        }
+                    }
+                    Poll::Pending
+                })
+                .await;
+                let (name, passed, _) = lanes.swap_remove(done);
+                if result.is_ok() {
+                    // The audit trail names the lane that answered.
+                    lock(next.claimed_by).get_or_insert_with(|| name.to_owned());
+                }
+                if result.is_ok() || !passed.load(Ordering::Acquire) {
+                    // Dropping the other lanes withdraws the question there.
+                    return result;
+                }
+            }
+            let why = lock(&passes).join("; ");
+            next.pass(why).await
         })
     }
 }

@@ -237,3 +237,80 @@ async fn a_terminal_that_cannot_ask_holds_up_no_one() {
         assert_eq!(call.await.unwrap().code(), Some("ASK_ABORTED"));
     }
 }
+
+/// A race of answerers as one link: all are offered the request at once.
+fn race(h: &Harness, behaviours: Vec<Behaviour>) -> Vec<std::sync::Arc<ask_user_tests::Probe>> {
+    let (answerers, probes): (Vec<std::sync::Arc<dyn ask_user::Answerer>>, Vec<_>) = behaviours
+        .into_iter()
+        .map(|behaviour| {
+            let (answerer, probe) = TestAnswerer::new(behaviour);
+            (std::sync::Arc::new(answerer) as _, probe)
+        })
+        .unzip();
+    h.seam()
+        .waterfall()
+        .register(ask_user::Race::new(answerers), Placement::default());
+    probes
+}
+
+#[tokio::test]
+async fn in_a_race_the_first_answer_wins_and_the_others_are_withdrawn() {
+    let h = Harness::new().await;
+    let probes = race(
+        &h,
+        vec![
+            Behaviour::Hang,
+            Behaviour::Slow(std::time::Duration::from_millis(20)),
+        ],
+    );
+    let later = h.answerer(Behaviour::ClaimFirst);
+    let result = h.call(one_question(&["A", "B"])).await;
+    assert_eq!(selected(&result), serde_json::json!(["A"]));
+    assert_eq!(
+        (probes[0].calls(), probes[1].calls(), later.calls()),
+        (1, 1, 0)
+    );
+    assert_eq!(
+        probes[0]
+            .withdrawn
+            .load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "the one still waiting is withdrawn"
+    );
+}
+
+#[tokio::test]
+async fn in_a_race_one_that_passes_drops_out_and_all_passing_goes_on() {
+    let h = Harness::new().await;
+    race(&h, vec![Behaviour::Pass, Behaviour::ClaimFirst]);
+    let result = h.call(one_question(&["A", "B"])).await;
+    assert_eq!(selected(&result), serde_json::json!(["A"]));
+
+    let h = Harness::new().await;
+    let probes = race(&h, vec![Behaviour::Pass, Behaviour::Pass]);
+    let later = h.answerer(Behaviour::Claim(vec![ask_user::Answer {
+        id: "q".into(),
+        selected: vec!["B".into()],
+        custom: None,
+    }]));
+    let result = h.call(one_question(&["A", "B"])).await;
+    assert_eq!(selected(&result), serde_json::json!(["B"]));
+    assert_eq!(
+        (probes[0].calls(), probes[1].calls(), later.calls()),
+        (1, 1, 1)
+    );
+
+    // A failure in one lane ends the ask, as it would in the chain.
+    let h = Harness::new().await;
+    race(
+        &h,
+        vec![
+            Behaviour::Hang,
+            Behaviour::Fail(|| AskError::new(ErrorCode::AskCancelled, "dismissed").into()),
+        ],
+    );
+    assert_eq!(
+        h.call(one_question(&["A"])).await.code(),
+        Some("ASK_CANCELLED")
+    );
+}
