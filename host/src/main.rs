@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use ask_user::answerers::ready;
 use ask_user::answerers::script::{self, ScriptAnswerer};
 use ask_user::answerers::terminal::TerminalAnswerer;
 use ask_user::answerers::web::WebConfig;
+use ask_user::answerers::{race, ready};
 use ask_user::inbox::{InboxClient, InboxConfig, InboxServer};
 use ask_user::mcp::{McpHttp, McpServer};
 use ask_user::{AnswererEntry, CodeCache, Config, ErrorCode, HostBuilder, ToolResult};
@@ -31,7 +31,8 @@ Examples:
   ask-user ask examples/deploy.json --answers examples/deploy.answers.json
       Answered from a file first; what it does not answer goes to the terminal.
   ask-user ask examples/deploy.json --web
-      Answer in a browser: open the address it prints (loopback, with a token).
+      Answer in a browser or at this terminal, whichever is first: open the address it
+      prints (loopback, with a token).
   ask-user ask examples/deploy.json --config examples/config.toml
       Answerers from a config file (script rules, a bridge process, the terminal).
   echo '{\"questions\":[]}' | ask-user ask -
@@ -87,7 +88,8 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
         /// Also answer in a browser: serves a page on 127.0.0.1 and prints its
-        /// address; the question waits until the page is opened and answered.
+        /// address. The question is offered on the page and at this terminal
+        /// at once; the first answer wins.
         #[arg(long)]
         web: bool,
         /// The port for --web (default: any free port).
@@ -262,13 +264,16 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
                 builder = builder.answerer(AnswererEntry::new("script", ready(script)));
             }
             if web {
-                // Ahead of the configured chain: the human asked for the browser.
+                // Ahead of the configured chain: the human asked for the
+                // browser. The terminal is offered at the same time (it
+                // drops out where there is none); the first answer wins.
                 let page = WebConfig {
                     port: web_port.unwrap_or(0),
                     grace: None,
                     ..WebConfig::default()
                 };
-                builder = builder.answerer(AnswererEntry::new("web", Box::new(page)));
+                let both = race(vec![Box::new(page), ready(TerminalAnswerer::new())]);
+                builder = builder.answerer(AnswererEntry::new("web", both));
             }
             // A fresh session: this process, at this moment.
             let session = session.unwrap_or_else(|| {

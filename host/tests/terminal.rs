@@ -527,3 +527,101 @@ fn a_long_multi_line_paste_is_text() {
         "bracketed paste is turned off again"
     );
 }
+
+/// The page of `ask --web`, from what the command said on the terminal: an
+/// event stream open on it, read until the question arrived; its event id.
+fn web_page(s: &Session) -> (std::net::TcpStream, String, String) {
+    s.wait_for("answer in your browser: http://", 1);
+    let screen = strip_escapes(&s.screen());
+    let url = screen
+        .split("answer in your browser: http://")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned();
+    let (address, query) = url.split_once("/?").unwrap();
+    let token = query.strip_prefix("token=").unwrap().to_owned();
+    let mut events = std::net::TcpStream::connect(address).unwrap();
+    events.set_read_timeout(Some(WAIT)).unwrap();
+    write!(
+        events,
+        "GET /events?token={token} HTTP/1.1\r\nHost: {address}\r\n\r\n"
+    )
+    .unwrap();
+    let seen = read_until(&mut events, "\"type\":\"waterfall\"");
+    let event = seen
+        .split("\"eventId\":\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_owned();
+    (events, format!("{address}|{token}"), event)
+}
+
+fn read_until(stream: &mut std::net::TcpStream, text: &str) -> String {
+    let mut seen = Vec::new();
+    let mut buf = [0; 4096];
+    while !String::from_utf8_lossy(&seen).contains(text) {
+        let n = stream.read(&mut buf).expect("the page's stream goes on");
+        assert!(n > 0, "the stream ended before {text:?}");
+        seen.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&seen).into_owned()
+}
+
+/// `--web` offers the question at the terminal and on the page at once: an
+/// answer at the terminal wins, and the page drops the question.
+#[test]
+fn with_web_the_terminal_is_offered_too_and_its_answer_wins() {
+    let mut s = start(deploy(), "--web", false);
+    let (mut events, _, event) = web_page(&s);
+    s.wait_for("Where should this release go?", 1);
+    s.keys("2");
+    s.wait_for("Review your answers", 1);
+    s.keys("\r");
+    let (status, result) = s.finish();
+    assert_eq!(status, 0);
+    assert_eq!(
+        result["content"][0]["text"],
+        r#"{"answers":[{"id":"target","selected":["Production"]}]}"#
+    );
+    read_until(
+        &mut events,
+        &format!("\"type\":\"cancel\",\"eventId\":\"{event}\""),
+    );
+    s.assert_restored();
+}
+
+/// An answer on the page wins as well: the prompt is withdrawn and the
+/// terminal restored.
+#[test]
+fn with_web_an_answer_on_the_page_withdraws_the_prompt() {
+    let s = start(deploy(), "--web", false);
+    let (_events, page, event) = web_page(&s);
+    s.wait_for("Where should this release go?", 1);
+    let (address, token) = page.split_once('|').unwrap();
+    let body = format!(
+        r#"{{"eventId":"{event}","outcome":{{"kind":"result","value":{{"answers":[{{"id":"target","selected":["Staging (Recommended)"]}}]}}}}}}"#
+    );
+    let mut post = std::net::TcpStream::connect(address).unwrap();
+    write!(
+        post,
+        "POST /answer HTTP/1.1\r\nHost: {address}\r\nx-ask-user-token: {token}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reply = String::new();
+    post.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    let (status, result) = s.finish();
+    assert_eq!(status, 0);
+    assert_eq!(
+        result["content"][0]["text"],
+        r#"{"answers":[{"id":"target","selected":["Staging (Recommended)"]}]}"#
+    );
+    s.assert_restored();
+}

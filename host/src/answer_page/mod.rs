@@ -186,13 +186,32 @@ async fn events<D: Desk>(_: Authorized, State(desk): State<Arc<D>>) -> Response 
     first.extend(desk.pending_frames());
     let closing = desk.closing();
     let guard = desk.page_opened();
-    let live = stream::unfold((live, guard), |(mut live, guard)| async move {
-        // On lag (a page too slow to keep up has missed frames) or close,
-        // the stream ends, and the page reconnects to what is pending now.
-        let frame = live.recv().await.ok()?;
-        Some((frame, (live, guard)))
-    })
-    .take_until(closing.cancelled_owned());
+    let live = stream::unfold(
+        (live, guard, closing, false),
+        |(mut live, guard, closing, closed)| async move {
+            // Closing: the frames already sent (the cancels of questions
+            // that just left) still reach the page, then the stream ends.
+            if closed {
+                let frame = live.try_recv().ok()?;
+                return Some((frame, (live, guard, closing, true)));
+            }
+            let next = tokio::select! {
+                biased;
+                frame = live.recv() => Some(frame),
+                () = closing.cancelled() => None,
+            };
+            match next {
+                // On lag (a page too slow to keep up has missed frames) or
+                // close, the stream ends, and the page reconnects to what
+                // is pending now.
+                Some(frame) => Some((frame.ok()?, (live, guard, closing, false))),
+                None => {
+                    let frame = live.try_recv().ok()?;
+                    Some((frame, (live, guard, closing, true)))
+                }
+            }
+        },
+    );
     let frames: std::pin::Pin<Box<dyn Stream<Item = Value> + Send>> =
         Box::pin(stream::iter(first).chain(live));
     Sse::new(

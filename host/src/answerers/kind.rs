@@ -65,6 +65,44 @@ impl Setup for Ready {
     }
 }
 
+/// Answerers started together and raced as one link ([`ask_user_seam::Race`]):
+/// the first to answer wins. Their notices are kept in order.
+pub fn race(setups: Vec<Box<dyn Setup>>) -> Box<dyn Setup> {
+    Box::new(RaceSetup(setups))
+}
+
+#[derive(Debug)]
+struct RaceSetup(Vec<Box<dyn Setup>>);
+
+impl Setup for RaceSetup {
+    fn start(self: Box<Self>) -> Pin<Box<dyn Future<Output = std::io::Result<Started>> + Send>> {
+        Box::pin(async move {
+            let mut answerers: Vec<Arc<dyn Answerer>> = Vec::new();
+            let (mut notices, mut page) = (Vec::new(), None);
+            for setup in self.0 {
+                match setup.start().await {
+                    Ok(started) => {
+                        notices.extend(started.notice);
+                        page = page.or(started.page);
+                        answerers.push(started.answerer);
+                    }
+                    Err(error) => {
+                        for answerer in &answerers {
+                            answerer.close().await;
+                        }
+                        return Err(error);
+                    }
+                }
+            }
+            Ok(Started {
+                answerer: Arc::new(ask_user_seam::Race::new(answerers)),
+                notice: (!notices.is_empty()).then(|| notices.join("; ")),
+                page,
+            })
+        })
+    }
+}
+
 /// One `[[answerer]]`'s own keys, with where each stands in the file.
 pub struct KindTable<'a>(pub(crate) Spanned<DeValue<'a>>);
 
