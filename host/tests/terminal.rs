@@ -16,6 +16,8 @@ struct Session {
     writer: Box<dyn Write + Send>,
     screen: Arc<Mutex<Vec<u8>>>,
     dir: PathBuf,
+    /// The pty's size: (rows, columns).
+    size: (u16, u16),
     _temp: tempfile::TempDir,
     _child: Box<dyn portable_pty::Child + Send + Sync>,
     _master: Box<dyn portable_pty::MasterPty + Send>,
@@ -57,6 +59,11 @@ fn key_events(keys: &str) -> usize {
 /// Runs `ask-user ask args.json [extra]` in an 80×24 pty with stdout in a
 /// file, then `stty -a` on the same terminal, then [`SESSION_END`].
 fn start(arguments: Value, extra: &str, color: bool) -> Session {
+    start_sized(arguments, extra, color, (24, 80))
+}
+
+/// A session in a pty of `size` (rows, columns).
+fn start_sized(arguments: Value, extra: &str, color: bool, size: (u16, u16)) -> Session {
     let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let temp = tempfile::Builder::new()
         .prefix(&format!("ask-user-pty-{n}-"))
@@ -66,8 +73,8 @@ fn start(arguments: Value, extra: &str, color: bool) -> Session {
     std::fs::write(dir.join("args.json"), arguments.to_string()).unwrap();
     let pty = native_pty_system()
         .openpty(PtySize {
-            rows: 24,
-            cols: 80,
+            rows: size.0,
+            cols: size.1,
             pixel_width: 0,
             pixel_height: 0,
         })
@@ -103,6 +110,7 @@ fn start(arguments: Value, extra: &str, color: bool) -> Session {
         writer: pty.master.take_writer().unwrap(),
         screen,
         dir,
+        size,
         _temp: temp,
         _child: child,
         _master: pty.master,
@@ -112,6 +120,15 @@ fn start(arguments: Value, extra: &str, color: bool) -> Session {
 impl Session {
     fn screen(&self) -> String {
         String::from_utf8_lossy(&self.screen.lock().unwrap()).into_owned()
+    }
+
+    /// What a terminal of the pty's size shows now: all output so far run
+    /// through a terminal emulator.
+    fn shown(&self) -> String {
+        let size = |n: u16| std::num::NonZeroU16::new(n).expect("a pty has a size");
+        let mut terminal = vt100::Parser::new(size(self.size.0), size(self.size.1), 0);
+        terminal.process(&self.screen.lock().unwrap());
+        terminal.screen().contents()
     }
 
     /// Waits until `text` has appeared `times` times in all output so far.
@@ -624,4 +641,86 @@ fn with_web_an_answer_on_the_page_withdraws_the_prompt() {
         r#"{"answers":[{"id":"target","selected":["Staging (Recommended)"]}]}"#
     );
     s.assert_restored();
+}
+
+fn long_question() -> Value {
+    let words: Vec<String> = (0..500).map(|n| format!("word{n}")).collect();
+    json!({"questions":[{"id":"q","header":"Long","question":words.join(" "),
+        "options":[{"label":"Yes","description":"Go ahead."},{"label":"No"}]}]})
+}
+
+/// A question longer than the screen keeps its options and keys in view
+/// and scrolls with PgUp/PgDn (issue 12 item 1).
+#[test]
+fn a_long_question_scrolls_and_the_options_stay_in_view() {
+    let mut s = start(long_question(), "", false);
+    s.wait_for("PgUp/PgDn scroll", 1);
+    let shown = s.shown();
+    for visible in [
+        "1. Yes",
+        "2. No",
+        "Type your own answer",
+        "Skip this question",
+        "Esc dismiss all",
+        "word0 ",
+    ] {
+        assert!(
+            shown.contains(visible),
+            "{visible:?} not on screen:\n{shown}"
+        );
+    }
+    assert!(!shown.contains("word499"), "{shown}");
+    for _ in 0..30 {
+        s.keys("\x1b[6~");
+    }
+    let shown = s.shown();
+    assert!(
+        shown.contains("word499") && !shown.contains("word0 "),
+        "{shown}"
+    );
+    assert!(shown.contains("2. No"), "{shown}");
+    s.keys("\x1b[5~");
+    assert!(
+        !s.shown().contains("word499"),
+        "PgUp scrolls back:\n{}",
+        s.shown()
+    );
+    s.keys("2");
+    s.wait_for("Review your answers", 1);
+    s.keys("\r");
+    let (status, result) = s.finish();
+    assert_eq!(status, 0);
+    assert_eq!(
+        result["content"][0]["text"],
+        r#"{"answers":[{"id":"q","selected":["No"]}]}"#
+    );
+    s.assert_restored();
+}
+
+/// At 50 columns every line is laid out by the prompt: moving about leaves
+/// no stale copy of the question behind (issue 12 item 4).
+#[test]
+fn a_narrow_terminal_leaves_nothing_stale_behind() {
+    let mut s = start_sized(deploy(), "", false, (24, 50));
+    s.wait_for("Where should this release go?", 1);
+    for key in ["j", "j", "k", "j", "k", "k"] {
+        s.keys(key);
+    }
+    let shown = s.shown();
+    assert_eq!(
+        shown.matches("[Deploy]").count(),
+        1,
+        "stale copies:\n{shown}"
+    );
+    assert_eq!(
+        shown.matches("dismiss all").count(),
+        1,
+        "stale copies:\n{shown}"
+    );
+    for line in shown.lines() {
+        assert!(line.chars().count() <= 50, "{line:?}");
+    }
+    s.keys("\x1b");
+    let (status, _) = s.finish();
+    assert_eq!(status, 1);
 }

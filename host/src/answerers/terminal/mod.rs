@@ -36,7 +36,7 @@ use crate::question::{Answer, Question};
 use crate::waterfall::{AnswerFuture, Answerer, Ask, Next};
 use ask_user_seam::ErrorCode;
 use prompt::{Prompt, Step};
-use render::{Frame, Painter};
+use render::{Layout, Painter};
 
 /// How often the prompt checks whether it was withdrawn.
 const WITHDRAW_POLL: Duration = Duration::from_millis(50);
@@ -265,7 +265,14 @@ fn run(
                 color,
                 width: usize::from(width).saturating_sub(1).max(20),
             };
-            screen.draw(&mut tty, &painter.frame(&prompt), usize::from(height))?;
+            // The last row stays free: a line written there would scroll.
+            let layout = painter.fit(
+                &painter.frame(&prompt),
+                usize::from(height).saturating_sub(1),
+                prompt.scroll,
+            );
+            (prompt.scroll, prompt.page) = (layout.scroll, layout.page);
+            screen.draw(&mut tty, &layout)?;
             loop {
                 if withdraw.load(Ordering::SeqCst) {
                     return Ok((
@@ -309,20 +316,15 @@ impl Screen {
         Ok(())
     }
 
-    fn draw(&mut self, tty: &mut File, frame: &Frame, height: usize) -> std::io::Result<()> {
+    fn draw(&mut self, tty: &mut File, layout: &Layout) -> std::io::Result<()> {
         self.clear(tty)?;
         tty.queue(Hide)?;
-        let room = height.saturating_sub(1).max(3);
-        let mut lines: Vec<&str> = frame.lines.iter().map(String::as_str).collect();
-        if lines.len() > room {
-            lines.truncate(room - 1);
-            lines.push("…");
-        }
-        for line in &lines {
+        let lines = &layout.lines;
+        for line in lines {
             write!(tty, "{line}\r\n")?;
         }
         self.at_row = lines.len();
-        if let Some((row, column)) = frame.caret.filter(|(row, _)| *row < lines.len()) {
+        if let Some((row, column)) = layout.caret.filter(|(row, _)| *row < lines.len()) {
             tty.queue(MoveToPreviousLine((lines.len() - row) as u16))?;
             tty.queue(MoveToColumn(column as u16))?;
             tty.queue(Show)?;

@@ -39,6 +39,11 @@ pub struct Prompt<'q> {
     pub index: usize,
     pub drafts: Vec<Draft>,
     pub screen: Screen,
+    /// The first line of the question (or review) shown when it does not
+    /// fit the screen; PgUp/PgDn move it by `page` lines.
+    pub scroll: usize,
+    /// The lines of question the screen shows, as last drawn.
+    pub page: usize,
 }
 
 /// The rows under a question with options: each option, then these two.
@@ -52,6 +57,8 @@ impl<'q> Prompt<'q> {
             index: 0,
             drafts: vec![Draft::default(); questions.len()],
             screen: Screen::Choosing,
+            scroll: 0,
+            page: 1,
         };
         prompt.enter_question();
         prompt
@@ -76,6 +83,7 @@ impl<'q> Prompt<'q> {
 
     /// A question without options is a free-text prompt straight away.
     fn enter_question(&mut self) {
+        self.scroll = 0;
         self.screen = if self.options() == 0 {
             Screen::Typing(Input::new(
                 self.drafts[self.index].custom.clone().unwrap_or_default(),
@@ -90,6 +98,7 @@ impl<'q> Prompt<'q> {
             self.index += 1;
             self.enter_question();
         } else {
+            self.scroll = 0;
             self.screen = Screen::Review;
         }
     }
@@ -114,6 +123,19 @@ impl<'q> Prompt<'q> {
         }
         if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
             return Step::Dismiss;
+        }
+        // A question or review longer than the screen scrolls; the rows
+        // and the keys stay in view (the painter clamps the offset).
+        match key.code {
+            KeyCode::PageDown => {
+                self.scroll += self.page.max(1);
+                return Step::Continue;
+            }
+            KeyCode::PageUp => {
+                self.scroll = self.scroll.saturating_sub(self.page.max(1));
+                return Step::Continue;
+            }
+            _ => {}
         }
         let has_options = self.options() > 0;
         match &mut self.screen {

@@ -8,11 +8,30 @@ use unicode_width::UnicodeWidthStr;
 
 use super::prompt::{Prompt, SKIP, Screen, TYPE_OWN};
 
-/// The lines of the current screen, and where the text cursor belongs (row,
-/// column) when the human is typing.
+/// The current screen in three parts, each line already wrapped to the
+/// width. When they do not all fit the height ([`Painter::fit`]), the keys
+/// stay whole, the rows keep the highlighted one in view, and the question
+/// (or the review) scrolls.
 pub struct Frame {
+    /// The question and its detail, or the review: scrolls.
+    pub top: Vec<String>,
+    /// The rows to choose among, or the line being typed.
+    pub rows: Vec<String>,
+    /// The blank line and the key line: always shown.
+    pub keys: Vec<String>,
+    /// The line of `rows` that stays in view: the highlighted row's first.
+    pub focus: usize,
+    /// Where the text cursor belongs while typing: (line of `rows`, column).
+    pub caret: Option<(usize, usize)>,
+}
+
+/// A frame fitted to the screen: the lines to draw, the caret's (line,
+/// column), and the question's scroll offset and page as used.
+pub struct Layout {
     pub lines: Vec<String>,
     pub caret: Option<(usize, usize)>,
+    pub scroll: usize,
+    pub page: usize,
 }
 
 pub struct Painter {
@@ -85,54 +104,117 @@ impl Painter {
     }
 
     pub fn frame(&self, prompt: &Prompt) -> Frame {
-        let mut lines = Vec::new();
-        let caret = match &prompt.screen {
+        let (mut top, mut rows, mut keys) = (Vec::new(), Vec::new(), vec![String::new()]);
+        let (mut focus, mut caret) = (0, None);
+        let key_line = match &prompt.screen {
             Screen::Review => {
-                self.review(prompt, &mut lines);
-                None
+                self.review(prompt, &mut top);
+                "Enter send · 1-9 change an answer · ← back · Esc dismiss all".to_owned()
             }
             Screen::Choosing => {
-                self.question(prompt, &mut lines);
-                self.rows(prompt, &mut lines);
-                lines.push(String::new());
+                self.question(prompt, &mut top);
+                focus = self.rows(prompt, &mut rows);
                 let toggle = if prompt.question().is_multi_select() {
                     " · Space tick"
                 } else {
                     ""
                 };
-                lines.push(self.paint(
-                    &format!(
-                        "↑↓ move · 1-9 pick{toggle} · Enter confirm · ← back · Esc dismiss all"
-                    ),
-                    dim,
-                ));
-                None
+                format!("↑↓ move · 1-9 pick{toggle} · Enter confirm · ← back · Esc dismiss all")
             }
             Screen::Typing(input) => {
-                self.question(prompt, &mut lines);
+                self.question(prompt, &mut top);
                 let prefix = "› ";
                 let room = self.width.saturating_sub(prefix.len() + 1).max(10);
                 let scroll = input.visual_scroll(room);
                 let shown = skip_columns(&clean(input.value(), false), scroll, room);
-                let row = lines.len();
-                lines.push(format!("{prefix}{shown}"));
-                lines.push(String::new());
+                rows.push(format!("{prefix}{shown}"));
+                caret = Some((
+                    0,
+                    prefix.width() + input.visual_cursor().saturating_sub(scroll),
+                ));
                 let back = if prompt.options() > 0 {
                     "Esc back to the options"
                 } else {
                     "Esc dismiss all"
                 };
-                lines.push(self.paint(
-                    &format!("Type your answer · Enter confirm (empty skips) · {back}"),
-                    dim,
-                ));
-                Some((
-                    row,
-                    prefix.width() + input.visual_cursor().saturating_sub(scroll),
-                ))
+                format!("Type your answer · Enter confirm (empty skips) · {back}")
             }
         };
-        Frame { lines, caret }
+        // Wrapped here, not by the terminal: every line drawn is one row.
+        self.wrap(&mut keys, "", 0, &key_line, dim);
+        Frame {
+            top,
+            rows,
+            keys,
+            focus,
+            caret,
+        }
+    }
+
+    /// Fits `frame` into `height` rows, the question scrolled by `scroll`
+    /// lines (clamped to what there is).
+    pub fn fit(&self, frame: &Frame, height: usize, scroll: usize) -> Layout {
+        let height = height.max(3);
+        let (top, rows) = (&frame.top, &frame.rows);
+        let whole = top.len() + rows.len() + frame.keys.len();
+        if whole <= height {
+            let lines: Vec<String> = top.iter().chain(rows).chain(&frame.keys).cloned().collect();
+            return Layout {
+                caret: frame.caret.map(|(line, column)| (top.len() + line, column)),
+                lines,
+                scroll: 0,
+                page: height,
+            };
+        }
+        // Short of room: no blank line above the keys; the keys whole (but
+        // one row for the rest); the rows around the highlighted one; the
+        // question in what is left, with a line saying how to scroll it.
+        let keys: Vec<String> = frame
+            .keys
+            .iter()
+            .filter(|k| !k.is_empty())
+            .cloned()
+            .collect();
+        let keys_shown = keys.len().min(height - 1);
+        let keep_top = usize::from(!top.is_empty());
+        let rows_room = rows
+            .len()
+            .min(height - keys_shown - keep_top)
+            .max(usize::from(!rows.is_empty()));
+        let focus = frame.caret.map_or(frame.focus, |(line, _)| line);
+        let first_row = focus
+            .saturating_sub(rows_room / 2)
+            .min(rows.len().saturating_sub(rows_room));
+        let top_room = height.saturating_sub(keys_shown + rows_room);
+        let mut lines = Vec::new();
+        let (asked, mut scroll, mut page) = (scroll, 0, 1);
+        if top.len() <= top_room {
+            lines.extend(top.iter().cloned());
+        } else if top_room > 0 {
+            page = (top_room - 1).max(1);
+            let shown = top_room - 1;
+            scroll = asked.min(top.len() - shown);
+            lines.extend(top[scroll..scroll + shown].iter().cloned());
+            let note = format!(
+                "⋯ lines {}–{} of {} · PgUp/PgDn scroll",
+                scroll + 1,
+                scroll + shown,
+                top.len()
+            );
+            lines.push(self.paint(&cut(&note, self.width), dim));
+        }
+        let rows_at = lines.len();
+        lines.extend(rows[first_row..first_row + rows_room].iter().cloned());
+        lines.extend(keys[keys.len() - keys_shown..].iter().cloned());
+        Layout {
+            caret: frame
+                .caret
+                .filter(|(line, _)| (first_row..first_row + rows_room).contains(line))
+                .map(|(line, column)| (rows_at + line - first_row, column)),
+            lines,
+            scroll,
+            page,
+        }
     }
 
     fn question(&self, prompt: &Prompt, out: &mut Vec<String>) {
@@ -159,7 +241,9 @@ impl Painter {
         out.push(String::new());
     }
 
-    fn rows(&self, prompt: &Prompt, out: &mut Vec<String>) {
+    /// Draws the rows; returns the line where the highlighted one starts.
+    fn rows(&self, prompt: &Prompt, out: &mut Vec<String>) -> usize {
+        let mut focus = 0;
         let q = prompt.question();
         let draft = &prompt.drafts[prompt.index];
         let multi = q.is_multi_select();
@@ -185,7 +269,12 @@ impl Painter {
             } else {
                 ""
             };
-            let lead = format!("{pointer} {}. {tick}", row + 1);
+            // Numbers right-aligned, so "10." lines up under " 9.".
+            let digits = prompt.rows().to_string().len();
+            let lead = format!("{pointer} {:>digits$}. {tick}", row + 1);
+            if row == draft.cursor {
+                focus = out.len();
+            }
             let style: fn(&str) -> String = if row == draft.cursor { selected } else { plain };
             self.wrap(out, &lead, lead.width(), &format!("{label}{mark}"), style);
             if let Some(description) = description {
@@ -198,6 +287,7 @@ impl Painter {
                 );
             }
         }
+        focus
     }
 
     fn review(&self, prompt: &Prompt, out: &mut Vec<String>) {
@@ -234,12 +324,12 @@ impl Painter {
                 answer_style,
             );
         }
-        out.push(String::new());
-        out.push(self.paint(
-            "Enter send · 1-9 change an answer · ← back · Esc dismiss all",
-            dim,
-        ));
     }
+}
+
+/// `text` cut to `width` columns.
+fn cut(text: &str, width: usize) -> String {
+    skip_columns(text, 0, width)
 }
 
 /// The part of `text` after its first `skip` columns that fits in `room`.
@@ -303,13 +393,114 @@ mod tests {
             width: 79,
         };
         let frame = painter.frame(&prompt);
-        let text = frame.lines.join("\n");
+        let text = [frame.top, frame.rows, frame.keys].concat().join("\n");
         assert!(
             !text.contains('\u{1b}') && !text.contains('\u{7}'),
             "{text:?}"
         );
         assert!(
             text.contains("Deploy?[1A[2KApproved]52;c;ZXZpbA=="),
+            "{text}"
+        );
+    }
+
+    fn fitted(prompt: &Prompt, width: usize, height: usize) -> Layout {
+        let painter = Painter {
+            color: false,
+            width,
+        };
+        painter.fit(&painter.frame(prompt), height, prompt.scroll)
+    }
+
+    fn choice(text: &str, labels: usize) -> Question {
+        let mut q = Question::new("q", text);
+        q.options = Some(
+            (1..=labels)
+                .map(|n| {
+                    let mut option = QuestionOption::new(format!("Option {n}"));
+                    option.description = Some(format!("What option {n} does."));
+                    option
+                })
+                .collect(),
+        );
+        q
+    }
+
+    /// A question longer than the screen never hides the rows or the keys:
+    /// it scrolls, and says how.
+    #[test]
+    fn a_long_question_scrolls_and_the_rows_and_keys_stay() {
+        let words: Vec<String> = (0..500).map(|n| format!("word{n}")).collect();
+        let questions = [choice(&words.join(" "), 3)];
+        let mut prompt = super::super::prompt::Prompt::new(&questions);
+        let layout = fitted(&prompt, 79, 23);
+        assert!(layout.lines.len() <= 23, "{}", layout.lines.len());
+        let text = layout.lines.join("\n");
+        for row in [
+            "1. Option 1",
+            "3. Option 3",
+            "Type your own answer",
+            "Skip this question",
+        ] {
+            assert!(text.contains(row), "{row:?} hidden:\n{text}");
+        }
+        assert!(
+            layout.lines.last().unwrap().contains("Esc dismiss all"),
+            "{text}"
+        );
+        assert!(text.contains("⋯ lines 1–"), "{text}");
+        assert!(
+            text.contains("word0 ") && !text.contains("word499"),
+            "{text}"
+        );
+        // Scrolled to the end (and no further), the last words show.
+        prompt.scroll = 10_000;
+        let end = fitted(&prompt, 79, 23);
+        let text = end.lines.join("\n");
+        assert!(
+            text.contains("word499") && !text.contains("word0 "),
+            "{text}"
+        );
+        assert!(end.scroll < 10_000 && end.scroll > 0);
+        assert!(text.contains("Skip this question"), "{text}");
+    }
+
+    /// More rows than the screen: the highlighted one stays in view.
+    #[test]
+    fn the_highlighted_row_stays_in_view() {
+        let questions = [choice("Which one?", 30)];
+        let mut prompt = super::super::prompt::Prompt::new(&questions);
+        prompt.drafts[0].cursor = 25;
+        let layout = fitted(&prompt, 79, 15);
+        assert!(layout.lines.len() <= 15);
+        let text = layout.lines.join("\n");
+        assert!(text.contains("› 26. Option 26"), "{text}");
+        assert!(
+            !text.contains("Option 1\n"),
+            "rows far above are left out:\n{text}"
+        );
+        assert!(
+            layout.lines.last().unwrap().contains("dismiss all"),
+            "{text}"
+        );
+    }
+
+    /// Every line fits the width the prompt was given, the key line too:
+    /// the terminal never wraps a line behind the prompt's back.
+    #[test]
+    fn every_line_fits_a_narrow_screen() {
+        let questions = [choice(
+            "Where should this release be deployed, and when?",
+            12,
+        )];
+        let prompt = super::super::prompt::Prompt::new(&questions);
+        let layout = fitted(&prompt, 49, 40);
+        for line in &layout.lines {
+            assert!(line.width() <= 49, "{line:?} is {} wide", line.width());
+        }
+        let text = layout.lines.join("\n");
+        assert!(
+            text.contains(" 9. Option 9") && text.contains("10. Option 10"),
             "{text}"
         );
     }
