@@ -43,7 +43,10 @@ fn key_events(keys: &str) -> usize {
     let mut events = 0;
     while let Some(c) = chars.next() {
         events += 1;
-        if c == '\x1b' && chars.peek() == Some(&'[') {
+        // Alt+key: ESC and the key are one event.
+        if c == '\x1b' && chars.peek() == Some(&'\r') {
+            chars.next();
+        } else if c == '\x1b' && chars.peek() == Some(&'[') {
             chars.next();
             // Parameters, then one final byte in @..~.
             for c in chars.by_ref() {
@@ -723,4 +726,28 @@ fn a_narrow_terminal_leaves_nothing_stale_behind() {
     s.keys("\x1b");
     let (status, _) = s.finish();
     assert_eq!(status, 1);
+}
+
+/// Own words may span lines: Alt+Enter starts a new one (issue 12 item 2).
+#[test]
+fn alt_enter_writes_own_words_on_several_lines() {
+    let mut s = start(
+        json!({"questions":[{"id":"why","question":"Why?"}]}),
+        "",
+        false,
+    );
+    s.wait_for("Alt+Enter new line", 1);
+    s.keys("one");
+    s.keys("\x1b\r");
+    s.keys("two");
+    assert!(s.shown().contains("one↵two"), "{}", s.shown());
+    s.keys("\r");
+    s.wait_for("Review your answers", 1);
+    s.keys("\r");
+    let (status, result) = s.finish();
+    assert_eq!(status, 0);
+    assert_eq!(
+        result["content"][0]["text"],
+        r#"{"answers":[{"id":"why","selected":[],"custom":"one\ntwo"}]}"#
+    );
 }

@@ -44,6 +44,8 @@ pub struct Prompt<'q> {
     pub scroll: usize,
     /// The lines of question the screen shows, as last drawn.
     pub page: usize,
+    /// Changing one answer from the review: confirming it goes back there.
+    revising: bool,
 }
 
 /// The rows under a question with options: each option, then these two.
@@ -59,6 +61,7 @@ impl<'q> Prompt<'q> {
             screen: Screen::Choosing,
             scroll: 0,
             page: 1,
+            revising: false,
         };
         prompt.enter_question();
         prompt
@@ -94,7 +97,7 @@ impl<'q> Prompt<'q> {
     }
 
     fn advance(&mut self) {
-        if self.index + 1 < self.questions.len() {
+        if self.index + 1 < self.questions.len() && !self.revising {
             self.index += 1;
             self.enter_question();
         } else {
@@ -142,6 +145,11 @@ impl<'q> Prompt<'q> {
             Screen::Review => self.on_review(key),
             Screen::Choosing => self.on_choosing(key),
             Screen::Typing(input) => match key.code {
+                // Alt+Enter: own words may span lines.
+                KeyCode::Enter if key.modifiers.contains(KeyModifiers::ALT) => {
+                    input.handle(InputRequest::InsertChar('\n'));
+                    Step::Continue
+                }
                 KeyCode::Enter => {
                     let text = input.value().trim().to_owned();
                     self.finish_typing(text);
@@ -284,6 +292,7 @@ impl<'q> Prompt<'q> {
             }
             KeyCode::Char(c @ '1'..='9') if (c as usize - '1' as usize) < self.questions.len() => {
                 self.index = c as usize - '1' as usize;
+                self.revising = true;
                 self.enter_question();
                 Step::Continue
             }
@@ -428,5 +437,44 @@ mod tests {
         let answers = sent(prompt.on_event(&key(KeyCode::Enter)));
         assert_eq!(answers[0].custom.as_deref(), Some("zero\n1 2\nthree"));
         assert!(answers[0].selected.is_empty());
+    }
+
+    #[test]
+    fn changing_one_answer_from_the_review_returns_to_it() {
+        let questions = [
+            choice("a", &["X", "Y"], false),
+            choice("b", &["P", "Q"], false),
+            choice("c", &["R", "S"], false),
+        ];
+        let mut prompt = Prompt::new(&questions);
+        for pick in ['1', '1', '1'] {
+            prompt.on_event(&key(KeyCode::Char(pick)));
+        }
+        assert!(matches!(prompt.screen, Screen::Review));
+        prompt.on_event(&key(KeyCode::Char('1')));
+        assert_eq!(prompt.index, 0, "the first answer is open again");
+        prompt.on_event(&key(KeyCode::Char('2')));
+        assert!(
+            matches!(prompt.screen, Screen::Review),
+            "back to the review, not through b and c again"
+        );
+        let answers = sent(prompt.on_event(&key(KeyCode::Enter)));
+        assert_eq!(answers[0].selected, ["Y"]);
+        assert_eq!(answers[2].selected, ["R"]);
+    }
+
+    #[test]
+    fn alt_enter_starts_a_new_line_in_own_words() {
+        let questions = [Question::new("why", "Why?")];
+        let mut prompt = Prompt::new(&questions);
+        type_text(&mut prompt, "one");
+        prompt.on_event(&Event::Key(KeyEvent::new(
+            KeyCode::Enter,
+            KeyModifiers::ALT,
+        )));
+        type_text(&mut prompt, "two");
+        prompt.on_event(&key(KeyCode::Enter));
+        let answers = sent(prompt.on_event(&key(KeyCode::Enter)));
+        assert_eq!(answers[0].custom.as_deref(), Some("one\ntwo"));
     }
 }

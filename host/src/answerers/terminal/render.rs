@@ -126,7 +126,9 @@ impl Painter {
                 let prefix = "› ";
                 let room = self.width.saturating_sub(prefix.len() + 1).max(10);
                 let scroll = input.visual_scroll(room);
-                let shown = skip_columns(&clean(input.value(), false), scroll, room);
+                // A new line in the words shows as ↵ on the one line.
+                let value = input.value().replace('\n', "↵");
+                let shown = skip_columns(&clean(&value, false), scroll, room);
                 rows.push(format!("{prefix}{shown}"));
                 caret = Some((
                     0,
@@ -137,7 +139,12 @@ impl Painter {
                 } else {
                     "Esc dismiss all"
                 };
-                format!("Type your answer · Enter confirm (empty skips) · {back}")
+                let empty = if prompt.drafts[prompt.index].chosen.is_empty() {
+                    "empty skips"
+                } else {
+                    "empty keeps your choice"
+                };
+                format!("Type your answer · Enter confirm ({empty}) · Alt+Enter new line · {back}")
             }
         };
         // Wrapped here, not by the terminal: every line drawn is one row.
@@ -264,11 +271,16 @@ impl Painter {
                 (true, true) => "[ ] ",
                 _ => "",
             };
-            let mark = if recommended == Some(label.as_str()) {
+            let mut mark = if recommended == Some(label.as_str()) {
                 " ★"
             } else {
                 ""
-            };
+            }
+            .to_owned();
+            // Coming back to an answered question shows what was chosen.
+            if !multi && draft.chosen.contains(&row) {
+                mark.push_str(" ✓ chosen");
+            }
             // Numbers right-aligned, so "10." lines up under " 9.".
             let digits = prompt.rows().to_string().len();
             let lead = format!("{pointer} {:>digits$}. {tick}", row + 1);
