@@ -155,8 +155,14 @@ impl<'q> Prompt<'q> {
                     self.finish_typing(text);
                     Step::Continue
                 }
-                KeyCode::Esc if has_options => {
+                // The same keys on every screen: Shift+Tab goes back (to
+                // the options, else the previous question), Esc dismisses all.
+                KeyCode::BackTab if has_options => {
                     self.screen = Screen::Choosing;
+                    Step::Continue
+                }
+                KeyCode::BackTab => {
+                    self.back();
                     Step::Continue
                 }
                 KeyCode::Esc => Step::Dismiss,
@@ -213,7 +219,7 @@ impl<'q> Prompt<'q> {
                 let draft = self.draft();
                 draft.cursor = (draft.cursor + 1) % rows;
             }
-            KeyCode::Left | KeyCode::Backspace => self.back(),
+            KeyCode::Left | KeyCode::Backspace | KeyCode::BackTab => self.back(),
             // Every row is numbered on screen; its digit acts on it.
             KeyCode::Char(c @ '1'..='9') if (c as usize - '1' as usize) < rows => {
                 let row = c as usize - '1' as usize;
@@ -286,7 +292,7 @@ impl<'q> Prompt<'q> {
         match key.code {
             KeyCode::Enter => Step::Send(self.answers()),
             KeyCode::Esc => Step::Dismiss,
-            KeyCode::Left | KeyCode::Backspace => {
+            KeyCode::Left | KeyCode::Backspace | KeyCode::BackTab => {
                 self.enter_question();
                 Step::Continue
             }
@@ -415,6 +421,22 @@ mod tests {
 
         let mut prompt = Prompt::new(&questions);
         assert!(matches!(prompt.on_event(&key(KeyCode::Esc)), Step::Dismiss));
+        // Esc dismisses while typing own words too; Shift+Tab goes back.
+        let mut prompt = Prompt::new(&questions);
+        prompt.on_event(&key(KeyCode::Char('2'))); // "Type your own answer"
+        assert!(matches!(prompt.screen, Screen::Typing(_)));
+        prompt.on_event(&key(KeyCode::BackTab));
+        assert!(
+            matches!(prompt.screen, Screen::Choosing),
+            "back to the options"
+        );
+        prompt.on_event(&key(KeyCode::Char('2')));
+        assert!(matches!(prompt.on_event(&key(KeyCode::Esc)), Step::Dismiss));
+        let mut prompt = Prompt::new(&questions);
+        prompt.on_event(&key(KeyCode::Char('1'))); // X; on to the free-text question
+        assert_eq!(prompt.index, 1);
+        prompt.on_event(&key(KeyCode::BackTab));
+        assert_eq!(prompt.index, 0, "back to the previous question");
         let mut prompt = Prompt::new(&questions);
         let ctrl_c = Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
         assert!(matches!(prompt.on_event(&ctrl_c), Step::Dismiss));

@@ -109,7 +109,7 @@ impl Painter {
         let key_line = match &prompt.screen {
             Screen::Review => {
                 self.review(prompt, &mut top);
-                "Enter send · 1-9 change an answer · ← back · Esc dismiss all".to_owned()
+                "Enter send · 1-9 change an answer · ←/⇧Tab back · Esc dismiss all".to_owned()
             }
             Screen::Choosing => {
                 self.question(prompt, &mut top);
@@ -119,7 +119,9 @@ impl Painter {
                 } else {
                     ""
                 };
-                format!("↑↓ move · 1-9 pick{toggle} · Enter confirm · ← back · Esc dismiss all")
+                format!(
+                    "↑↓ move · 1-9 pick{toggle} · Enter confirm · ←/⇧Tab back · Esc dismiss all"
+                )
             }
             Screen::Typing(input) => {
                 self.question(prompt, &mut top);
@@ -135,16 +137,19 @@ impl Painter {
                     prefix.width() + input.visual_cursor().saturating_sub(scroll),
                 ));
                 let back = if prompt.options() > 0 {
-                    "Esc back to the options"
+                    "⇧Tab back to the options"
                 } else {
-                    "Esc dismiss all"
+                    "⇧Tab back"
                 };
                 let empty = if prompt.drafts[prompt.index].chosen.is_empty() {
                     "empty skips"
                 } else {
                     "empty keeps your choice"
                 };
-                format!("Type your answer · Enter confirm ({empty}) · Alt+Enter new line · {back}")
+                format!(
+                    "Type your answer · Enter confirm ({empty}) · Alt+Enter new line · {back} · \
+                     Esc dismiss all"
+                )
             }
         };
         // Wrapped here, not by the terminal: every line drawn is one row.
