@@ -751,3 +751,50 @@ fn alt_enter_writes_own_words_on_several_lines() {
         r#"{"answers":[{"id":"why","selected":[],"custom":"one\ntwo"}]}"#
     );
 }
+
+/// A bar of every question shows where each stands, → and ← move freely,
+/// and own words are typed in place, the ticks still in view (issue 12
+/// item 5).
+#[test]
+fn the_bar_of_questions_and_own_words_in_place() {
+    let mut s = start(
+        json!({"questions":[
+            {"id":"checks","header":"Checks","question":"Which checks?","multi_select":true,
+             "options":[{"label":"Unit"},{"label":"Integration"}]},
+            {"id":"note","header":"Note","question":"Anything else?"}]}),
+        "",
+        false,
+    );
+    s.wait_for("Which checks?", 1);
+    assert!(
+        s.shown().contains("[Checks ·]│ Note · │ Review"),
+        "{}",
+        s.shown()
+    );
+    s.keys(" ");
+    s.keys("3");
+    s.keys("smoke");
+    let shown = s.shown();
+    assert!(
+        shown.contains("1. [x] Unit"),
+        "the ticks stay in view:\n{shown}"
+    );
+    assert!(shown.contains("3. › smoke"), "typed in place:\n{shown}");
+    s.keys("\r");
+    s.wait_for("Anything else?", 1);
+    assert!(s.shown().contains(" Checks ✓ │[Note ·]"), "{}", s.shown());
+    // ⇧Tab back to the checks (ticks kept), Tab on twice without answering.
+    s.keys("\x1b[Z");
+    s.wait_for("[Checks ✓]", 1);
+    s.keys("\t");
+    s.keys("\t");
+    s.wait_for("Review your answers", 1);
+    assert!(s.shown().contains(" Note · │[Review]"), "{}", s.shown());
+    s.keys("\r");
+    let (status, result) = s.finish();
+    assert_eq!(status, 0);
+    assert_eq!(
+        result["content"][0]["text"],
+        r#"{"answers":[{"id":"checks","selected":["Unit"],"custom":"smoke"},{"id":"note","selected":[]}]}"#
+    );
+}

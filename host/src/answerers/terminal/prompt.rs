@@ -24,6 +24,8 @@ pub struct Draft {
     /// Chosen option indices, in the order of the options.
     pub chosen: Vec<usize>,
     pub custom: Option<String>,
+    /// Confirmed once (answered or skipped), for the bar of questions.
+    pub done: bool,
 }
 
 /// What the prompt wants after a key.
@@ -96,7 +98,15 @@ impl<'q> Prompt<'q> {
         };
     }
 
+    /// Confirms the current question and goes on: to the next, or to the
+    /// review (straight back to it when changing one answer from there).
     fn advance(&mut self) {
+        self.drafts[self.index].done = true;
+        self.forward();
+    }
+
+    /// Goes on without confirming (→): the answer so far is kept.
+    fn forward(&mut self) {
         if self.index + 1 < self.questions.len() && !self.revising {
             self.index += 1;
             self.enter_question();
@@ -155,6 +165,13 @@ impl<'q> Prompt<'q> {
                     self.finish_typing(text);
                     Step::Continue
                 }
+                // On to the next question, the words kept, not confirmed.
+                KeyCode::Tab => {
+                    let text = input.value().trim().to_owned();
+                    self.keep_typed(text);
+                    self.forward();
+                    Step::Continue
+                }
                 // The same keys on every screen: Shift+Tab goes back (to
                 // the options, else the previous question), Esc dismisses all.
                 KeyCode::BackTab if has_options => {
@@ -191,6 +208,12 @@ impl<'q> Prompt<'q> {
     }
 
     fn finish_typing(&mut self, text: String) {
+        self.keep_typed(text);
+        self.advance();
+    }
+
+    /// The words typed become the question's own words (none when empty).
+    fn keep_typed(&mut self, text: String) {
         let multi = self.question().is_multi_select();
         let draft = self.draft();
         if text.is_empty() {
@@ -202,7 +225,6 @@ impl<'q> Prompt<'q> {
                 draft.chosen.clear();
             }
         }
-        self.advance();
     }
 
     fn on_choosing(&mut self, key: &KeyEvent) -> Step {
@@ -215,11 +237,12 @@ impl<'q> Prompt<'q> {
                 let draft = self.draft();
                 draft.cursor = (draft.cursor + rows - 1) % rows;
             }
-            KeyCode::Down | KeyCode::Char('j') | KeyCode::Tab => {
+            KeyCode::Down | KeyCode::Char('j') => {
                 let draft = self.draft();
                 draft.cursor = (draft.cursor + 1) % rows;
             }
             KeyCode::Left | KeyCode::Backspace | KeyCode::BackTab => self.back(),
+            KeyCode::Right | KeyCode::Tab => self.forward(),
             // Every row is numbered on screen; its digit acts on it.
             KeyCode::Char(c @ '1'..='9') if (c as usize - '1' as usize) < rows => {
                 let row = c as usize - '1' as usize;
@@ -498,5 +521,26 @@ mod tests {
         prompt.on_event(&key(KeyCode::Enter));
         let answers = sent(prompt.on_event(&key(KeyCode::Enter)));
         assert_eq!(answers[0].custom.as_deref(), Some("one\ntwo"));
+    }
+
+    #[test]
+    fn right_and_left_move_freely_and_keep_what_was_chosen() {
+        let questions = [
+            choice("a", &["X", "Y"], true),
+            choice("b", &["P", "Q"], false),
+        ];
+        let mut prompt = Prompt::new(&questions);
+        prompt.on_event(&key(KeyCode::Char(' '))); // tick X, not confirmed
+        prompt.on_event(&key(KeyCode::Right));
+        assert_eq!(prompt.index, 1);
+        assert!(!prompt.drafts[0].done, "moving on is not confirming");
+        prompt.on_event(&key(KeyCode::Left));
+        assert_eq!((prompt.index, &prompt.drafts[0].chosen[..]), (0, &[0][..]));
+        prompt.on_event(&key(KeyCode::Right));
+        prompt.on_event(&key(KeyCode::Right));
+        assert!(matches!(prompt.screen, Screen::Review));
+        let answers = sent(prompt.on_event(&key(KeyCode::Enter)));
+        assert_eq!(answers[0].selected, ["X"]);
+        assert_eq!(answers[1], Answer::skipped("b"));
     }
 }

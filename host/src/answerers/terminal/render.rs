@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 
 use crossterm::style::Stylize;
+use tui_input::Input;
 use unicode_width::UnicodeWidthStr;
 
 use super::prompt::{Prompt, SKIP, Screen, TYPE_OWN};
@@ -109,33 +110,30 @@ impl Painter {
         let key_line = match &prompt.screen {
             Screen::Review => {
                 self.review(prompt, &mut top);
-                "Enter send · 1-9 change an answer · ←/⇧Tab back · Esc dismiss all".to_owned()
+                "Enter send · 1-9 change an answer · ⇧Tab/← back · Esc dismiss all".to_owned()
             }
             Screen::Choosing => {
                 self.question(prompt, &mut top);
-                focus = self.rows(prompt, &mut rows);
+                focus = self.rows(prompt, &mut rows, None).0;
                 let toggle = if prompt.question().is_multi_select() {
                     " · Space tick"
                 } else {
                     ""
                 };
                 format!(
-                    "↑↓ move · 1-9 pick{toggle} · Enter confirm · ←/⇧Tab back · Esc dismiss all"
+                    "↑↓ move · 1-9 pick{toggle} · Enter confirm · Tab/→ next · ⇧Tab/← back · \
+                     Esc dismiss all"
                 )
             }
             Screen::Typing(input) => {
                 self.question(prompt, &mut top);
-                let prefix = "› ";
-                let room = self.width.saturating_sub(prefix.len() + 1).max(10);
-                let scroll = input.visual_scroll(room);
-                // A new line in the words shows as ↵ on the one line.
-                let value = input.value().replace('\n', "↵");
-                let shown = skip_columns(&clean(&value, false), scroll, room);
-                rows.push(format!("{prefix}{shown}"));
-                caret = Some((
-                    0,
-                    prefix.width() + input.visual_cursor().saturating_sub(scroll),
-                ));
+                if prompt.options() > 0 {
+                    // Typed in place of "Type your own answer", among the
+                    // options and their ticks.
+                    (focus, caret) = self.rows(prompt, &mut rows, Some(input));
+                } else {
+                    caret = Some(self.typing(input, &mut rows, "› "));
+                }
                 let back = if prompt.options() > 0 {
                     "⇧Tab back to the options"
                 } else {
@@ -147,8 +145,8 @@ impl Painter {
                     "empty keeps your choice"
                 };
                 format!(
-                    "Type your answer · Enter confirm ({empty}) · Alt+Enter new line · {back} · \
-                     Esc dismiss all"
+                    "Type your answer · Enter confirm ({empty}) · Alt+Enter new line · Tab next \
+                     · {back} · Esc dismiss all"
                 )
             }
         };
@@ -229,20 +227,50 @@ impl Painter {
         }
     }
 
+    /// The bar of all questions: each one's header (or number) with its
+    /// state, ✓ answered, – skipped, · not yet; the current one in brackets.
+    fn bar(&self, prompt: &Prompt, out: &mut Vec<String>) {
+        let items: Vec<String> = prompt
+            .questions
+            .iter()
+            .zip(&prompt.drafts)
+            .enumerate()
+            .map(|(n, (q, draft))| {
+                let name = q.header.clone().unwrap_or_else(|| format!("Q{}", n + 1));
+                let state = match (
+                    draft.done,
+                    draft.chosen.is_empty() && draft.custom.is_none(),
+                ) {
+                    (false, _) => "·",
+                    (true, true) => "–",
+                    (true, false) => "✓",
+                };
+                if n == prompt.index && !matches!(prompt.screen, Screen::Review) {
+                    format!("[{name} {state}]")
+                } else {
+                    format!(" {name} {state} ")
+                }
+            })
+            .collect();
+        let review = if matches!(prompt.screen, Screen::Review) {
+            "[Review]"
+        } else {
+            " Review "
+        };
+        let bar = format!("{}│{review}", items.join("│"));
+        self.wrap(out, "", 0, &bar, header_style);
+    }
+
     fn question(&self, prompt: &Prompt, out: &mut Vec<String>) {
         let q = prompt.question();
-        let mut tag = Vec::new();
-        if let Some(header) = &q.header {
-            tag.push(self.paint(&format!("[{header}]"), header_style));
-        }
         if prompt.questions.len() > 1 {
-            tag.push(self.paint(
+            self.bar(prompt, out);
+            out.push(self.paint(
                 &format!("{} of {}", prompt.index + 1, prompt.questions.len()),
                 dim,
             ));
-        }
-        if !tag.is_empty() {
-            out.push(tag.join(" "));
+        } else if let Some(header) = &q.header {
+            out.push(self.paint(&format!("[{header}]"), header_style));
         }
         self.wrap(out, "", 0, &q.question, bold);
         if let Some(detail) = &q.detail {
@@ -253,9 +281,30 @@ impl Painter {
         out.push(String::new());
     }
 
-    /// Draws the rows; returns the line where the highlighted one starts.
-    fn rows(&self, prompt: &Prompt, out: &mut Vec<String>) -> usize {
-        let mut focus = 0;
+    /// The line being typed, after `lead`, pushed onto `out`; where the
+    /// caret goes on it (line of `out`, column).
+    fn typing(&self, input: &Input, out: &mut Vec<String>, lead: &str) -> (usize, usize) {
+        let room = self.width.saturating_sub(lead.width() + 1).max(10);
+        let scroll = input.visual_scroll(room);
+        // A new line in the words shows as ↵ on the one line.
+        let value = input.value().replace('\n', "↵");
+        let shown = skip_columns(&clean(&value, false), scroll, room);
+        out.push(format!("{lead}{shown}"));
+        (
+            out.len() - 1,
+            lead.width() + input.visual_cursor().saturating_sub(scroll),
+        )
+    }
+
+    /// Draws the rows, with `typing` in place of "Type your own answer";
+    /// returns the line where the highlighted row starts, and the caret.
+    fn rows(
+        &self,
+        prompt: &Prompt,
+        out: &mut Vec<String>,
+        typing: Option<&Input>,
+    ) -> (usize, Option<(usize, usize)>) {
+        let (mut focus, mut caret) = (0, None);
         let q = prompt.question();
         let draft = &prompt.drafts[prompt.index];
         let multi = q.is_multi_select();
@@ -292,6 +341,11 @@ impl Painter {
             if row == draft.cursor {
                 focus = out.len();
             }
+            if let Some(input) = typing.filter(|_| row == options.len()) {
+                let at = self.typing(input, out, &format!("{lead}› "));
+                (focus, caret) = (at.0, Some(at));
+                continue;
+            }
             let style: fn(&str) -> String = if row == draft.cursor { selected } else { plain };
             self.wrap(out, &lead, lead.width(), &format!("{label}{mark}"), style);
             if let Some(description) = description {
@@ -304,10 +358,13 @@ impl Painter {
                 );
             }
         }
-        focus
+        (focus, caret)
     }
 
     fn review(&self, prompt: &Prompt, out: &mut Vec<String>) {
+        if prompt.questions.len() > 1 {
+            self.bar(prompt, out);
+        }
         out.push(self.paint("Review your answers", bold));
         out.push(String::new());
         for (n, (q, answer)) in prompt.questions.iter().zip(prompt.answers()).enumerate() {
