@@ -4,6 +4,7 @@
 
 mod bridge;
 mod cancellation;
+mod cases;
 mod definition;
 mod errors;
 mod mcp;

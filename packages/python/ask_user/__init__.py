@@ -1,0 +1,325 @@
+"""The ask_user_question tool component in a Python agent host.
+
+Load the component once, hand its definition to your model, and run each of
+the model's tool calls with ``execute``: the component checks the arguments,
+asks through the seam, checks the answers and renders the result. This
+package supplies the seam: your answerers (plain functions, sync or async,
+tried in order), the caller's identity (only a live root agent may ask the
+human; a delegated sub-agent gets ``DELEGATED_CALLER``), cancellation
+(``ASK_ABORTED``) and an opt-in time limit (``ASK_TIMED_OUT``). Results are
+MCP ``CallToolResult`` dicts, the same as the Rust host's.
+
+    from ask_user import Host
+
+    host = Host.load("ask_user_tool.wasm")   # `ask-user component --out …`
+    host.answerer(lambda request: [{"id": q["id"], "selected": [q["options"][0]["label"]]}
+                                   for q in request["questions"]])
+    session = host.agents.root("session-1")
+    result = host.execute('{"questions":[…]}', caller=session)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Optional, Union
+
+import wasmtime
+from wasmtime.component import Component, Linker, Record, Variant
+
+__all__ = ["Host", "Agents", "Agent", "AskError", "Answerer"]
+
+SEAM = "dsh:ask-user/user-questions@0.1.0"
+TOOL = "dsh:ask-user/tool@0.1.0"
+
+#: Linear memory one call may use, as the Rust host's default.
+MEMORY_CAP = 32 * 1024 * 1024
+#: Work one call may do inside the component (wasm fuel); the tool needs
+#: far less. A call past it ends with an error result, never a hang.
+FUEL = 2_000_000_000
+
+# The seam's error codes, as the WIT variant names them.
+_CODES = [
+    "ASK_ABORTED", "ASK_CANCELLED", "ASK_TIMED_OUT", "EMPTY_QUESTIONS", "CALLER_NOT_LIVE",
+    "DELEGATED_CALLER", "BAD_INTENT", "NO_PROVIDER", "INVALID_ANSWER",
+]
+
+
+class AskError(Exception):
+    """An ask that failed: raise it from an answerer to end the ask with
+    ``code`` (``ASK_CANCELLED`` when the human dismissed the questions, say)."""
+
+    def __init__(self, code: Optional[str], message: str, name: str = "UserQuestionError"):
+        super().__init__(message)
+        self.code, self.message, self.name = code, message, name
+
+
+#: An answerer: given the request (``{"questions": [...]}``, the seam's
+#: spelling: ``multiSelect``), returns the answers (``[{"id", "selected",
+#: "custom"?}]``), or ``None`` to pass it on to the next answerer, or raises
+#: ``AskError``. It may be ``async``.
+Answerer = Callable[[dict], Union[Optional[list], Awaitable[Optional[list]]]]
+
+
+@dataclass(eq=False)
+class Agent:
+    """An agent of the host: a root (a session, a turn) or a sub-agent it
+    delegated to."""
+
+    id: str
+    owner: Optional["Agent"] = None
+    live: bool = field(default=True, repr=False)
+
+
+class Agents:
+    """The live agents. Only a live agent that no live agent owns may ask."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def root(self, id: str) -> Agent:
+        return Agent(id)
+
+    def delegate(self, id: str, owner: Agent) -> Agent:
+        return Agent(id, owner)
+
+    def end(self, agent: Agent) -> None:
+        with self._lock:
+            agent.live = False
+
+    def check(self, agent: Agent) -> None:
+        """Raises the seam's error when ``agent`` may not ask the human."""
+        with self._lock:
+            if not agent.live:
+                raise AskError("CALLER_NOT_LIVE", (
+                    f"agent {json.dumps(agent.id)} is not live (it ended, or its id now belongs to "
+                    "a newer agent); only a running agent can ask the user"))
+            if agent.owner is not None and agent.owner.live:
+                raise AskError("DELEGATED_CALLER", (
+                    f"agent {json.dumps(agent.id)} is a sub-agent delegated by "
+                    f"{json.dumps(agent.owner.id)} and cannot ask the user directly. Finish your "
+                    "task without the answer: put the unresolved question or decision, with the "
+                    "options you see, into your final result for your parent agent, which can "
+                    "ask the user"))
+
+
+_ABORTED = ("the turn was cancelled, so the question was not asked or was withdrawn; "
+            "do not ask again in this turn")
+_NO_PROVIDER = ("no answerer took the question: nobody is there to answer it right now. "
+                "Continue without the answer, or end your turn with the question")
+
+
+def _timed_out(seconds: float) -> str:
+    return (f"no answer within the host's limit of {seconds:g}s; the question was withdrawn. "
+            "Continue without the answer, or ask again later")
+
+
+class Host:
+    """The component, loaded once, and the seam it asks through."""
+
+    def __init__(self, component: bytes):
+        config = wasmtime.Config()
+        config.consume_fuel = True
+        self._engine = wasmtime.Engine(config)
+        self._component = Component(self._engine, component)
+        self._answerers: list[Answerer] = []
+        self.agents = Agents()
+
+    @classmethod
+    def load(cls, path: str) -> "Host":
+        with open(path, "rb") as file:
+            return cls(file.read())
+
+    def answerer(self, answerer: Answerer) -> Answerer:
+        """Adds ``answerer`` at the end of the chain (usable as a decorator)."""
+        self._answerers.append(answerer)
+        return answerer
+
+    def definition(self) -> dict:
+        """The tool definition for the model: name, description, inputSchema,
+        outputSchema."""
+        store, tool = self._instance(lambda _store, _request: _error(AskError("NO_PROVIDER", _NO_PROVIDER)))
+        definition = tool("definition")(store)
+        return {
+            "name": definition.name,
+            "description": definition.description,
+            "inputSchema": json.loads(getattr(definition, "input-schema")),
+            "outputSchema": json.loads(getattr(definition, "output-schema")),
+        }
+
+    def execute(self, arguments: str, *, caller: Agent, cancel: Optional[threading.Event] = None,
+                timeout: Optional[float] = None) -> dict:
+        """Runs one tool call for ``caller``; its result as a CallToolResult
+        dict. Async answerers need ``execute_async``. ``cancel`` set ends a
+        wait with ``ASK_ABORTED``; ``timeout`` (seconds) with ``ASK_TIMED_OUT``."""
+        return self._execute(arguments, caller, cancel or threading.Event(), timeout, None)
+
+    async def execute_async(self, arguments: str, *, caller: Agent,
+                            timeout: Optional[float] = None) -> dict:
+        """``execute`` from asyncio: the component runs on a worker thread,
+        async answerers on this loop. Cancelling the task is ``ASK_ABORTED``."""
+        loop = asyncio.get_running_loop()
+        cancel = threading.Event()
+        call = loop.run_in_executor(
+            None, self._execute, arguments, caller, cancel, timeout, loop)
+        try:
+            return await asyncio.shield(call)
+        except asyncio.CancelledError:
+            cancel.set()
+            await call
+            raise
+
+    def _execute(self, arguments: str, caller: Agent, cancel: threading.Event,
+                 timeout: Optional[float], loop: Optional[asyncio.AbstractEventLoop]) -> dict:
+        asked = [False]
+
+        def ask(_store: Any, request: Any) -> Any:
+            # One ask per call, as the Rust host allows by default.
+            if asked[0]:
+                raise RuntimeError("the component asked twice in one call")
+            asked[0] = True
+            try:
+                self.agents.check(caller)
+                return [_answer_record(a) for a in self._ask(
+                    _request(request), cancel, timeout, loop)]
+            except AskError as error:
+                return _error(error)
+            except Exception as error:  # an answerer's own failure, uncoded
+                return _error(AskError(None, str(error), name=type(error).__name__))
+
+        try:
+            store, tool = self._instance(ask)
+            outcome = tool("execute")(store, arguments)
+        except wasmtime.WasmtimeError as error:
+            return _failure("GuestTrapError", None, f"the tool component failed: {error}")
+        # result<tool-output, tool-failure>: both records, so tagged.
+        value = outcome.payload
+        if outcome.tag == "ok":
+            answers = [_answer_dict(a) for a in value.answers]
+            return {"content": [{"type": "text", "text": value.text}],
+                    "structuredContent": {"answers": answers}, "isError": False}
+        return _failure(value.name, value.code, value.message)
+
+    def _ask(self, request: dict, cancel: threading.Event, timeout: Optional[float],
+             loop: Optional[asyncio.AbstractEventLoop]) -> list:
+        if cancel.is_set():
+            raise AskError("ASK_ABORTED", _ABORTED)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for answerer in self._answerers:
+            answers = answerer(request)
+            if inspect.isawaitable(answers):
+                if loop is None:
+                    raise RuntimeError("an async answerer needs execute_async")
+                answers = _wait(asyncio.run_coroutine_threadsafe(_awaited(answers), loop),
+                                cancel, deadline, timeout)
+            if answers is not None:
+                return answers
+        raise AskError("NO_PROVIDER", _NO_PROVIDER)
+
+    def _instance(self, ask: Callable[[Any, Any], Any]) -> tuple:
+        store = wasmtime.Store(self._engine)
+        store.set_limits(memory_size=MEMORY_CAP)
+        store.set_fuel(FUEL)
+        linker = Linker(self._engine)
+        with linker.root() as root:
+            with root.add_instance(SEAM) as seam:
+                seam.add_func("ask", ask)
+        instance = linker.instantiate(store, self._component)
+        exports = instance.get_export_index(store, TOOL)
+
+        def tool(name: str) -> Callable[..., Any]:
+            func = instance.get_func(store, instance.get_export_index(store, name, exports))
+
+            def call(store: Any, *args: Any) -> Any:
+                result = func(store, *args)
+                func.post_return(store)
+                return result
+            return call
+        return store, tool
+
+
+async def _awaited(answers: Awaitable) -> Any:
+    return await answers
+
+
+def _wait(future: Any, cancel: threading.Event, deadline: Optional[float],
+          timeout: Optional[float]) -> Any:
+    """Waits for an async answerer's result on the component's thread, ending
+    on cancellation or the deadline (the answerer's task is cancelled)."""
+    while True:
+        if cancel.is_set():
+            future.cancel()
+            raise AskError("ASK_ABORTED", _ABORTED)
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            future.cancel()
+            raise AskError("ASK_TIMED_OUT", _timed_out(timeout or 0))
+        try:
+            return future.result(timeout=0.05 if left is None else min(left, 0.05))
+        except TimeoutError:
+            continue
+        except asyncio.CancelledError:
+            raise AskError("ASK_ABORTED", _ABORTED)
+
+
+def _request(record: Any) -> dict:
+    """The seam's request as a dict, in the seam's own spelling."""
+    questions = []
+    for q in record.questions:
+        question = {"id": q.id, "question": q.question}
+        for key, attr in (("detail", "detail"), ("header", "header"), ("multiSelect", "multi-select")):
+            value = getattr(q, attr)
+            if value is not None:
+                question[key] = value
+        if q.options is not None:
+            question["options"] = []
+            for o in q.options:
+                option = {"label": o.label}
+                if o.description is not None:
+                    option["description"] = o.description
+                extra = getattr(o, "extra-json")
+                if extra is not None:
+                    option.update(json.loads(extra))
+                question["options"].append(option)
+        questions.append(question)
+    return {"questions": questions}
+
+
+def _answer_record(answer: dict) -> Record:
+    record = Record()
+    record.id = answer["id"]
+    record.selected = list(answer.get("selected", []))
+    record.custom = answer.get("custom")
+    return record
+
+
+def _answer_dict(record: Any) -> dict:
+    answer = {"id": record.id, "selected": list(record.selected)}
+    if record.custom is not None:
+        answer["custom"] = record.custom
+    return answer
+
+
+def _error(error: AskError) -> Record:
+    record = Record()
+    record.name = error.name
+    if error.code is None:
+        record.code = None
+    elif error.code in _CODES:
+        record.code = Variant(error.code.lower().replace("_", "-"))
+    else:
+        record.code = Variant("other", error.code)
+    record.message = error.message
+    return record
+
+
+def _failure(name: str, code: Optional[str], message: str) -> dict:
+    result: dict = {"content": [{"type": "text", "text": f"Error: {message}"}], "isError": True,
+                    "error": {"name": name}}
+    if code is not None:
+        result["error"]["code"] = code
+    return result

@@ -1,0 +1,106 @@
+"""What the package does beyond the table: the definition, async answerers,
+cancellation, time limits, answerer failures, the order of answerers."""
+
+import asyncio
+import json
+import threading
+
+from ask_user import AskError, Host
+
+ONE = json.dumps({"questions": [{"id": "q", "question": "Which?",
+                                 "options": [{"label": "A"}, {"label": "B"}]}]})
+
+
+def test_the_definition_is_the_tools(component):
+    definition = Host(component).definition()
+    assert definition["name"] == "ask_user_question"
+    assert definition["inputSchema"]["type"] == "object"
+    assert "questions" in definition["inputSchema"]["properties"]
+
+
+def test_answerers_are_tried_in_order_and_see_the_seam_request(component):
+    host = Host(component)
+    seen = []
+
+    @host.answerer
+    def first(request):
+        seen.append(request)
+        return None  # passes
+
+    host.answerer(lambda request: [{"id": "q", "selected": ["B"]}])
+    result = host.execute(ONE, caller=host.agents.root("s"))
+    assert result["structuredContent"] == {"answers": [{"id": "q", "selected": ["B"]}]}
+    assert seen == [{"questions": [{"id": "q", "question": "Which?",
+                                    "options": [{"label": "A"}, {"label": "B"}]}]}]
+
+
+def test_an_async_answerer_is_awaited_on_the_hosts_loop(component):
+    host = Host(component)
+
+    @host.answerer
+    async def human(request):
+        await asyncio.sleep(0.01)
+        return [{"id": "q", "selected": ["A"]}]
+
+    async def main():
+        return await host.execute_async(ONE, caller=host.agents.root("s"))
+
+    assert asyncio.run(main())["content"][0]["text"] == '{"answers":[{"id":"q","selected":["A"]}]}'
+
+
+def test_cancelling_the_call_is_ask_aborted(component):
+    host = Host(component)
+    started = asyncio.Event()
+
+    @host.answerer
+    async def never(request):
+        started.set()
+        await asyncio.Event().wait()
+
+    async def main():
+        call = asyncio.create_task(host.execute_async(ONE, caller=host.agents.root("s")))
+        await asyncio.wait_for(started.wait(), 30)
+        call.cancel()
+        try:
+            await call
+        except asyncio.CancelledError:
+            return "cancelled"
+
+    assert asyncio.run(main()) == "cancelled"
+    # A cancel event set before the call: the human is never asked.
+    host = Host(component)
+    host.answerer(lambda request: [{"id": "q", "selected": ["A"]}])
+    cancel = threading.Event()
+    cancel.set()
+    result = host.execute(ONE, caller=host.agents.root("s"), cancel=cancel)
+    assert result["error"] == {"name": "UserQuestionError", "code": "ASK_ABORTED"}
+
+
+def test_a_time_limit_is_ask_timed_out(component):
+    host = Host(component)
+
+    @host.answerer
+    async def slow(request):
+        await asyncio.sleep(30)
+
+    async def main():
+        return await host.execute_async(ONE, caller=host.agents.root("s"), timeout=0.2)
+
+    result = asyncio.run(main())
+    assert result["error"] == {"name": "UserQuestionError", "code": "ASK_TIMED_OUT"}
+    assert "0.2s" in result["content"][0]["text"]
+
+
+def test_an_answerers_own_failure_is_passed_through_uncoded(component):
+    host = Host(component)
+
+    @host.answerer
+    def broken(request):
+        raise ConnectionError("the UI went away")
+
+    result = host.execute(ONE, caller=host.agents.root("s"))
+    assert result == {"content": [{"type": "text", "text": "Error: the UI went away"}],
+                      "isError": True, "error": {"name": "ConnectionError"}}
+    host = Host(component)
+    host.answerer(lambda request: (_ for _ in ()).throw(AskError("ASK_CANCELLED", "no")))
+    assert host.execute(ONE, caller=host.agents.root("s"))["error"]["code"] == "ASK_CANCELLED"
