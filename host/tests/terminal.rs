@@ -4,6 +4,7 @@
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -796,5 +797,91 @@ fn the_bar_of_questions_and_own_words_in_place() {
     assert_eq!(
         result["content"][0]["text"],
         r#"{"answers":[{"id":"checks","selected":["Unit"],"custom":"smoke"},{"id":"note","selected":[]}]}"#
+    );
+}
+
+/// The terminal going away under an open prompt (its window closed: the
+/// pty's master closes) ends the command: it neither spins nor waits for
+/// ever. It used to spin in crossterm's read of the hung-up terminal and
+/// outlive its window. (A pty of our own: portable-pty keeps a copy of the
+/// master open in its reader.)
+#[test]
+fn a_terminal_that_goes_away_ends_the_prompt_and_the_command() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("args.json"), deploy().to_string()).unwrap();
+    let (mut master, mut slave) = (0, 0);
+    let size = libc::winsize {
+        ws_row: 24,
+        ws_col: 80,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: openpty writes two descriptors we then own.
+    let opened = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            &size,
+        )
+    };
+    assert_eq!(opened, 0, "openpty");
+    // SAFETY: both were just opened and are ours alone. The master must
+    // not leak into the child, or closing ours would hang nothing up.
+    let (master, slave) = unsafe {
+        libc::fcntl(master, libc::F_SETFD, libc::FD_CLOEXEC);
+        libc::fcntl(slave, libc::F_SETFD, libc::FD_CLOEXEC);
+        (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave))
+    };
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ask-user"));
+    command
+        .args(["ask", "args.json"])
+        .current_dir(dir.path())
+        .env("XDG_CONFIG_HOME", dir.path().join("no-config"))
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .env("NO_COLOR", "1")
+        .stdin(slave.try_clone().unwrap())
+        .stdout(std::fs::File::create(dir.path().join("out.json")).unwrap())
+        .stderr(slave.try_clone().unwrap());
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().unwrap();
+    drop(slave);
+    let mut terminal = std::fs::File::from(master);
+    let (mut seen, mut buf) = (Vec::new(), [0; 4096]);
+    while !String::from_utf8_lossy(&seen).contains("Where should this release go?") {
+        let n = terminal.read(&mut buf).expect("the prompt draws");
+        assert!(n > 0, "the pty closed before the prompt drew");
+        seen.extend_from_slice(&buf[..n]);
+    }
+    drop(terminal); // the window closes
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > WAIT {
+            let _ = child.kill();
+            panic!("ask-user still runs {WAIT:?} after its terminal went away");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(1), "an error result, not a crash");
+    let out = std::fs::read_to_string(dir.path().join("out.json")).unwrap();
+    // The hang-up signal aborts the turn, or the prompt finds the terminal
+    // gone first: either way the call ends, saying so.
+    assert!(
+        out.contains("ASK_ABORTED") || out.contains("the terminal went away"),
+        "{out}"
     );
 }

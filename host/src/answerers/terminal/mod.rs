@@ -41,6 +41,9 @@ use render::{Layout, Painter};
 /// How often the prompt checks whether it was withdrawn.
 const WITHDRAW_POLL: Duration = Duration::from_millis(50);
 
+/// How long crossterm may take to read input that is there.
+const READ_POLL: Duration = Duration::from_millis(10);
+
 /// The controlling terminal of the process.
 const CONTROLLING_TERMINAL: &str = "/dev/tty";
 
@@ -280,7 +283,7 @@ fn run(
                         "… question withdrawn: the agent stopped waiting",
                     ));
                 }
-                if event::poll(WITHDRAW_POLL)? {
+                if input_ready(&tty)? {
                     break;
                 }
             }
@@ -291,12 +294,55 @@ fn run(
             }
         }
     })();
-    screen.clear(&mut tty)?;
+    // Why the prompt ended comes first; a terminal that went away cannot
+    // be cleared either.
+    let cleared = screen.clear(&mut tty);
     let (ending, receipt) = result?;
+    cleared?;
     queue!(tty, Show)?;
     write!(tty, "{receipt}\r\n")?;
     tty.flush()?;
     Ok(ending)
+}
+
+/// Waits up to [`WITHDRAW_POLL`] for a key (or an event crossterm already
+/// holds). A terminal that hung up (its window closed, its pty master gone)
+/// is an error, found by polling the descriptor ourselves: crossterm's
+/// reader only gives up on a hung-up terminal when its own time runs out
+/// (its default reader never did, which left the prompt, and its process,
+/// spinning), so it is only asked to read, briefly, when there is input.
+fn input_ready(tty: &File) -> std::io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let poll = |timeout: Duration| -> std::io::Result<bool> {
+        let mut fd = libc::pollfd {
+            fd: tty.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one pollfd that lives across the call.
+        let n = unsafe { libc::poll(&mut fd, 1, timeout.as_millis() as libc::c_int) };
+        if n < 0 {
+            let error = std::io::Error::last_os_error();
+            return match error.kind() {
+                std::io::ErrorKind::Interrupted => Ok(false),
+                _ => Err(error),
+            };
+        }
+        if fd.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "the terminal went away",
+            ));
+        }
+        Ok(fd.revents & libc::POLLIN != 0)
+    };
+    poll(Duration::ZERO)?;
+    // Events crossterm has read already (a paste, keys typed together); it
+    // only hands them out when given some time, however little.
+    if event::poll(Duration::from_millis(1))? {
+        return Ok(true);
+    }
+    Ok(poll(WITHDRAW_POLL)? && event::poll(READ_POLL)?)
 }
 
 /// The prompt's region of the terminal, redrawn in place.
