@@ -182,6 +182,13 @@ impl Session {
         (status, serde_json::from_str(&out).unwrap())
     }
 
+    /// The command ended answered (exit 0), the model getting `text`.
+    fn assert_sent(&self, text: &str) {
+        let (status, result) = self.finish();
+        assert_eq!(status, 0, "{result}");
+        assert_eq!(result["content"][0]["text"], text);
+    }
+
     /// The command ended with `code` while the prompt was open: the prompt
     /// was withdrawn and the terminal restored.
     fn assert_withdrawn(&self, code: &str) {
@@ -258,12 +265,7 @@ fn a_single_choice_by_digit_after_review() {
     s.wait_for("Review your answers", 1);
     assert!(s.screen().contains("→ Production"));
     s.keys("\r");
-    let (status, result) = s.finish();
-    assert_eq!(status, 0);
-    assert_eq!(
-        result["content"][0]["text"],
-        r#"{"answers":[{"id":"target","selected":["Production"]}]}"#
-    );
+    s.assert_sent(r#"{"answers":[{"id":"target","selected":["Production"]}]}"#);
     s.assert_restored();
 }
 
@@ -307,12 +309,7 @@ fn multi_select_with_custom_text_and_progress() {
     let screen = s.screen();
     assert!(screen.contains("Unit, Load, “and smoke”"), "{screen}");
     s.keys("\r");
-    let (status, result) = s.finish();
-    assert_eq!(status, 0);
-    assert_eq!(
-        result["content"][0]["text"],
-        r#"{"answers":[{"id":"checks","selected":["Unit","Load"],"custom":"and smoke"},{"id":"name","selected":[],"custom":"Aurora"}]}"#
-    );
+    s.assert_sent(r#"{"answers":[{"id":"checks","selected":["Unit","Load"],"custom":"and smoke"},{"id":"name","selected":[],"custom":"Aurora"}]}"#);
 }
 
 #[test]
@@ -344,12 +341,7 @@ fn a_question_can_be_skipped_by_arrow_or_by_number() {
         }
         s.wait_for("(skipped)", 1);
         s.keys("\r");
-        let (status, result) = s.finish();
-        assert_eq!(status, 0);
-        assert_eq!(
-            result["content"][0]["text"],
-            r#"{"answers":[{"id":"target","selected":[]}]}"#
-        );
+        s.assert_sent(r#"{"answers":[{"id":"target","selected":[]}]}"#);
     }
 }
 
@@ -604,12 +596,7 @@ fn with_web_the_terminal_is_offered_too_and_its_answer_wins() {
     s.keys("2");
     s.wait_for("Review your answers", 1);
     s.keys("\r");
-    let (status, result) = s.finish();
-    assert_eq!(status, 0);
-    assert_eq!(
-        result["content"][0]["text"],
-        r#"{"answers":[{"id":"target","selected":["Production"]}]}"#
-    );
+    s.assert_sent(r#"{"answers":[{"id":"target","selected":["Production"]}]}"#);
     read_until(
         &mut events,
         &format!("\"type\":\"cancel\",\"eventId\":\"{event}\""),
@@ -638,12 +625,7 @@ fn with_web_an_answer_on_the_page_withdraws_the_prompt() {
     let mut reply = String::new();
     post.read_to_string(&mut reply).unwrap();
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
-    let (status, result) = s.finish();
-    assert_eq!(status, 0);
-    assert_eq!(
-        result["content"][0]["text"],
-        r#"{"answers":[{"id":"target","selected":["Staging (Recommended)"]}]}"#
-    );
+    s.assert_sent(r#"{"answers":[{"id":"target","selected":["Staging (Recommended)"]}]}"#);
     s.assert_restored();
 }
 
@@ -692,12 +674,7 @@ fn a_long_question_scrolls_and_the_options_stay_in_view() {
     s.keys("2");
     s.wait_for("Review your answers", 1);
     s.keys("\r");
-    let (status, result) = s.finish();
-    assert_eq!(status, 0);
-    assert_eq!(
-        result["content"][0]["text"],
-        r#"{"answers":[{"id":"q","selected":["No"]}]}"#
-    );
+    s.assert_sent(r#"{"answers":[{"id":"q","selected":["No"]}]}"#);
     s.assert_restored();
 }
 
@@ -745,12 +722,7 @@ fn alt_enter_writes_own_words_on_several_lines() {
     s.keys("\r");
     s.wait_for("Review your answers", 1);
     s.keys("\r");
-    let (status, result) = s.finish();
-    assert_eq!(status, 0);
-    assert_eq!(
-        result["content"][0]["text"],
-        r#"{"answers":[{"id":"why","selected":[],"custom":"one\ntwo"}]}"#
-    );
+    s.assert_sent(r#"{"answers":[{"id":"why","selected":[],"custom":"one\ntwo"}]}"#);
 }
 
 /// A bar of every question shows where each stands, → and ← move freely,
@@ -792,12 +764,7 @@ fn the_bar_of_questions_and_own_words_in_place() {
     s.wait_for("Review your answers", 1);
     assert!(s.shown().contains(" Note · │[Review]"), "{}", s.shown());
     s.keys("\r");
-    let (status, result) = s.finish();
-    assert_eq!(status, 0);
-    assert_eq!(
-        result["content"][0]["text"],
-        r#"{"answers":[{"id":"checks","selected":["Unit"],"custom":"smoke"},{"id":"note","selected":[]}]}"#
-    );
+    s.assert_sent(r#"{"answers":[{"id":"checks","selected":["Unit"],"custom":"smoke"},{"id":"note","selected":[]}]}"#);
 }
 
 /// The terminal going away under an open prompt (its window closed: the
