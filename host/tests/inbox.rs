@@ -521,11 +521,8 @@ async fn two_agents_are_answered_from_one_page() {
         &[],
     );
     let beta = inbox.agent("beta", &choice("Ship it?", &["Yes", "No"]), &[]);
-    let waiting = |inbox: &Inbox| inbox.list(false).len() == 2;
-    let start = Instant::now();
-    while !waiting(&inbox) {
-        assert!(start.elapsed() < BOUND, "two questions wait");
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    for session in ["alpha", "beta"] {
+        inbox.wait_for(session, false, |q| q["session"] == session);
     }
     let browser = browser::Browser::start().await;
     let page = format!(
