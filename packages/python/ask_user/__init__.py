@@ -183,9 +183,7 @@ class Host:
                 raise RuntimeError("the component asked twice in one call")
             asked[0] = True
             try:
-                self.agents.check(caller)
-                return [_answer_record(a) for a in self._ask(
-                    _request(request), cancel, timeout, loop)]
+                return _answer_records(self._ask(_request(request), caller, cancel, timeout, loop))
             except AskError as error:
                 return _error(error)
             except Exception as error:  # an answerer's own failure, uncoded
@@ -204,10 +202,13 @@ class Host:
                     "structuredContent": {"answers": answers}, "isError": False}
         return _failure(value.name, value.code, value.message)
 
-    def _ask(self, request: dict, cancel: threading.Event, timeout: Optional[float],
-             loop: Optional[asyncio.AbstractEventLoop]) -> list:
+    def _ask(self, request: dict, caller: Agent, cancel: threading.Event,
+             timeout: Optional[float], loop: Optional[asyncio.AbstractEventLoop]) -> list:
+        # The order of the seam's checks: a cancelled turn asks nobody, then
+        # the caller's identity.
         if cancel.is_set():
             raise AskError("ASK_ABORTED", _ABORTED)
+        self.agents.check(caller)
         deadline = None if timeout is None else time.monotonic() + timeout
         for answerer in self._answerers:
             answers = answerer(request)
@@ -289,12 +290,32 @@ def _request(record: Any) -> dict:
     return {"questions": questions}
 
 
-def _answer_record(answer: dict) -> Record:
-    record = Record()
-    record.id = answer["id"]
-    record.selected = list(answer.get("selected", []))
-    record.custom = answer.get("custom")
-    return record
+def _answer_records(answers: Any) -> list:
+    """The answers as the component takes them. Their shape only: the
+    component checks them against the questions itself (``INVALID_ANSWER``)."""
+    def fail(what: str) -> None:
+        raise AskError("INVALID_ANSWER", (
+            f"the answerer returned {what}; an answerer returns a list of {{id, selected, "
+            "custom?}} (strings; selected a list of labels), or None to pass the question on"))
+
+    if not isinstance(answers, list):
+        fail(f"{type(answers).__name__}, not a list")
+    records = []
+    for i, answer in enumerate(answers):
+        if not isinstance(answer, dict):
+            fail(f"a {type(answer).__name__} at {i}")
+        if not isinstance(answer.get("id"), str):
+            fail(f"an answer without a string id at {i}")
+        selected = answer.get("selected", [])
+        if not isinstance(selected, list) or not all(isinstance(s, str) for s in selected):
+            fail(f"answer {json.dumps(answer['id'])} whose selected is not a list of strings")
+        custom = answer.get("custom")
+        if custom is not None and not isinstance(custom, str):
+            fail(f"answer {json.dumps(answer['id'])} whose custom is not a string")
+        record = Record()
+        record.id, record.selected, record.custom = answer["id"], list(selected), custom
+        records.append(record)
+    return records
 
 
 def _answer_dict(record: Any) -> dict:

@@ -104,3 +104,26 @@ def test_an_answerers_own_failure_is_passed_through_uncoded(component):
     host = Host(component)
     host.answerer(lambda request: (_ for _ in ()).throw(AskError("ASK_CANCELLED", "no")))
     assert host.execute(ONE, caller=host.agents.root("s"))["error"]["code"] == "ASK_CANCELLED"
+
+
+def test_a_cancelled_turn_is_ask_aborted_before_the_caller_is_checked(component):
+    host = Host(component)
+    root = host.agents.root("s")
+    cancel = threading.Event()
+    cancel.set()
+    result = host.execute(ONE, caller=host.agents.delegate("helper", root), cancel=cancel)
+    assert result["error"] == {"name": "UserQuestionError", "code": "ASK_ABORTED"}
+
+
+def test_answers_of_the_wrong_shape_are_invalid_answer_saying_what_was_wrong(component):
+    for reply, says in [
+        ({"q": "A"}, "dict, not a list"),
+        ([{"id": "q", "selected": "A"}], '"q" whose selected is not a list of strings'),
+        ([{"selected": ["A"]}], "without a string id at 0"),
+        ([{"id": "q", "selected": [], "custom": 7}], '"q" whose custom is not a string'),
+    ]:
+        host = Host(component)
+        host.answerer(lambda request, reply=reply: reply)
+        result = host.execute(ONE, caller=host.agents.root("s"))
+        assert result["error"] == {"name": "UserQuestionError", "code": "INVALID_ANSWER"}
+        assert says in result["content"][0]["text"]
