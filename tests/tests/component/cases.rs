@@ -1,6 +1,7 @@
 //! The shared table of tool calls (`tests/cases/tool_calls.json`): the
 //! Rust host gives exactly the model-facing result each case expects, as the
-//! Python package does (`packages/python/tests`), so the hosts cannot drift.
+//! Python package (`packages/python/tests`) and the JavaScript one
+//! (`packages/js/tests`) do, so the hosts cannot drift.
 
 use ask_user::{AnswerError, AnswerFuture, Answerer, Ask, AskError, ErrorCode, Next, Placement};
 use ask_user_tests::Harness;

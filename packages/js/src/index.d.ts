@@ -1,0 +1,88 @@
+/** One question as answerers get it (the seam's spelling). */
+export interface Question {
+  id: string;
+  question: string;
+  detail?: string;
+  header?: string;
+  /** Absent: a free-text question. Keys the model sent beyond label and description are kept. */
+  options?: Array<{ label: string; description?: string; [key: string]: unknown }>;
+  multiSelect?: boolean;
+}
+
+/** The human's answer to one question. */
+export interface Answer {
+  id: string;
+  /** Labels of the chosen options; empty with no `custom`: skipped. */
+  selected: string[];
+  /** Own words. */
+  custom?: string;
+}
+
+/**
+ * Answers the request, or returns null to pass it on, or throws an
+ * `AskError`. `signal` aborts when the answer is no longer wanted.
+ */
+export type Answerer = (
+  request: { questions: Question[] },
+  context: { signal: AbortSignal },
+) => Answer[] | null | undefined | Promise<Answer[] | null | undefined>;
+
+/** An MCP CallToolResult. */
+export interface CallToolResult {
+  content: Array<{ type: 'text'; text: string }>;
+  structuredContent?: { answers: Answer[] };
+  isError: boolean;
+  error?: { name: string; code?: string };
+}
+
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  inputSchema: object;
+  outputSchema: object;
+}
+
+/** An ask that failed: throw it from an answerer to end the ask with `code`. */
+export class AskError extends Error {
+  constructor(code: string | null, message: string, name?: string);
+  code: string | null;
+}
+
+export class Agent {
+  readonly id: string;
+  readonly owner: Agent | null;
+  live: boolean;
+}
+
+/** The live agents. Only a live agent that no live agent owns may ask. */
+export class Agents {
+  root(id: string): Agent;
+  delegate(id: string, owner: Agent): Agent;
+  end(agent: Agent): void;
+  /** Throws the seam's error when `agent` may not ask the human. */
+  check(agent: Agent): void;
+}
+
+/** The component, transpiled by jco and compiled once; hosts may share it. */
+export class Component {
+  static load(file: string | Uint8Array): Promise<Component>;
+}
+
+export interface HostOptions {
+  /** Seconds the component may work on one call, waits for answers not counted (default 10). */
+  computeLimit?: number;
+}
+
+/** The component, loaded once, and the seam it asks through. */
+export class Host {
+  constructor(component: Component, options?: HostOptions);
+  static load(file: string | Uint8Array, options?: HostOptions): Promise<Host>;
+  readonly agents: Agents;
+  answerer<A extends Answerer>(answerer: A): A;
+  definition(): Promise<ToolDefinition>;
+  execute(
+    args: string,
+    call: { caller: Agent; signal?: AbortSignal; timeout?: number },
+  ): Promise<CallToolResult>;
+  close(): void;
+}

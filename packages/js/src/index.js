@@ -1,0 +1,442 @@
+/**
+ * The ask_user_question tool component in a JavaScript agent host (Node).
+ *
+ * Load the component once, hand its definition to your model, and run each
+ * of the model's tool calls with `execute`: the component checks the
+ * arguments, asks through the seam, checks the answers and renders the
+ * result. This package supplies the seam: your answerers (plain or async
+ * functions, tried in order), the caller's identity (only a live root agent
+ * may ask the human; a delegated sub-agent gets `DELEGATED_CALLER`),
+ * cancellation (`ASK_ABORTED`) and an opt-in time limit (`ASK_TIMED_OUT`).
+ * Results are MCP `CallToolResult` objects, the same as the Rust host's.
+ *
+ * The component runs on worker threads: its `ask` import is synchronous, so
+ * a worker blocks on `Atomics.wait` while this thread awaits the answerers.
+ * @module ask-user
+ */
+
+import { readFile } from 'node:fs/promises';
+import { MessageChannel, Worker } from 'node:worker_threads';
+import { transpileBytes } from '@bytecodealliance/jco-transpile';
+
+/** The seam's error codes; the WIT variant spells them in kebab case. */
+const CODES = [
+  'ASK_ABORTED', 'ASK_CANCELLED', 'ASK_TIMED_OUT', 'EMPTY_QUESTIONS', 'CALLER_NOT_LIVE',
+  'DELEGATED_CALLER', 'BAD_INTENT', 'NO_PROVIDER', 'INVALID_ANSWER',
+];
+
+/** Idle workers a host keeps for the next calls. */
+const IDLE_WORKERS = 4;
+
+const ABORTED = 'the turn was cancelled, so the question was not asked or was withdrawn; '
+  + 'do not ask again in this turn';
+const NO_PROVIDER = 'no answerer took the question: nobody is there to answer it right now. '
+  + 'Continue without the answer, or end your turn with the question';
+const timedOut = (seconds) => `no answer within the host's limit of ${seconds}s; the question `
+  + 'was withdrawn. Continue without the answer, or ask again later';
+
+/**
+ * An ask that failed: throw it from an answerer to end the ask with `code`
+ * (`ASK_CANCELLED` when the human dismissed the questions, say).
+ */
+export class AskError extends Error {
+  /**
+   * @param {string | null} code a seam code such as `ASK_CANCELLED`, or null
+   * @param {string} message what happened and what to do next
+   * @param {string} [name]
+   */
+  constructor(code, message, name = 'UserQuestionError') {
+    super(message);
+    this.code = code;
+    this.name = name;
+  }
+}
+
+/** An agent of the host: a root (a session, a turn) or a sub-agent it delegated to. */
+export class Agent {
+  /** @param {string} id @param {Agent | null} owner */
+  constructor(id, owner = null) {
+    this.id = id;
+    this.owner = owner;
+    this.live = true;
+  }
+}
+
+/** The live agents. Only a live agent that no live agent owns may ask. */
+export class Agents {
+  /** A root agent: it may ask while it is live. */
+  root(id) {
+    return new Agent(id);
+  }
+
+  /** A sub-agent of `owner`: it may not ask while its owner is live. */
+  delegate(id, owner) {
+    return new Agent(id, owner);
+  }
+
+  /** Ends `agent`: it may no longer ask. */
+  end(agent) {
+    agent.live = false;
+  }
+
+  /** Throws the seam's error when `agent` may not ask the human. */
+  check(agent) {
+    if (!(agent instanceof Agent) || !agent.live) {
+      const id = JSON.stringify(agent?.id ?? null);
+      throw new AskError('CALLER_NOT_LIVE', `agent ${id} is not live (it ended, or its id now `
+        + 'belongs to a newer agent); only a running agent can ask the user');
+    }
+    if (agent.owner?.live) {
+      throw new AskError('DELEGATED_CALLER', `agent ${JSON.stringify(agent.id)} is a sub-agent `
+        + `delegated by ${JSON.stringify(agent.owner.id)} and cannot ask the user directly. `
+        + 'Finish your task without the answer: put the unresolved question or decision, with '
+        + 'the options you see, into your final result for your parent agent, which can ask '
+        + 'the user');
+    }
+  }
+}
+
+/**
+ * The component, transpiled by jco and compiled once; any number of hosts
+ * may share it.
+ */
+export class Component {
+  /** @param {string} source @param {Record<string, WebAssembly.Module>} modules */
+  constructor(source, modules) {
+    this.source = source;
+    this.modules = modules;
+  }
+
+  /**
+   * Transpiles and compiles a component (`ask-user component --out FILE`
+   * writes one). Rejects a file that is not a component of this world.
+   * @param {string | Uint8Array} file a path, or the component's bytes
+   */
+  static async load(file) {
+    const bytes = typeof file === 'string' ? await readFile(file) : file;
+    const { files } = await transpileBytes(bytes, {
+      name: 'tool',
+      instantiation: 'sync',
+      noComponentErrorWrapping: true,
+      emitTypescriptDeclarations: false,
+    });
+    if (!files['tool.js']) throw new Error('jco made no module of the component');
+    const modules = {};
+    for (const [name, data] of Object.entries(files)) {
+      if (name.endsWith('.wasm')) modules[name] = await WebAssembly.compile(data);
+    }
+    return new Component(new TextDecoder().decode(files['tool.js']), modules);
+  }
+}
+
+/** The component, loaded once, and the seam it asks through. */
+export class Host {
+  #component;
+  #answerers = [];
+  #idle = [];
+  #lanes = new Set();
+  #computeLimit;
+  #closing = new AbortController();
+
+  /**
+   * @param {Component} component
+   * @param {{ computeLimit?: number }} [options] `computeLimit`: seconds the
+   *   component may work on one call (default 10), waits for answers not
+   *   counted, a new worker's start (tens of milliseconds) counted; past it
+   *   the worker is stopped and the call fails. wasm in Node has no fuel,
+   *   so this is what keeps a component from hanging a call.
+   */
+  constructor(component, { computeLimit = 10 } = {}) {
+    this.#component = component;
+    this.#computeLimit = computeLimit;
+    /** The agents that may ask. */
+    this.agents = new Agents();
+  }
+
+  /** `Host` on a component file. */
+  static async load(file, options) {
+    return new Host(await Component.load(file), options);
+  }
+
+  /**
+   * Adds an answerer at the end of the chain. It gets the request
+   * (`{questions: [...]}`, the seam's spelling: `multiSelect`) and
+   * `{signal}`, aborted when its answer is no longer wanted; it returns
+   * (or resolves to) the answers `[{id, selected, custom?}]`, or null to
+   * pass the request on, or throws an `AskError`.
+   */
+  answerer(answerer) {
+    this.#answerers.push(answerer);
+    return answerer;
+  }
+
+  /** The tool definition for the model: name, description, inputSchema, outputSchema. */
+  async definition() {
+    const outcome = await this.#run('definition', null, () => {
+      throw new Error('definition() asked the human');
+    });
+    if (!outcome.done) throw new Error(`the tool component failed: ${outcome.trap}`);
+    const { name, description, inputSchema, outputSchema } = outcome.done;
+    return {
+      name,
+      description,
+      inputSchema: JSON.parse(inputSchema),
+      outputSchema: JSON.parse(outputSchema),
+    };
+  }
+
+  /**
+   * Runs one tool call for `caller`; resolves to its CallToolResult.
+   * `signal` aborted ends a wait with `ASK_ABORTED`; `timeout` (seconds)
+   * ends it with `ASK_TIMED_OUT`.
+   * @param {string} args the model's arguments, as JSON text
+   * @param {{ caller: Agent, signal?: AbortSignal, timeout?: number }} call
+   */
+  async execute(args, { caller, signal, timeout } = {}) {
+    if (!(caller instanceof Agent)) {
+      throw new TypeError('execute(args, {caller}) needs the calling Agent, from host.agents');
+    }
+    const outcome = await this.#run('execute', args,
+      async (request) => this.#ask(seamRequest(request), caller, signal, timeout));
+    if (outcome.done) {
+      const { answers, text } = outcome.done;
+      return {
+        content: [{ type: 'text', text }],
+        structuredContent: { answers: answers.map(answerOf) },
+        isError: false,
+      };
+    }
+    if (outcome.failed) {
+      const { name, code, message } = outcome.failed;
+      return failure(name, code, message);
+    }
+    return failure('GuestTrapError', undefined, `the tool component failed: ${outcome.trap}`);
+  }
+
+  /** Stops the host's workers; calls still running fail, their answerers are told to stop. */
+  close() {
+    this.#closing.abort();
+    for (const lane of this.#lanes) lane.stop('the host was closed');
+  }
+
+  /** The seam: the reply to one ask, `{tag: 'ok' | 'err', val}`. */
+  async #ask(request, caller, callerSignal, timeout) {
+    const signal = AbortSignal.any([this.#closing.signal, callerSignal].filter(Boolean));
+    const stop = new AbortController();
+    let timer;
+    let onAbort;
+    const ended = new Promise((_, reject) => {
+      onAbort = () => reject(new AskError('ASK_ABORTED', ABORTED));
+      signal.addEventListener('abort', onAbort, { once: true });
+      if (timeout != null) {
+        timer = setTimeout(() => reject(new AskError('ASK_TIMED_OUT', timedOut(timeout))),
+          timeout * 1000);
+      }
+    });
+    ended.catch(() => {});
+    try {
+      if (signal.aborted) throw new AskError('ASK_ABORTED', ABORTED);
+      this.agents.check(caller);
+      for (const answerer of this.#answerers) {
+        const answers = await Promise.race([answerer(request, { signal: stop.signal }), ended]);
+        if (answers != null) return { tag: 'ok', val: checkedShape(answers) };
+      }
+      throw new AskError('NO_PROVIDER', NO_PROVIDER);
+    } catch (error) {
+      return { tag: 'err', val: seamError(error) };
+    } finally {
+      stop.abort();
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Runs one export on an idle worker (or a new one). */
+  async #run(op, args, onAsk) {
+    if (this.#closing.signal.aborted) throw new Error('the host was closed');
+    const lane = this.#idle.pop() ?? this.#newLane();
+    const outcome = await lane.run(op, args, onAsk);
+    if (lane.alive && !this.#closing.signal.aborted && this.#idle.length < IDLE_WORKERS) {
+      lane.rest();
+      this.#idle.push(lane);
+    } else {
+      lane.stop('not needed');
+    }
+    return outcome;
+  }
+
+  #newLane() {
+    const lane = new Lane(this.#component, this.#computeLimit, () => {
+      this.#lanes.delete(lane);
+      this.#idle = this.#idle.filter((idle) => idle !== lane);
+    });
+    this.#lanes.add(lane);
+    return lane;
+  }
+}
+
+/**
+ * One worker thread and its call: the outcome is `{done}` (the export's
+ * value), `{failed}` (the tool's failure record) or `{trap}` (a message).
+ */
+class Lane {
+  #worker;
+  #replies;
+  #woken = new Int32Array(new SharedArrayBuffer(4));
+  #limit;
+  #watchdog;
+  #settle = null;
+  alive = true;
+
+  constructor(component, computeLimit, gone) {
+    const { port1, port2 } = new MessageChannel();
+    this.#replies = port1;
+    this.#limit = computeLimit * 1000;
+    this.#worker = new Worker(new URL('./worker.js', import.meta.url), {
+      workerData: {
+        source: component.source,
+        modules: component.modules,
+        replies: port2,
+        signal: this.#woken.buffer,
+      },
+      transferList: [port2],
+      // The worker needs no flag of the program's (and some, such as
+      // --input-type, would stop it from starting).
+      execArgv: [],
+    });
+    this.#worker.on('message', (message) => this.#message(message));
+    this.#worker.on('error', (error) => this.stop(`its worker failed: ${error.message}`));
+    this.#worker.on('exit', () => {
+      this.stop('its worker ended');
+      gone();
+    });
+  }
+
+  /** @returns {Promise<{done?: any, failed?: any, trap?: string}>} */
+  run(op, args, onAsk) {
+    this.#worker.ref();
+    return new Promise((resolve) => {
+      this.#settle = { resolve, onAsk };
+      this.#working();
+      this.#worker.postMessage({ op, args });
+    });
+  }
+
+  /** Lets the process exit while this idle worker waits for a call. */
+  rest() {
+    this.#worker.unref();
+  }
+
+  /** Stops the worker; a call running on it ends with a trap saying why. */
+  stop(why) {
+    if (!this.alive) return;
+    this.alive = false;
+    clearTimeout(this.#watchdog);
+    this.#worker.terminate();
+    this.#replies.close();
+    this.#end({ trap: why });
+  }
+
+  async #message(message) {
+    if (!message.asking) {
+      clearTimeout(this.#watchdog);
+      this.#end(message);
+      return;
+    }
+    clearTimeout(this.#watchdog);
+    let reply;
+    try {
+      reply = await this.#settle.onAsk(message.asking);
+    } catch (error) {
+      this.stop(`its request could not be read: ${error.message}`);
+    }
+    if (!this.alive) return;
+    this.#replies.postMessage(reply);
+    this.#working();
+    Atomics.store(this.#woken, 0, 1);
+    Atomics.notify(this.#woken, 0);
+  }
+
+  /** The component works now: it is stopped if it works past the limit. */
+  #working() {
+    clearTimeout(this.#watchdog);
+    this.#watchdog = setTimeout(() => this.stop(
+      `it worked past the host's limit of ${this.#limit / 1000}s and was stopped`), this.#limit);
+  }
+
+  #end(outcome) {
+    const settle = this.#settle;
+    this.#settle = null;
+    settle?.resolve(outcome);
+  }
+}
+
+/** The seam's request in the seam's own spelling (as the Rust and Python hosts give it). */
+function seamRequest(request) {
+  return {
+    questions: request.questions.map((q) => {
+      const question = { id: q.id, question: q.question };
+      for (const key of ['detail', 'header']) if (q[key] != null) question[key] = q[key];
+      if (q.options != null) {
+        question.options = q.options.map((o) => {
+          const option = { label: o.label };
+          if (o.description != null) option.description = o.description;
+          return o.extraJson == null ? option : { ...option, ...JSON.parse(o.extraJson) };
+        });
+      }
+      if (q.multiSelect != null) question.multiSelect = q.multiSelect;
+      return question;
+    }),
+  };
+}
+
+/**
+ * The answers as the component takes them. Their shape only: the component
+ * checks them against the questions itself (`INVALID_ANSWER`).
+ */
+function checkedShape(answers) {
+  const fail = (what) => {
+    throw new AskError('INVALID_ANSWER', `the answerer returned ${what}; an answerer returns `
+      + 'a list of {id, selected, custom?} (strings; selected a list of labels), or null to '
+      + 'pass the question on');
+  };
+  if (!Array.isArray(answers)) fail(`${typeof answers}, not a list`);
+  return answers.map((answer, i) => {
+    if (typeof answer !== 'object' || answer === null) fail(`a ${typeof answer} at ${i}`);
+    const { id, selected = [], custom } = answer;
+    if (typeof id !== 'string') fail(`an answer without a string id at ${i}`);
+    if (!Array.isArray(selected) || selected.some((label) => typeof label !== 'string')) {
+      fail(`answer ${JSON.stringify(id)} whose selected is not a list of strings`);
+    }
+    if (custom != null && typeof custom !== 'string') {
+      fail(`answer ${JSON.stringify(id)} whose custom is not a string`);
+    }
+    return { id, selected, custom: custom ?? undefined };
+  });
+}
+
+/** What an answerer threw, as the seam's `ask-error`. */
+function seamError(error) {
+  if (!(error instanceof Error)) {
+    return { name: 'Error', code: undefined, message: String(error) };
+  }
+  let code;
+  if (error instanceof AskError && error.code != null) {
+    code = CODES.includes(error.code)
+      ? { tag: error.code.toLowerCase().replaceAll('_', '-') }
+      : { tag: 'other', val: error.code };
+  }
+  return { name: error.name, code, message: error.message };
+}
+
+function answerOf({ id, selected, custom }) {
+  return custom === undefined ? { id, selected } : { id, selected, custom };
+}
+
+function failure(name, code, message) {
+  return {
+    content: [{ type: 'text', text: `Error: ${message}` }],
+    isError: true,
+    error: code == null ? { name } : { name, code },
+  };
+}

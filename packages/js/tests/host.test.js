@@ -1,0 +1,214 @@
+// What the package does beyond the table: the definition, the answerers'
+// order and request, waiting for a human without blocking Node, calls at
+// once, cancellation, time limits, answerer mistakes, a component that
+// works too long, closing.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { test } from 'node:test';
+import { AskError, Host } from '../src/index.js';
+import { component } from './support.js';
+
+const ONE = JSON.stringify({
+  questions: [{ id: 'q', question: 'Which?', options: [{ label: 'A' }, { label: 'B' }] }],
+});
+
+/** A host on the shared component, closed when the test ends. */
+function hostFor(t, options) {
+  const host = new Host(component, options);
+  t.after(() => host.close());
+  return host;
+}
+
+/** A promise and the function that settles it. */
+function later() {
+  let resolve;
+  const promise = new Promise((r) => { resolve = r; });
+  return { promise, resolve };
+}
+
+test('the definition is the tool\'s', async (t) => {
+  const definition = await hostFor(t).definition();
+  assert.equal(definition.name, 'ask_user_question');
+  assert.equal(definition.inputSchema.type, 'object');
+  assert.ok('questions' in definition.inputSchema.properties);
+  assert.equal(definition.outputSchema.type, 'object');
+});
+
+test('answerers are tried in order and see the seam\'s request', async (t) => {
+  const host = hostFor(t);
+  const seen = [];
+  host.answerer((request) => {
+    seen.push(request);
+    return null; // passes
+  });
+  host.answerer(() => [{ id: 'q', selected: ['A', 'B'] }]);
+  const args = JSON.stringify({
+    questions: [{
+      id: 'q', question: 'Which?', header: 'Pick', multiSelect: true,
+      options: [{ label: 'A', description: 'first', icon: 'rocket' }, { label: 'B' }],
+    }],
+  });
+  const result = await host.execute(args, { caller: host.agents.root('s') });
+  assert.deepEqual(result.structuredContent, { answers: [{ id: 'q', selected: ['A', 'B'] }] });
+  assert.deepEqual(seen, [{
+    questions: [{
+      id: 'q', question: 'Which?', header: 'Pick', multiSelect: true,
+      options: [{ label: 'A', description: 'first', icon: 'rocket' }, { label: 'B' }],
+    }],
+  }]);
+});
+
+test('calls wait for their humans at once, each on its own worker', async (t) => {
+  const host = hostFor(t);
+  const waiting = new Map();
+  const bothAsked = later();
+  host.answerer(async (request) => {
+    const answer = later();
+    waiting.set(request.questions[0].question, answer.resolve);
+    if (waiting.size === 2) bothAsked.resolve();
+    return answer.promise;
+  });
+  const ask = (question) => host.execute(
+    JSON.stringify({ questions: [{ id: 'q', question, options: [{ label: 'A' }, { label: 'B' }] }] }),
+    { caller: host.agents.root(question) },
+  );
+  const first = ask('first?');
+  const second = ask('second?');
+  await bothAsked.promise;
+  // Answered in the other order: neither call holds up the other.
+  waiting.get('second?')([{ id: 'q', selected: ['B'] }]);
+  assert.equal((await second).content[0].text, '{"answers":[{"id":"q","selected":["B"]}]}');
+  waiting.get('first?')([{ id: 'q', selected: ['A'] }]);
+  assert.equal((await first).content[0].text, '{"answers":[{"id":"q","selected":["A"]}]}');
+});
+
+test('aborting the call is ASK_ABORTED, and the answerer is told to stop', async (t) => {
+  const host = hostFor(t);
+  const asked = later();
+  const stopped = later();
+  host.answerer((request, { signal }) => {
+    signal.addEventListener('abort', stopped.resolve);
+    asked.resolve();
+    return new Promise(() => {});
+  });
+  const abort = new AbortController();
+  const call = host.execute(ONE, { caller: host.agents.root('s'), signal: abort.signal });
+  await asked.promise;
+  abort.abort();
+  const result = await call;
+  assert.deepEqual(result.error, { name: 'UserQuestionError', code: 'ASK_ABORTED' });
+  await stopped.promise;
+});
+
+test('a call aborted before it asks never reaches an answerer', async (t) => {
+  const host = hostFor(t);
+  let asked = 0;
+  host.answerer(() => {
+    asked += 1;
+    return [{ id: 'q', selected: ['A'] }];
+  });
+  const root = host.agents.root('s');
+  const result = await host.execute(ONE, { caller: root, signal: AbortSignal.abort() });
+  assert.deepEqual(result.error, { name: 'UserQuestionError', code: 'ASK_ABORTED' });
+  // The seam's order: a cancelled turn before the caller's identity.
+  const helper = host.agents.delegate('helper', root);
+  const delegated = await host.execute(ONE, { caller: helper, signal: AbortSignal.abort() });
+  assert.deepEqual(delegated.error, { name: 'UserQuestionError', code: 'ASK_ABORTED' });
+  assert.equal(asked, 0);
+});
+
+test('a time limit is ASK_TIMED_OUT', async (t) => {
+  const host = hostFor(t);
+  host.answerer(() => new Promise(() => {}));
+  const result = await host.execute(ONE, { caller: host.agents.root('s'), timeout: 0.2 });
+  assert.deepEqual(result.error, { name: 'UserQuestionError', code: 'ASK_TIMED_OUT' });
+  assert.match(result.content[0].text, /limit of 0\.2s/);
+});
+
+test('an answerer\'s own failure is passed through uncoded; a code of its own verbatim', async (t) => {
+  const host = hostFor(t);
+  host.answerer(() => {
+    throw new TypeError('the UI went away');
+  });
+  assert.deepEqual(await host.execute(ONE, { caller: host.agents.root('s') }), {
+    content: [{ type: 'text', text: 'Error: the UI went away' }],
+    isError: true,
+    error: { name: 'TypeError' },
+  });
+  const other = hostFor(t);
+  other.answerer(async () => {
+    throw new AskError('RATE_LIMITED', 'too many questions this hour');
+  });
+  const result = await other.execute(ONE, { caller: other.agents.root('s') });
+  assert.deepEqual(result.error, { name: 'UserQuestionError', code: 'RATE_LIMITED' });
+});
+
+test('answers of the wrong shape are INVALID_ANSWER, saying what was wrong', async (t) => {
+  for (const [reply, says] of [
+    [{ q: 'A' }, /object, not a list/],
+    [[{ id: 'q', selected: 'A' }], /"q" whose selected is not a list of strings/],
+    [[{ selected: ['A'] }], /without a string id at 0/],
+    [[{ id: 'q', selected: [], custom: 7 }], /"q" whose custom is not a string/],
+  ]) {
+    const host = hostFor(t);
+    host.answerer(() => reply);
+    const result = await host.execute(ONE, { caller: host.agents.root('s') });
+    assert.deepEqual(result.error, { name: 'UserQuestionError', code: 'INVALID_ANSWER' });
+    assert.match(result.content[0].text, says);
+  }
+});
+
+test('a component working past the limit is stopped; the call fails, nothing hangs', async (t) => {
+  // A new worker's start counts towards the limit and takes far more than 1 ms.
+  const host = hostFor(t, { computeLimit: 0.001 });
+  host.answerer(() => [{ id: 'q', selected: ['A'] }]);
+  const result = await host.execute(ONE, { caller: host.agents.root('s') });
+  assert.equal(result.error.name, 'GuestTrapError');
+  assert.match(result.content[0].text, /past the host's limit of 0\.001s and was stopped/);
+});
+
+test('closing the host ends a waiting call and tells its answerer to stop', async (t) => {
+  const host = hostFor(t);
+  const asked = later();
+  const stopped = later();
+  host.answerer((request, { signal }) => {
+    signal.addEventListener('abort', stopped.resolve);
+    asked.resolve();
+    return new Promise(() => {});
+  });
+  const call = host.execute(ONE, { caller: host.agents.root('s') });
+  await asked.promise;
+  host.close();
+  const result = await call;
+  assert.equal(result.error.name, 'GuestTrapError');
+  assert.match(result.content[0].text, /the host was closed/);
+  await stopped.promise;
+  await assert.rejects(host.execute(ONE, { caller: host.agents.root('s') }), /the host was closed/);
+});
+
+test('a host\'s idle workers never keep the process alive', async () => {
+  // A program that forgets close() still ends when its work is done.
+  const program = `
+    import { Host } from ${JSON.stringify(new URL('../src/index.js', import.meta.url).href)};
+    const host = await Host.load(${JSON.stringify(process.env.ASK_USER_COMPONENT)});
+    host.answerer(() => [{ id: 'q', selected: ['B'] }]);
+    const result = await host.execute(${JSON.stringify(ONE)}, { caller: host.agents.root('s') });
+    console.log(result.content[0].text);
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', program], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (chunk) => { out += chunk; });
+  const bound = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const [code, signal] = await once(child, 'exit');
+  clearTimeout(bound);
+  assert.equal(signal, null, 'the program did not end by itself within 60 s');
+  assert.equal(code, 0);
+  assert.equal(out.trim(), '{"answers":[{"id":"q","selected":["B"]}]}');
+});
+
+test('a caller is required', async (t) => {
+  await assert.rejects(hostFor(t).execute(ONE, {}), /needs the calling Agent/);
+});
