@@ -29,8 +29,14 @@ static SESSIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize
 /// What the session's shell prints last, after `stty -a`.
 const SESSION_END: &str = "END-OF-SESSION";
 
-/// What the prompt writes at the start of every redraw (it hides the cursor).
-const DRAW: &str = "\x1b[?25l";
+/// What the prompt writes at the end of every redraw (the end of a
+/// synchronized update): a frame counted is a frame on screen whole.
+const DRAW: &str = "\x1b[?2026l";
+
+/// Whether a frame is being written: its start is out, its end not yet.
+fn mid_frame(screen: &str) -> bool {
+    screen.matches("\x1b[?2026h").count() > screen.matches(DRAW).count()
+}
 
 /// How often the prompt has ended (sent, dismissed or withdrawn) so far.
 fn endings(screen: &str) -> usize {
@@ -135,10 +141,15 @@ impl Session {
         terminal.screen().contents()
     }
 
-    /// Waits until `text` has appeared `times` times in all output so far.
+    /// Waits until `text` has appeared `times` times in all output so far,
+    /// and the frame it is in has been written whole.
     fn wait_for(&self, text: &str, times: usize) {
         let start = Instant::now();
-        while self.screen().matches(text).count() < times {
+        loop {
+            let screen = self.screen();
+            if screen.matches(text).count() >= times && !mid_frame(&screen) {
+                return;
+            }
             assert!(
                 start.elapsed() < WAIT,
                 "never saw {text:?} ×{times}; screen:\n{}",

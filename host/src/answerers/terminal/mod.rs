@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use crossterm::cursor::{Hide, MoveToColumn, MoveToPreviousLine, Show};
 use crossterm::event::{self, DisableBracketedPaste, EnableBracketedPaste};
-use crossterm::terminal::{self, Clear, ClearType};
+use crossterm::terminal::{self, BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate};
 use crossterm::{QueueableCommand, execute, queue};
 use serde::Deserialize;
 use tokio::sync::{Mutex, OwnedMutexGuard, oneshot};
@@ -162,9 +162,10 @@ impl Answerer for TerminalAnswerer {
             };
             let questions = ask.request.questions.clone();
             let color = self.color;
-            let (receive, mut withdrawal) =
-                spawn_prompt(turn, move |withdraw| run(tty, &questions, color, withdraw))
-                    .map_err(AnswerError::other)?;
+            let (receive, mut withdrawal) = spawn_prompt(turn, move |withdraw| {
+                run(tty, &questions, color, withdraw).map_err(gone_if_hung_up)
+            })
+            .map_err(AnswerError::other)?;
             let ending = receive.await;
             withdrawal.armed = false;
             match ending {
@@ -305,6 +306,19 @@ fn run(
     Ok(ending)
 }
 
+fn went_away() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the terminal went away")
+}
+
+/// A terminal that hung up fails reads, writes and size queries with EIO
+/// (or ENXIO) before a poll may see the hang-up: the same ending.
+fn gone_if_hung_up(error: std::io::Error) -> std::io::Error {
+    match error.raw_os_error() {
+        Some(libc::EIO | libc::ENXIO) => went_away(),
+        _ => error,
+    }
+}
+
 /// Waits up to [`WITHDRAW_POLL`] for a key (or an event crossterm already
 /// holds). A terminal that hung up (its window closed, its pty master gone)
 /// is an error, found by polling the descriptor ourselves: crossterm's
@@ -329,10 +343,7 @@ fn input_ready(tty: &File) -> std::io::Result<bool> {
             };
         }
         if fd.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::BrokenPipe,
-                "the terminal went away",
-            ));
+            return Err(went_away());
         }
         Ok(fd.revents & libc::POLLIN != 0)
     };
@@ -352,7 +363,7 @@ struct Screen {
 }
 
 impl Screen {
-    fn clear(&mut self, tty: &mut File) -> std::io::Result<()> {
+    fn clear(&mut self, tty: &mut impl Write) -> std::io::Result<()> {
         match self.at_row {
             0 => tty.queue(MoveToColumn(0))?,
             rows => tty.queue(MoveToPreviousLine(rows as u16))?,
@@ -362,20 +373,27 @@ impl Screen {
         Ok(())
     }
 
+    /// Draws a frame in one write, marked as a synchronized update:
+    /// terminals that know the mark show the frame whole, without flicker;
+    /// the others ignore it.
     fn draw(&mut self, tty: &mut File, layout: &Layout) -> std::io::Result<()> {
-        self.clear(tty)?;
-        tty.queue(Hide)?;
+        let mut frame = Vec::new();
+        frame.queue(BeginSynchronizedUpdate)?;
+        self.clear(&mut frame)?;
+        frame.queue(Hide)?;
         let lines = &layout.lines;
         for line in lines {
-            write!(tty, "{line}\r\n")?;
+            write!(frame, "{line}\r\n")?;
         }
         self.at_row = lines.len();
         if let Some((row, column)) = layout.caret.filter(|(row, _)| *row < lines.len()) {
-            tty.queue(MoveToPreviousLine((lines.len() - row) as u16))?;
-            tty.queue(MoveToColumn(column as u16))?;
-            tty.queue(Show)?;
+            frame.queue(MoveToPreviousLine((lines.len() - row) as u16))?;
+            frame.queue(MoveToColumn(column as u16))?;
+            frame.queue(Show)?;
             self.at_row = row;
         }
+        frame.queue(EndSynchronizedUpdate)?;
+        tty.write_all(&frame)?;
         tty.flush()
     }
 }
