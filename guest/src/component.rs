@@ -7,7 +7,7 @@ use alloc::borrow::ToOwned;
 use alloc::string::String;
 
 #[global_allocator]
-static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
+static ALLOCATOR: crate::heap::Heap = crate::heap::Heap::new();
 
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {

@@ -23,6 +23,8 @@ pub mod seam;
 
 #[cfg(target_arch = "wasm32")]
 mod component;
+#[cfg(target_arch = "wasm32")]
+mod heap;
 
 use alloc::borrow::ToOwned;
 use alloc::string::{String, ToString};
