@@ -408,10 +408,10 @@ fn the_tool_component_imports_nothing_but_the_seam() {
     );
 }
 
-/// Built at opt-level "s" (README, "Performance"): "z" would save 6 KB and
-/// cost 8 µs a call.
+/// Built at opt-level 3 (README, "Performance"): 94 KB; "s" saves 11 KB
+/// and costs about 2 µs a call, a seventh of the call's sandbox overhead.
 #[test]
-fn the_tool_component_stays_well_under_100_kb() {
+fn the_tool_component_stays_under_100_kb() {
     let size = ask_user::COMPONENT.len();
-    assert!(size < 88 * 1024, "the component is {size} bytes");
+    assert!(size < 100 * 1000, "the component is {size} bytes");
 }
