@@ -81,7 +81,9 @@ impl std::error::Error for Breach {}
 
 /// The per-call state of a store.
 pub(crate) struct CallState {
-    wasi: WasiCtx,
+    /// Made when a component first uses WASI (the shipped one never does:
+    /// making it costs a seeded random generator per call).
+    wasi: Option<WasiCtx>,
     table: ResourceTable,
     memory: MemoryCap,
     ask: AskContext,
@@ -98,8 +100,7 @@ impl CallState {
         memory_cap: usize,
     ) -> Self {
         CallState {
-            // Nothing granted: WasiCtx::builder() starts empty and stays so.
-            wasi: WasiCtx::builder().build(),
+            wasi: None,
             table: ResourceTable::new(),
             memory: MemoryCap { cap: memory_cap },
             ask,
@@ -127,7 +128,8 @@ impl CallState {
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView {
-            ctx: &mut self.wasi,
+            // Nothing granted: WasiCtx::builder() starts empty and stays so.
+            ctx: self.wasi.get_or_insert_with(|| WasiCtx::builder().build()),
             table: &mut self.table,
         }
     }
