@@ -71,6 +71,8 @@ export class Component {
 export interface HostOptions {
   /** Seconds the component may work on one call, waits for answers not counted (default 10). */
   computeLimit?: number;
+  /** Calls at once (default 32); each holds a worker, about 10 MiB while it waits. One more gets `HOST_BUSY`. */
+  maxCalls?: number;
 }
 
 /** The component, loaded once, and the seam it asks through. */

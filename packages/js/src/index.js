@@ -136,19 +136,25 @@ export class Host {
   #idle = [];
   #lanes = new Set();
   #computeLimit;
+  #maxCalls;
+  #running = 0;
   #closing = new AbortController();
 
   /**
    * @param {Component} component
-   * @param {{ computeLimit?: number }} [options] `computeLimit`: seconds the
-   *   component may work on one call (default 10), waits for answers not
-   *   counted, a new worker's start (tens of milliseconds) counted; past it
-   *   the worker is stopped and the call fails. wasm in Node has no fuel,
-   *   so this is what keeps a component from hanging a call.
+   * @param {{ computeLimit?: number, maxCalls?: number }} [options]
+   *   `computeLimit`: seconds the component may work on one call (default
+   *   10), waits for answers not counted, a new worker's start (tens of
+   *   milliseconds) counted; past it the worker is stopped and the call
+   *   fails. wasm in Node has no fuel, so this is what keeps a component
+   *   from hanging a call. `maxCalls`: calls at once (default 32); each
+   *   holds a worker, about 10 MiB while it waits; one more gets
+   *   `HOST_BUSY`.
    */
-  constructor(component, { computeLimit = 10 } = {}) {
+  constructor(component, { computeLimit = 10, maxCalls = 32 } = {}) {
     this.#component = component;
     this.#computeLimit = computeLimit;
+    this.#maxCalls = maxCalls;
     /** The agents that may ask. */
     this.agents = new Agents();
   }
@@ -175,6 +181,7 @@ export class Host {
     const outcome = await this.#run('definition', null, () => {
       throw new Error('definition() asked the human');
     });
+    if (outcome.busy) throw new Error(`the host is busy: ${this.#maxCalls} calls at once`);
     if (!outcome.done) throw new Error(`the tool component failed: ${outcome.trap}`);
     const { name, description, inputSchema, outputSchema } = outcome.done;
     return {
@@ -198,6 +205,10 @@ export class Host {
     }
     const outcome = await this.#run('execute', args,
       async (request) => this.#ask(seamRequest(request), caller, signal, timeout));
+    if (outcome.busy) {
+      return failure('ToolSandboxError', 'HOST_BUSY', `the host is busy: this host runs at most `
+        + `${this.#maxCalls} calls of the tool at once. Try again shortly`);
+    }
     if (outcome.done) {
       const { answers, text } = outcome.done;
       return {
@@ -251,11 +262,13 @@ export class Host {
     }
   }
 
-  /** Runs one export on an idle worker (or a new one). */
+  /** Runs one export on an idle worker (or a new one); `{busy}` past `maxCalls`. */
   async #run(op, args, onAsk) {
     if (this.#closing.signal.aborted) throw new Error('the host was closed');
+    if (this.#running >= this.#maxCalls) return { busy: true };
+    this.#running += 1;
     const lane = this.#idle.pop() ?? this.#newLane();
-    const outcome = await lane.run(op, args, onAsk);
+    const outcome = await lane.run(op, args, onAsk).finally(() => { this.#running -= 1; });
     if (lane.alive && !this.#closing.signal.aborted && this.#idle.length < IDLE_WORKERS) {
       lane.rest();
       this.#idle.push(lane);

@@ -83,6 +83,25 @@ test('calls wait for their humans at once, each on its own worker', async (t) =>
   assert.equal((await first).content[0].text, '{"answers":[{"id":"q","selected":["A"]}]}');
 });
 
+test('a call past maxCalls is HOST_BUSY; a slot freed takes calls again', async (t) => {
+  const host = hostFor(t, { maxCalls: 1 });
+  const asked = later();
+  const answer = later();
+  host.answerer(() => {
+    asked.resolve();
+    return answer.promise;
+  });
+  const first = host.execute(ONE, { caller: host.agents.root('first') });
+  await asked.promise;
+  const busy = await host.execute(ONE, { caller: host.agents.root('second') });
+  assert.deepEqual(busy.error, { name: 'ToolSandboxError', code: 'HOST_BUSY' });
+  assert.match(busy.content[0].text, /at most 1 calls of the tool at once/);
+  answer.resolve([{ id: 'q', selected: ['A'] }]);
+  assert.equal((await first).isError, false);
+  const again = await host.execute(ONE, { caller: host.agents.root('third') });
+  assert.equal(again.isError, false);
+});
+
 test('aborting the call is ASK_ABORTED, and the answerer is told to stop', async (t) => {
   const host = hostFor(t);
   const asked = later();

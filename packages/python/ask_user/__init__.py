@@ -21,6 +21,7 @@ MCP ``CallToolResult`` dicts, the same as the Rust host's.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 import json
 import threading
@@ -119,20 +120,30 @@ def _timed_out(seconds: float) -> str:
 
 
 class Host:
-    """The component, loaded once, and the seam it asks through."""
+    """The component, loaded once, and the seam it asks through.
 
-    def __init__(self, component: bytes):
+    ``max_calls``: calls at once (default 32), each on a thread of the
+    host's own while it waits; one more gets ``HOST_BUSY``."""
+
+    def __init__(self, component: bytes, *, max_calls: int = 32):
         config = wasmtime.Config()
         config.consume_fuel = True
         self._engine = wasmtime.Engine(config)
         self._component = Component(self._engine, component)
         self._answerers: list[Answerer] = []
+        self._max_calls = max_calls
+        self._calls = threading.BoundedSemaphore(max_calls)
+        # Not the loop's default executor: it has a handful of threads, and a
+        # call waiting for a human holds one, so further calls would queue
+        # unasked behind it.
+        self._threads = concurrent.futures.ThreadPoolExecutor(
+            max_workers=max_calls, thread_name_prefix="ask-user")
         self.agents = Agents()
 
     @classmethod
-    def load(cls, path: str) -> "Host":
+    def load(cls, path: str, *, max_calls: int = 32) -> "Host":
         with open(path, "rb") as file:
-            return cls(file.read())
+            return cls(file.read(), max_calls=max_calls)
 
     def answerer(self, answerer: Answerer) -> Answerer:
         """Adds ``answerer`` at the end of the chain (usable as a decorator)."""
@@ -156,22 +167,39 @@ class Host:
         """Runs one tool call for ``caller``; its result as a CallToolResult
         dict. Async answerers need ``execute_async``. ``cancel`` set ends a
         wait with ``ASK_ABORTED``; ``timeout`` (seconds) with ``ASK_TIMED_OUT``."""
-        return self._execute(arguments, caller, cancel or threading.Event(), timeout, None)
+        if not self._calls.acquire(blocking=False):
+            return self._busy()
+        try:
+            return self._execute(arguments, caller, cancel or threading.Event(), timeout, None)
+        finally:
+            self._calls.release()
 
     async def execute_async(self, arguments: str, *, caller: Agent,
                             timeout: Optional[float] = None) -> dict:
         """``execute`` from asyncio: the component runs on a worker thread,
         async answerers on this loop. Cancelling the task is ``ASK_ABORTED``."""
+        if not self._calls.acquire(blocking=False):
+            return self._busy()
         loop = asyncio.get_running_loop()
         cancel = threading.Event()
-        call = loop.run_in_executor(
-            None, self._execute, arguments, caller, cancel, timeout, loop)
+        try:
+            call = loop.run_in_executor(
+                self._threads, self._execute, arguments, caller, cancel, timeout, loop)
+        except BaseException:
+            self._calls.release()
+            raise
+        call.add_done_callback(lambda _: self._calls.release())
         try:
             return await asyncio.shield(call)
         except asyncio.CancelledError:
             cancel.set()
             await call
             raise
+
+    def _busy(self) -> dict:
+        return _failure("ToolSandboxError", "HOST_BUSY", (
+            f"the host is busy: this host runs at most {self._max_calls} calls of the tool at "
+            "once. Try again shortly"))
 
     def _execute(self, arguments: str, caller: Agent, cancel: threading.Event,
                  timeout: Optional[float], loop: Optional[asyncio.AbstractEventLoop]) -> dict:

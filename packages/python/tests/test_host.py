@@ -127,3 +127,58 @@ def test_answers_of_the_wrong_shape_are_invalid_answer_saying_what_was_wrong(com
         result = host.execute(ONE, caller=host.agents.root("s"))
         assert result["error"] == {"name": "UserQuestionError", "code": "INVALID_ANSWER"}
         assert says in result["content"][0]["text"]
+
+
+def test_more_calls_wait_at_once_than_the_loops_default_threads(component):
+    # The loop's default executor has min(32, cores + 4) threads: with it the
+    # calls past them never reached the answerer while the others waited.
+    host = Host(component)
+    calls = 12
+
+    async def main():
+        asked = 0
+        all_asked = asyncio.Event()
+        answer = asyncio.Event()
+
+        @host.answerer
+        async def human(request):
+            nonlocal asked
+            asked += 1
+            if asked == calls:
+                all_asked.set()
+            await answer.wait()
+            return [{"id": "q", "selected": ["A"]}]
+
+        waiting = [asyncio.create_task(host.execute_async(ONE, caller=host.agents.root(f"s{i}")))
+                   for i in range(calls)]
+        await asyncio.wait_for(all_asked.wait(), 60)
+        answer.set()
+        return await asyncio.gather(*waiting)
+
+    results = asyncio.run(main())
+    assert [r["isError"] for r in results] == [False] * calls
+
+
+def test_a_call_past_max_calls_is_host_busy(component):
+    host = Host(component, max_calls=1)
+
+    async def main():
+        asked = asyncio.Event()
+        answer = asyncio.Event()
+
+        @host.answerer
+        async def human(request):
+            asked.set()
+            await answer.wait()
+            return [{"id": "q", "selected": ["A"]}]
+
+        first = asyncio.create_task(host.execute_async(ONE, caller=host.agents.root("first")))
+        await asyncio.wait_for(asked.wait(), 60)
+        busy = await host.execute_async(ONE, caller=host.agents.root("second"))
+        answer.set()
+        return busy, await first, await host.execute_async(ONE, caller=host.agents.root("third"))
+
+    busy, first, third = asyncio.run(main())
+    assert busy["error"] == {"name": "ToolSandboxError", "code": "HOST_BUSY"}
+    assert "at most 1 calls" in busy["content"][0]["text"]
+    assert not first["isError"] and not third["isError"]
