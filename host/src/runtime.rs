@@ -249,7 +249,7 @@ impl ToolRuntime {
 
     fn success(&self, output: ToolOutput) -> ToolResult {
         let structured = serde_json::json!({ "answers": output.answers });
-        let size = output.text.len() + json_len(&structured);
+        let size = output.text.len() + crate::contract::json_len(&structured);
         if size > self.config.max_output_bytes {
             return ToolResult::coded(
                 ErrorCode::GuestOutputTooLarge,
@@ -262,24 +262,6 @@ impl ToolRuntime {
         }
         ToolResult::success(output.text, structured)
     }
-}
-
-/// The length of `value` as compact JSON, counted as it is written out
-/// instead of kept.
-fn json_len(value: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len();
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    serde_json::to_writer(&mut count, value).expect("counting never fails");
-    count.0
 }
 
 /// A store for one call: its state, memory cap and CPU deadline.

@@ -201,7 +201,7 @@ fn request_size(request: &AskRequest) -> usize {
 }
 
 /// The length of `value` as compact JSON, without building the text.
-fn json_len(value: &impl serde::Serialize) -> usize {
+pub(crate) fn json_len(value: &impl serde::Serialize) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
         fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {

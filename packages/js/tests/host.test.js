@@ -27,6 +27,18 @@ function later() {
   return { promise, resolve };
 }
 
+/** An answerer that never answers; `asked` when it is asked, `stopped` when told to stop. */
+function neverAnswers(host) {
+  const asked = later();
+  const stopped = later();
+  host.answerer((request, { signal }) => {
+    signal.addEventListener('abort', stopped.resolve);
+    asked.resolve();
+    return new Promise(() => {});
+  });
+  return { asked: asked.promise, stopped: stopped.promise };
+}
+
 test('the definition is the tool\'s', async (t) => {
   const definition = await hostFor(t).definition();
   assert.equal(definition.name, 'ask_user_question');
@@ -104,20 +116,14 @@ test('a call past maxCalls is HOST_BUSY; a slot freed takes calls again', async 
 
 test('aborting the call is ASK_ABORTED, and the answerer is told to stop', async (t) => {
   const host = hostFor(t);
-  const asked = later();
-  const stopped = later();
-  host.answerer((request, { signal }) => {
-    signal.addEventListener('abort', stopped.resolve);
-    asked.resolve();
-    return new Promise(() => {});
-  });
+  const { asked, stopped } = neverAnswers(host);
   const abort = new AbortController();
   const call = host.execute(ONE, { caller: host.agents.root('s'), signal: abort.signal });
-  await asked.promise;
+  await asked;
   abort.abort();
   const result = await call;
   assert.deepEqual(result.error, { name: 'UserQuestionError', code: 'ASK_ABORTED' });
-  await stopped.promise;
+  await stopped;
 });
 
 test('a call aborted before it asks never reaches an answerer', async (t) => {
@@ -189,20 +195,14 @@ test('a component working past the limit is stopped; the call fails, nothing han
 
 test('closing the host ends a waiting call and tells its answerer to stop', async (t) => {
   const host = hostFor(t);
-  const asked = later();
-  const stopped = later();
-  host.answerer((request, { signal }) => {
-    signal.addEventListener('abort', stopped.resolve);
-    asked.resolve();
-    return new Promise(() => {});
-  });
+  const { asked, stopped } = neverAnswers(host);
   const call = host.execute(ONE, { caller: host.agents.root('s') });
-  await asked.promise;
+  await asked;
   host.close();
   const result = await call;
   assert.equal(result.error.name, 'GuestTrapError');
   assert.match(result.content[0].text, /the host was closed/);
-  await stopped.promise;
+  await stopped;
   await assert.rejects(host.execute(ONE, { caller: host.agents.root('s') }), /the host was closed/);
 });
 
