@@ -15,6 +15,7 @@
  * @module ask-user
  */
 
+import { Buffer } from 'node:buffer';
 import { readFile } from 'node:fs/promises';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { transpileBytes } from '@bytecodealliance/jco-transpile';
@@ -101,15 +102,19 @@ export class Agents {
  * may share it.
  */
 export class Component {
-  /** @param {string} source @param {Record<string, WebAssembly.Module>} modules */
-  constructor(source, modules) {
-    this.source = source;
+  /**
+   * @param {string} url jco's JavaScript module, as a data: URL (it imports
+   *   nothing, so it needs no file)
+   * @param {Record<string, WebAssembly.Module>} modules its core modules
+   */
+  constructor(url, modules) {
+    this.url = url;
     this.modules = modules;
   }
 
   /**
    * Transpiles and compiles a component (`ask-user component --out FILE`
-   * writes one). Rejects a file that is not a component of this world.
+   * writes one). Rejects bytes that are not a component.
    * @param {string | Uint8Array} file a path, or the component's bytes
    */
   static async load(file) {
@@ -125,7 +130,8 @@ export class Component {
     for (const [name, data] of Object.entries(files)) {
       if (name.endsWith('.wasm')) modules[name] = await WebAssembly.compile(data);
     }
-    return new Component(new TextDecoder().decode(files['tool.js']), modules);
+    const url = `data:text/javascript;base64,${Buffer.from(files['tool.js']).toString('base64')}`;
+    return new Component(url, modules);
   }
 }
 
@@ -307,7 +313,7 @@ class Lane {
     this.#limit = computeLimit * 1000;
     this.#worker = new Worker(new URL('./worker.js', import.meta.url), {
       workerData: {
-        source: component.source,
+        url: component.url,
         modules: component.modules,
         replies: port2,
         signal: this.#woken.buffer,

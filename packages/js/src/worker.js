@@ -3,15 +3,11 @@
 // so `ask` posts the request to the host's thread and blocks on
 // `Atomics.wait` until the host has put its reply on the reply port; the
 // host's thread, free meanwhile, awaits the answerers.
-import { Buffer } from 'node:buffer';
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 
-const { source, modules, replies, signal } = workerData;
+const { url, modules, replies, signal } = workerData;
 const woken = new Int32Array(signal);
-// jco's output imports nothing, so it loads from a data: URL, never a file.
-const { instantiate } = await import(
-  `data:text/javascript;base64,${Buffer.from(source).toString('base64')}`
-);
+const { instantiate } = await import(url);
 
 parentPort.on('message', ({ op, args }) => {
   let asked = false;
