@@ -176,7 +176,7 @@ class Host:
 
     async def execute_async(self, arguments: str, *, caller: Agent,
                             timeout: Optional[float] = None) -> dict:
-        """``execute`` from asyncio: the component runs on a worker thread,
+        """``execute`` from asyncio: the component runs on a thread of the host's,
         async answerers on this loop. Cancelling the task is ``ASK_ABORTED``."""
         if not self._calls.acquire(blocking=False):
             return self._busy()
