@@ -11,6 +11,8 @@
 
 extern crate alloc;
 
+pub mod limits;
+
 use alloc::borrow::ToOwned;
 use alloc::string::String;
 use core::fmt;

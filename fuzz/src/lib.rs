@@ -244,5 +244,6 @@ pub fn frames(text: &str) {
             assert_eq!(questions.len(), 1);
         }
         Err(Unsettled::NotPending) => assert_ne!(frame.event_id, pending.id()),
+        Err(Unsettled::Unrecorded(why)) => panic!("a list in memory has no store to fail: {why}"),
     }
 }

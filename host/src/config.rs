@@ -180,7 +180,7 @@ impl Config {
     /// The default location: `$XDG_CONFIG_HOME/ask-user/config.toml`, else
     /// `~/.config/ask-user/config.toml`.
     pub fn default_path() -> Option<PathBuf> {
-        Some(user_dir("XDG_CONFIG_HOME", ".config")?.join("config.toml"))
+        Some(crate::files::user_dir("XDG_CONFIG_HOME", ".config")?.join("config.toml"))
     }
 
     /// Reads and checks the file at `path`, with the built-in answerer kinds.
@@ -190,7 +190,7 @@ impl Config {
 
     /// Reads and checks the file at `path`; its answerers may be of `kinds`.
     pub fn load_with(path: &Path, kinds: &Kinds) -> Result<Self, ConfigError> {
-        let text = read_bounded(path, MAX_CONFIG_BYTES)
+        let text = crate::files::read_bounded(path, MAX_CONFIG_BYTES)
             .map_err(|e| ConfigError(format!("cannot read the config {}: {e}", path.display())))?;
         // A bare file name's folder is the current one.
         let base = match path.parent() {
@@ -384,63 +384,6 @@ pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 /// The longest duration a config may give (a timeout, a grace period, a CPU
 /// deadline): 30 days. Longer ones are refused rather than overflow a clock.
 pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 60 * 60);
-
-/// Reads the text file at `path`, refusing one larger than `limit` bytes
-/// (`/dev/zero` is not read for ever).
-pub(crate) fn read_bounded(path: &Path, limit: u64) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut text = String::new();
-    std::fs::File::open(path)?
-        .take(limit + 1)
-        .read_to_string(&mut text)?;
-    if text.len() as u64 > limit {
-        return Err(std::io::Error::other(format!(
-            "it is larger than {limit} bytes"
-        )));
-    }
-    Ok(text)
-}
-
-/// This user's `ask-user` directory of one XDG kind: `$<xdg_var>/ask-user`
-/// when that variable is set and not empty, else `~/<home_default>/ask-user`;
-/// `None` when neither is known.
-pub(crate) fn user_dir(xdg_var: &str, home_default: &str) -> Option<PathBuf> {
-    let base = std::env::var_os(xdg_var)
-        .filter(|dir| !dir.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(home_default)))?;
-    Some(base.join("ask-user"))
-}
-
-/// Makes `dir` (mode 0700) when it is missing, and refuses it when it is
-/// not a directory of this user's that only this user may write: what is in
-/// it (compiled code, the inbox's token) is trusted.
-pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
-    let metadata = std::fs::metadata(dir)?;
-    if !metadata.is_dir() || !private(&metadata) {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::PermissionDenied,
-            format!(
-                "{} is not a directory of this user's that only this user may write",
-                dir.display()
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// Owned by this user, and writable by nobody else.
-pub(crate) fn private(metadata: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    // SAFETY: geteuid cannot fail and touches no memory.
-    let me = unsafe { libc::geteuid() };
-    metadata.uid() == me && metadata.mode() & 0o022 == 0
-}
 
 /// The line (from 1) of byte `offset` in `text`; an offset past the end, or
 /// inside a character, counts the lines before it.

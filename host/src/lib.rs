@@ -47,13 +47,16 @@ pub mod config;
 pub mod contract;
 mod cpu;
 pub mod engine;
+mod files;
 pub mod host;
 pub mod inbox;
 pub mod mcp;
 pub mod runtime;
 pub mod sandbox;
+pub use secret::id as new_id;
 mod secret;
 pub mod serve;
+pub mod text;
 pub mod tool_result;
 
 pub use ask_user_seam::{

@@ -11,6 +11,7 @@ use ask_user::answerers::web::WebConfig;
 use ask_user::answerers::{race, ready};
 use ask_user::inbox::{InboxClient, InboxConfig, InboxServer};
 use ask_user::mcp::{McpHttp, McpServer};
+use ask_user::text::clean;
 use ask_user::{AnswererEntry, CodeCache, Config, ErrorCode, HostBuilder, ToolResult};
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
@@ -106,7 +107,9 @@ enum Command {
         timeout: Option<String>,
         /// The root agent's session key: an inbox groups questions by it, and
         /// a session that asks the identical questions again gets the stored
-        /// question (and any answer given meanwhile). Default: a fresh one.
+        /// question (and any answer given meanwhile). Default: a fresh,
+        /// random one. Give the same key only to runs that are the same agent
+        /// (a run resumed after a crash): they share its questions and answers.
         #[arg(long, value_name = "KEY")]
         session: Option<String>,
     },
@@ -136,7 +139,7 @@ enum InboxCommand {
     /// Serve the inbox until stopped: its page, and the questions of every
     /// agent whose config has an answerer of kind "inbox".
     Serve {
-        /// The port (default: the last run's when free, else any).
+        /// The page's port (default: any free one).
         #[arg(long, value_name = "PORT")]
         port: Option<u16>,
         /// Retention and notifications from this file's [inbox] table
@@ -154,6 +157,9 @@ enum InboxCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Print a link that opens the inbox's page in a browser. It works
+    /// once: run this again for another browser.
+    Page,
     /// Answer a waiting question.
     Answer {
         /// The question's id, as `inbox list` shows it.
@@ -275,13 +281,12 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
                 let both = race(vec![Box::new(page), ready(TerminalAnswerer::new())]);
                 builder = builder.answerer(AnswererEntry::new("web", both));
             }
-            // A fresh session: this process, at this moment.
-            let session = session.unwrap_or_else(|| {
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap_or_default();
-                format!("ask-{}-{}", std::process::id(), now.as_millis())
-            });
+            // A fresh session: random, so that no other process (here or
+            // on another machine) is ever taken for this one.
+            let session = match session {
+                Some(session) => session,
+                None => ask_user::new_id("ask-").map_err(|e| Usage(e.to_string()))?,
+            };
             (builder, Some((session, arguments)))
         }
     };
@@ -334,30 +339,55 @@ async fn inbox(command: InboxCommand) -> Result<ExitCode, Usage> {
                 .map_err(|e| Usage(e.to_string()))?;
             if exposed {
                 say(&format!(
-                    "WARNING: the inbox listens beyond this machine at {}; anyone who can reach \
-                     it and has the token can answer for you",
-                    server.endpoint().url
+                    "WARNING: the inbox's page listens beyond this machine at {}; anyone who \
+                     can reach it and has a link can answer for you",
+                    server.address()
                 ));
             }
             say(&format!(
-                "the inbox serves {}; answer at {} (Ctrl-C stops; questions are kept)",
-                state_dir.display(),
-                server.endpoint().page()
+                "the inbox serves {} (Ctrl-C stops; questions are kept)",
+                state_dir.display()
             ));
+            // A link that lets a browser in goes only to a person at a
+            // terminal, never into a log.
+            use std::io::IsTerminal;
+            let link = match std::io::stderr().is_terminal() {
+                true => server.page_link().map_err(|e| Usage(e.to_string()))?,
+                false => format!(
+                    "{} (`ask-user inbox page` prints a link that opens it)",
+                    server.address()
+                ),
+            };
+            say(&format!("answer at {link}"));
             stop_requested().await;
             server.stop().await;
             Ok(ExitCode::SUCCESS)
         }
         InboxCommand::List { all, json } => {
-            let questions = client()?
+            let list = client()?
                 .list(all)
                 .await
                 .map_err(|e| Usage(e.to_string()))?;
             if json {
-                emit(&serde_json::json!({ "questions": questions }))?;
+                emit(&list)?;
             } else {
-                print_questions(&questions)?;
+                print_questions(&list.questions)?;
             }
+            for row in &list.unreadable {
+                say(&format!(
+                    "question {} cannot be read by this version and was left out: {}",
+                    clean(&row.id, false),
+                    clean(&row.why, false)
+                ));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        InboxCommand::Page => {
+            let link = client()?
+                .page_link()
+                .await
+                .map_err(|e| Usage(e.to_string()))?;
+            println!("{link}");
             Ok(ExitCode::SUCCESS)
         }
         InboxCommand::Answer { id, answers } => {
@@ -389,22 +419,28 @@ fn print_questions(questions: &[ask_user::inbox::QuestionView]) -> Result<(), Us
             }
             (state, _) => state.to_owned(),
         };
+        // Every text here came from a model, an agent or a file: cleaned
+        // before it reaches the terminal.
         text.push_str(&format!(
             "{}  {waiting}\n    session {} · {} · asked {}\n",
-            view.id, view.session, view.agent, view.asked_at
+            clean(&view.id, false),
+            clean(&view.session, false),
+            clean(&view.agent, false),
+            view.asked_at
         ));
         if let Some(cwd) = &view.cwd {
-            text.push_str(&format!("    in {cwd}\n"));
+            text.push_str(&format!("    in {}\n", clean(cwd, false)));
         }
         for question in &view.questions {
             let header = question
                 .header
                 .as_deref()
-                .map(|h| format!("[{h}] "))
+                .map(|h| format!("[{}] ", clean(h, false)))
                 .unwrap_or_default();
             text.push_str(&format!(
                 "    {} {header}{}\n",
-                question.id, question.question
+                clean(&question.id, false),
+                clean(&question.question, false)
             ));
         }
     }

@@ -9,9 +9,16 @@ pub(crate) fn random<const N: usize>() -> std::io::Result<[u8; N]> {
     Ok(bytes)
 }
 
-/// A random token of 16 bytes, as 32 hex digits.
+/// A random token of 16 bytes (128 bits), as 32 hex digits.
 pub(crate) fn token() -> std::io::Result<String> {
     Ok(random::<16>()?.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// A new identity (an agent's, a call's, a question's): `prefix` and 128
+/// random bits, so that no two processes, machines or databases ever make
+/// the same one, whatever they count.
+pub fn id(prefix: &str) -> std::io::Result<String> {
+    Ok(format!("{prefix}{}", token()?))
 }
 
 /// Whether `given` is `expected`, compared in constant time.
@@ -34,5 +41,8 @@ mod tests {
         assert!(super::same(a.as_bytes(), a.as_bytes()));
         assert!(!super::same(a.as_bytes(), b.as_bytes()));
         assert!(!super::same(&a.as_bytes()[..31], a.as_bytes()));
+        let id = super::id("q").unwrap();
+        assert!(id.starts_with('q') && id.len() == 33, "{id}");
+        assert_ne!(id, super::id("q").unwrap());
     }
 }

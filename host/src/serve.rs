@@ -1,11 +1,13 @@
 //! Serving HTTP on a port of this machine (the web answerer's page, MCP over
-//! HTTP), hardened against clients that never authenticate: each connection
-//! must send its request head within [`HEADER_TIMEOUT`] (also while idle
-//! between requests), at most [`MAX_CONNECTIONS`] are served at once (more
-//! wait in the kernel's queue until one ends), and stopping answers every
-//! connection already made before the port closes.
+//! HTTP) or on a [`PrivateSocket`] (the inbox's API for this user's agents
+//! and commands), hardened against clients that never authenticate: each
+//! connection must send its request head within [`HEADER_TIMEOUT`] (also
+//! while idle between requests), at most [`MAX_CONNECTIONS`] are served at
+//! once (more wait in the kernel's queue until one ends), and stopping
+//! answers every connection already made before the port closes.
 
 use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,7 +17,8 @@ use hyper::server::conn::http1;
 use hyper::service::{Service, service_fn};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::{TcpListener, UnixListener, UnixStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -43,6 +46,92 @@ pub(crate) fn client_host(address: SocketAddr) -> String {
     }
 }
 
+/// Where connections come from.
+pub(crate) trait Accept: Send + 'static {
+    type Stream: AsyncRead + AsyncWrite + Unpin + Send + 'static;
+    fn accept(&self) -> impl Future<Output = std::io::Result<Self::Stream>> + Send;
+}
+
+impl Accept for TcpListener {
+    type Stream = tokio::net::TcpStream;
+    async fn accept(&self) -> std::io::Result<Self::Stream> {
+        TcpListener::accept(self).await.map(|(stream, _)| stream)
+    }
+}
+
+/// The longest path of a Unix socket, in bytes (`sun_path` less its NUL).
+pub const MAX_SOCKET_PATH: usize = 107;
+
+/// A Unix socket that only this user's processes may use: made mode 0600 in
+/// a folder of this user's, and every connection's peer checked to be this
+/// user (root's too is refused: a program of this user's can always reach
+/// it, nobody else needs to). The file goes when it is dropped.
+pub(crate) struct PrivateSocket {
+    listener: UnixListener,
+    path: PathBuf,
+}
+
+impl PrivateSocket {
+    /// Binds `path`, replacing a socket left there by a process that ended
+    /// (the caller holds the lock that says no other one serves).
+    pub(crate) fn bind(path: &Path) -> std::io::Result<Self> {
+        use std::os::unix::fs::PermissionsExt;
+        let length = path.as_os_str().len();
+        if length > MAX_SOCKET_PATH {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is {length} bytes long, longer than a socket's path may be \
+                     ({MAX_SOCKET_PATH}): give a shorter state folder (ASK_USER_STATE_DIR)",
+                    path.display()
+                ),
+            ));
+        }
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(std::io::Error::new(
+                    e.kind(),
+                    format!("cannot remove the old socket {}: {e}", path.display()),
+                ));
+            }
+            _ => {}
+        }
+        let listener = UnixListener::bind(path).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("cannot listen on {}: {e}", path.display()),
+            )
+        })?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+        Ok(PrivateSocket {
+            listener,
+            path: path.to_owned(),
+        })
+    }
+}
+
+impl Drop for PrivateSocket {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+impl Accept for PrivateSocket {
+    type Stream = UnixStream;
+    async fn accept(&self) -> std::io::Result<UnixStream> {
+        loop {
+            let (stream, _) = self.listener.accept().await?;
+            match stream.peer_cred() {
+                Ok(peer) if peer.uid() == crate::files::me() => return Ok(stream),
+                Ok(peer) => {
+                    tracing::warn!(uid = peer.uid(), "refused a connection of another user")
+                }
+                Err(error) => tracing::warn!(%error, "refused a connection of no known user"),
+            }
+        }
+    }
+}
+
 /// An HTTP server running on its own task, until stopped or dropped.
 pub(crate) struct Serving {
     stop: CancellationToken,
@@ -51,7 +140,7 @@ pub(crate) struct Serving {
 
 impl Serving {
     /// Serves `app` on `listener`.
-    pub(crate) fn start(listener: TcpListener, app: Router) -> Self {
+    pub(crate) fn start(listener: impl Accept, app: Router) -> Self {
         let stop = CancellationToken::new();
         let task = tokio::spawn(serve(listener, app, stop.clone()));
         Serving { stop, task }
@@ -73,7 +162,7 @@ impl Drop for Serving {
     }
 }
 
-async fn serve(listener: TcpListener, app: Router, stop: CancellationToken) {
+async fn serve(listener: impl Accept, app: Router, stop: CancellationToken) {
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let mut connections = JoinSet::new();
     loop {
@@ -85,7 +174,7 @@ async fn serve(listener: TcpListener, app: Router, stop: CancellationToken) {
         let stream = tokio::select! {
             () = stop.cancelled() => break,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(stream) => stream,
                 // Out of descriptors, say: try again shortly rather than spin.
                 Err(_) => {
                     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -96,7 +185,7 @@ async fn serve(listener: TcpListener, app: Router, stop: CancellationToken) {
         connections.spawn(connection(stream, app.clone(), stop.clone(), Some(slot)));
     }
     // Connections the kernel has completed are answered, not reset.
-    while let Some(Ok((stream, _))) = listener.accept().now_or_never() {
+    while let Some(Ok(stream)) = listener.accept().now_or_never() {
         connections.spawn(connection(stream, app.clone(), stop.clone(), None));
     }
     drop(listener);
@@ -109,7 +198,7 @@ async fn serve(listener: TcpListener, app: Router, stop: CancellationToken) {
 /// and closes; a connection made but whose first request has not been read
 /// yet is answered first (else it would be closed as idle, unanswered).
 async fn connection(
-    stream: TcpStream,
+    stream: impl AsyncRead + AsyncWrite + Unpin + Send + 'static,
     app: Router,
     stop: CancellationToken,
     _slot: Option<OwnedSemaphorePermit>,

@@ -892,9 +892,18 @@ fn a_config_bridge_answers_and_the_audit_trail_records_each_ask() {
             "durationMs"
         ]
     );
-    // The session given, else a fresh one for each run.
+    // The session given, else a fresh, random one for each run (128 bits:
+    // no other process, here or elsewhere, is ever taken for this one).
     assert_eq!(lines[0]["caller"], "deploy-7");
-    assert!(lines[1]["caller"].as_str().unwrap().starts_with("ask-"));
+    let fresh = lines[1]["caller"].as_str().unwrap();
+    assert!(
+        fresh.len() == 36 && fresh.starts_with("ask-"),
+        "a random session: {fresh}"
+    );
+    // The trail holds questions and answers: this user's alone.
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&audit).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600, "the audit trail is private");
     assert_eq!(lines[0]["answerer"], "bridge");
     assert_eq!(lines[0]["questions"][0]["id"], "target");
     assert_eq!(

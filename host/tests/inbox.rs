@@ -107,8 +107,41 @@ impl Inbox {
         server.wait().unwrap();
     }
 
-    fn endpoint(&self) -> Value {
-        serde_json::from_slice(&std::fs::read(self.state().join("inbox.json")).unwrap()).unwrap()
+    /// `inbox page`: a one-time link to the page.
+    fn page_link(&self) -> String {
+        let output = self.command().args(["inbox", "page"]).output().unwrap();
+        assert!(output.status.success(), "inbox page: {}", stderr(&output));
+        String::from_utf8(output.stdout).unwrap().trim().to_owned()
+    }
+
+    /// The page's address (`127.0.0.1:PORT`) and the token a one-time link
+    /// gives a browser (in its cookie).
+    fn page_token(&self) -> (String, String) {
+        let link = self.page_link();
+        let (address, ticket) = link
+            .strip_prefix("http://")
+            .and_then(|rest| rest.split_once("/?ticket="))
+            .unwrap_or_else(|| panic!("not a one-time link: {link}"));
+        let reply = http(address, &format!("GET /?ticket={ticket} HTTP/1.1"), &[]);
+        assert!(reply.starts_with("HTTP/1.1 303"), "{reply}");
+        let cookie = reply
+            .lines()
+            .find_map(|l| l.strip_prefix("set-cookie: "))
+            .unwrap_or_else(|| panic!("no cookie: {reply}"));
+        assert!(
+            cookie.contains("httponly") && cookie.contains("samesite=strict"),
+            "{cookie}"
+        );
+        let token = cookie
+            .split(';')
+            .next()
+            .and_then(|pair| pair.split_once('='))
+            .unwrap()
+            .1;
+        // Used once, the link opens nothing more.
+        let again = http(address, &format!("GET /?ticket={ticket} HTTP/1.1"), &[]);
+        assert!(again.starts_with("HTTP/1.1 401"), "{again}");
+        (address.to_owned(), token.to_owned())
     }
 
     /// An agent asking `arguments` in `session`.
@@ -196,6 +229,26 @@ impl Drop for Inbox {
             let _ = server.wait();
         }
     }
+}
+
+/// One HTTP/1.1 request to `address` (`host:port`), `head` its first line,
+/// with `headers`; the whole reply, headers lower-cased.
+fn http(address: &str, head: &str, headers: &[&str]) -> String {
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    let mut request = format!("{head}\r\nHost: {address}\r\nConnection: close\r\n");
+    for header in headers {
+        request.push_str(&format!("{header}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    let (head, body) = reply.split_once("\r\n\r\n").unwrap_or((&reply, ""));
+    format!(
+        "{}\r\n\r\n{body}",
+        head.to_ascii_lowercase()
+            .replacen("http/1.1", "HTTP/1.1", 1)
+    )
 }
 
 fn rand_suffix() -> u128 {
@@ -371,7 +424,7 @@ fn an_answer_from_the_command_reaches_the_waiting_agent_and_is_recorded() {
     );
 
     // Both notifiers carried the question; neither carried the token.
-    let token = inbox.endpoint()["token"].as_str().unwrap().to_owned();
+    let (_, token) = inbox.page_token();
     let hooks = [inbox.hook(), inbox.hook()];
     for hook in &hooks {
         assert!(hook.body.contains("Which package manager?"), "{hook:?}");
@@ -477,24 +530,30 @@ fn an_ask_that_ends_withdraws_its_question() {
 #[test]
 fn a_wrong_token_and_a_second_server_are_refused() {
     let inbox = Inbox::new();
-    let endpoint = inbox.endpoint();
-    let url = endpoint["url"].as_str().unwrap();
-    let address = url.strip_prefix("http://").unwrap();
-    let get = |token: &str| {
-        let mut stream = std::net::TcpStream::connect(address).unwrap();
-        write!(
-            stream,
-            "GET /api/questions HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+    let (address, token) = inbox.page_token();
+    let events = |token: &str| {
+        http(
+            &address,
+            "GET /events HTTP/1.1",
+            &[&format!(
+                "Cookie: ask-user-{}={token}",
+                address.rsplit(':').next().unwrap()
+            )],
         )
-        .unwrap();
-        let mut reply = String::new();
-        stream.read_to_string(&mut reply).unwrap();
-        reply
     };
-    assert!(get("0123456789abcdef0123456789abcdef").starts_with("HTTP/1.1 401"));
-    assert!(get(endpoint["token"].as_str().unwrap()).starts_with("HTTP/1.1 200"));
-    // The files that hold the token are this user's alone.
-    for file in ["inbox.json", "inbox.sqlite"] {
+    assert!(events("0123456789abcdef0123456789abcdef").starts_with("HTTP/1.1 401"));
+    assert!(
+        http(&address, &format!("GET /?token={token} HTTP/1.1"), &[]).starts_with("HTTP/1.1 200")
+    );
+    // The API is not on the page's port, token or not: only on the socket.
+    let api = http(
+        &address,
+        "GET /api/questions HTTP/1.1",
+        &[&format!("Authorization: Bearer {token}")],
+    );
+    assert!(!api.starts_with("HTTP/1.1 200"), "{api}");
+    // Its files are this user's alone; no file holds the token.
+    for file in ["inbox.sock", "inbox.sqlite", "inbox.lock"] {
         let mode = std::os::unix::fs::PermissionsExt::mode(
             &std::fs::metadata(inbox.state().join(file))
                 .unwrap()
@@ -502,10 +561,21 @@ fn a_wrong_token_and_a_second_server_are_refused() {
         );
         assert_eq!(mode & 0o077, 0, "{file} is private");
     }
+    for entry in std::fs::read_dir(inbox.state()).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(&token),
+            "{} holds the token",
+            path.display()
+        );
+    }
     let second = inbox.command().args(["inbox", "serve"]).output().unwrap();
     assert_eq!(second.status.code(), Some(2));
+    let pid = inbox.server.as_ref().unwrap().id();
     assert!(
-        stderr(&second).contains("already serving"),
+        stderr(&second).contains("already serving")
+            && stderr(&second).contains(&format!("pid {pid}")),
         "{}",
         stderr(&second)
     );
@@ -525,12 +595,11 @@ async fn two_agents_are_answered_from_one_page() {
         inbox.wait_for(session, false, |q| q["session"] == session);
     }
     let browser = browser::Browser::start().await;
-    let page = format!(
-        "{}/?token={}",
-        inbox.endpoint()["url"].as_str().unwrap(),
-        inbox.endpoint()["token"].as_str().unwrap()
-    );
-    browser.client.goto(&page).await.unwrap();
+    // The one-time link a person gets from `inbox page`: it lets this
+    // browser in (a cookie) and leaves the address without a secret.
+    browser.client.goto(&inbox.page_link()).await.unwrap();
+    let shown = browser.client.current_url().await.unwrap();
+    assert!(!shown.as_str().contains("ticket"), "{shown}");
     for (session, label) in [("beta", "No"), ("alpha", "pnpm")] {
         let card = format!("section[data-session=\"{session}\"] form.batch");
         let text = browser.wait_for(&card).await.text().await.unwrap();

@@ -65,9 +65,15 @@ enum Outcome<'a> {
 
 impl AuditLog {
     /// Opens `path` for appending, creating it (and nothing else) if needed,
-    /// and starts its writer thread.
+    /// readable by this user only (mode 0600: it holds the questions and the
+    /// answers), and starts its writer thread.
     pub fn open(path: &Path) -> std::io::Result<Self> {
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)?;
         let (lines, received) = mpsc::channel();
         let shown = path.to_owned();
         std::thread::Builder::new()

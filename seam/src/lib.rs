@@ -25,7 +25,7 @@ pub mod validate;
 pub mod waterfall;
 
 pub use agents::{AgentHandle, AgentRegistry};
-pub use ask_user_codes::ErrorCode;
+pub use ask_user_codes::{ErrorCode, limits};
 pub use error::{AnswerError, AskError, TransportedError};
 pub use question::{Answer, AskRequest, Intent, Question, QuestionOption};
 pub use scope::Scope;

@@ -36,10 +36,10 @@ pub fn check_intents(request: &AskRequest) -> Result<(), AskError> {
 }
 
 /// Longest free text (`custom`) an answer may carry, in characters (Unicode
-/// scalar values). The tool's output schema has the same limit
-/// (`MAX_CUSTOM_CHARS`); checked here, in the host, a longer text is the
-/// answerer's fault and never reaches the component's memory.
-pub const MAX_CUSTOM_CHARS: usize = 16_000;
+/// scalar values): the tool's own output limit; checked here, in the host,
+/// a longer text is the answerer's fault and never reaches the component's
+/// memory.
+pub use ask_user_codes::limits::MAX_CUSTOM_CHARS;
 
 /// **Beyond** the reference: answers fit the questions before they reach the
 /// model. One item per question id, no unknown or duplicate ids, selected

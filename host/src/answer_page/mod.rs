@@ -11,13 +11,18 @@
 //! question get 422 with the reason, and the question stays open.
 //!
 //! Security ([`Gate`]): every request needs the desk's random token (401
-//! without); the Host header must name this server and an Origin header,
+//! without), in a header, the query, or the cookie a one-time link sets
+//! (`GET /?ticket=…`: the link works once, so a copy of it in a
+//! notification's history or a browser's is worth nothing after); the Host
+//! header must name this server and an Origin header,
 //! when sent, must be this server's (403 otherwise, against DNS rebinding
 //! and cross-site posts); the page shows everything from the model as text,
 //! never as HTML, and runs only its own script (a fresh CSP nonce per
 //! response).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::extract::{FromRequestParts, Query, State};
@@ -36,6 +41,11 @@ use ask_user_seam::remote::{self, Outcome, Unsettled, UpFrame};
 
 const PAGE: &str = include_str!("page.html");
 
+/// The largest body a page may post, in bytes: the largest answer set the
+/// tool takes ([`ask_user_seam::limits::MAX_ANSWERS_JSON_BYTES`]), and the
+/// frame around it.
+pub const MAX_BODY_BYTES: usize = ask_user_seam::limits::MAX_ANSWERS_JSON_BYTES + 4096;
+
 /// The questions behind an answer page.
 pub(crate) trait Desk: Send + Sync + 'static {
     /// Who may use the page.
@@ -47,7 +57,7 @@ pub(crate) trait Desk: Send + Sync + 'static {
     fn subscribe(&self) -> broadcast::Receiver<Value>;
 
     /// The `waterfall` frames of the questions open now.
-    fn pending_frames(&self) -> Vec<Value>;
+    fn pending_frames(&self) -> impl Future<Output = Vec<Value>> + Send;
 
     /// A page's stream opened; the returned guard is dropped when it ends.
     fn page_opened(self: Arc<Self>) -> Box<dyn Send + Sync>;
@@ -57,17 +67,28 @@ pub(crate) trait Desk: Send + Sync + 'static {
 
     /// Settles question `event_id` with a page's `outcome`, first outcome
     /// wins; answers that do not fit leave it open.
-    fn settle(&self, event_id: &str, outcome: Outcome) -> Result<(), Unsettled>;
+    fn settle(
+        &self,
+        event_id: &str,
+        outcome: Outcome,
+    ) -> impl Future<Output = Result<(), Unsettled>> + Send;
 }
 
 /// The routes of the page for `desk`.
 pub(crate) fn routes<D: Desk>(desk: Arc<D>) -> Router {
     Router::new()
-        .route("/", get(page))
+        .route("/", get(page::<D>))
         .route("/events", get(events::<D>))
         .route("/answer", post(answer::<D>))
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(desk)
 }
+
+/// How long a one-time link stays good when nobody opens it.
+pub const TICKET_LIFETIME: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// One-time links not yet used, at most: the oldest goes first past it.
+const MAX_TICKETS: usize = 1024;
 
 /// The checks every request passes: a Host naming this server, no foreign
 /// Origin, and the token.
@@ -75,15 +96,64 @@ pub(crate) struct Gate {
     token: String,
     /// The port the Host header must name.
     port: u16,
+    /// One-time links not used yet, and when each was made.
+    tickets: Mutex<HashMap<String, Instant>>,
 }
 
 impl Gate {
     pub(crate) fn new(token: String, port: u16) -> Self {
-        Gate { token, port }
+        Gate {
+            token,
+            port,
+            tickets: Mutex::new(HashMap::new()),
+        }
     }
 
     pub(crate) fn token(&self) -> &str {
         &self.token
+    }
+
+    /// A new one-time link to the page at `address` (`http://host:port`):
+    /// opened once within [`TICKET_LIFETIME`], it lets that browser in, and
+    /// is worth nothing after.
+    pub(crate) fn ticket(&self, address: &str) -> std::io::Result<String> {
+        let ticket = crate::secret::token()?;
+        let mut tickets = self.tickets();
+        tickets.retain(|_, made| made.elapsed() < TICKET_LIFETIME);
+        if tickets.len() >= MAX_TICKETS
+            && let Some(oldest) = tickets
+                .iter()
+                .min_by_key(|(_, made)| **made)
+                .map(|(t, _)| t.clone())
+        {
+            tickets.remove(&oldest);
+        }
+        tickets.insert(ticket.clone(), Instant::now());
+        Ok(format!("{address}/?ticket={ticket}"))
+    }
+
+    /// Uses up `ticket`; whether it was good.
+    fn redeem(&self, ticket: &str) -> bool {
+        let mut tickets = self.tickets();
+        let found = tickets
+            .keys()
+            .find(|t| crate::secret::same(t.as_bytes(), ticket.as_bytes()))
+            .cloned();
+        found
+            .and_then(|t| tickets.remove(&t))
+            .is_some_and(|made| made.elapsed() < TICKET_LIFETIME)
+    }
+
+    fn tickets(&self) -> std::sync::MutexGuard<'_, HashMap<String, Instant>> {
+        self.tickets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The cookie a one-time link sets; named for the port, since a
+    /// browser sends a 127.0.0.1 cookie to every port of it.
+    fn cookie(&self) -> String {
+        format!("ask-user-{}", self.port)
     }
 
     /// Whether a Host header may name this server: `localhost` or an IP
@@ -99,7 +169,8 @@ impl Gate {
         }
     }
 
-    fn check(&self, headers: &HeaderMap, token: Option<&str>) -> Result<(), StatusCode> {
+    /// The Host and Origin checks.
+    fn check_origin(&self, headers: &HeaderMap) -> Result<(), StatusCode> {
         let host = headers
             .get(header::HOST)
             .and_then(|h| h.to_str().ok())
@@ -113,6 +184,11 @@ impl Gate {
         if origin.is_some_and(|origin| origin != format!("http://{host}")) {
             return Err(StatusCode::FORBIDDEN);
         }
+        Ok(())
+    }
+
+    fn check(&self, headers: &HeaderMap, token: Option<&str>) -> Result<(), StatusCode> {
+        self.check_origin(headers)?;
         if crate::secret::same(token.unwrap_or_default().as_bytes(), self.token.as_bytes()) {
             Ok(())
         } else {
@@ -124,38 +200,97 @@ impl Gate {
 #[derive(Deserialize)]
 struct TokenQuery {
     token: Option<String>,
+    ticket: Option<String>,
 }
 
 /// A request that passed its desk's [`Gate`]. The token comes from the
-/// `x-ask-user-token` header, an `Authorization: Bearer` header, or the
-/// `token` query parameter where a browser cannot set headers. Every route
-/// takes it.
+/// `x-ask-user-token` header, an `Authorization: Bearer` header, the
+/// `token` query parameter where a browser cannot set headers, or the
+/// cookie a one-time link set (the first of them given). Every route takes
+/// it.
 pub(crate) struct Authorized;
 
 impl<D: Desk> FromRequestParts<Arc<D>> for Authorized {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, desk: &Arc<D>) -> Result<Self, Response> {
+        let gate = desk.gate();
         let query = Query::<TokenQuery>::try_from_uri(&parts.uri).ok();
-        let bearer = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.strip_prefix("Bearer "));
-        let token = match parts.headers.get("x-ask-user-token") {
-            Some(token) => token.to_str().ok(),
-            None => bearer.or(query.as_ref().and_then(|q| q.token.as_deref())),
+        let header = |name| {
+            parts
+                .headers
+                .get(name)
+                .and_then(|value| value.to_str().ok())
         };
-        desk.gate()
-            .check(&parts.headers, token)
+        let bearer = header(header::AUTHORIZATION).and_then(|value| value.strip_prefix("Bearer "));
+        let cookie = parts
+            .headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(';'))
+            .filter_map(|pair| pair.trim().split_once('='))
+            .find(|(name, _)| *name == gate.cookie())
+            .map(|(_, value)| value);
+        let token = [
+            header(header::HeaderName::from_static("x-ask-user-token")),
+            bearer,
+            query.as_ref().and_then(|q| q.token.as_deref()),
+            cookie,
+        ]
+        .into_iter()
+        .flatten()
+        .find(|token| !token.is_empty());
+        gate.check(&parts.headers, token)
             .map(|()| Authorized)
             .map_err(refusal)
     }
 }
 
+/// The page; with a one-time link (`?ticket=`), first the cookie that lets
+/// this browser in, and a redirect to the page without the ticket.
+async fn page<D: Desk>(
+    State(desk): State<Arc<D>>,
+    Query(query): Query<TokenQuery>,
+    parts: Parts,
+) -> Response {
+    let gate = desk.gate();
+    if let Some(ticket) = &query.ticket {
+        if let Err(status) = gate.check_origin(&parts.headers) {
+            return refusal(status);
+        }
+        if !gate.redeem(ticket) {
+            return (
+                StatusCode::UNAUTHORIZED,
+                "this link was used already or has expired: `ask-user inbox page` prints a new one",
+            )
+                .into_response();
+        }
+        let cookie = format!(
+            "{}={}; Path=/; HttpOnly; SameSite=Strict",
+            gate.cookie(),
+            gate.token()
+        );
+        return (
+            StatusCode::SEE_OTHER,
+            [
+                (header::LOCATION, "/".to_owned()),
+                (header::SET_COOKIE, cookie),
+                (header::REFERRER_POLICY, "no-referrer".to_owned()),
+            ],
+        )
+            .into_response();
+    }
+    let mut parts = parts;
+    if let Err(refused) = Authorized::from_request_parts(&mut parts, &desk).await {
+        return refused;
+    }
+    page_html()
+}
+
 /// The page, its script and style allowed by a nonce fresh for each
 /// response: nothing inline but them runs or applies.
-async fn page(_: Authorized) -> Response {
+fn page_html() -> Response {
     let Ok(nonce) = crate::secret::token() else {
         return StatusCode::SERVICE_UNAVAILABLE.into_response();
     };
@@ -183,7 +318,7 @@ async fn events<D: Desk>(_: Authorized, State(desk): State<Arc<D>>) -> Response 
     let live = desk.subscribe();
     let client = format!("page-{}", crate::secret::token().unwrap_or_default());
     let mut first = vec![remote::ready(&client)];
-    first.extend(desk.pending_frames());
+    first.extend(desk.pending_frames().await);
     let closing = desk.closing();
     let guard = desk.page_opened();
     let live = stream::unfold(
@@ -238,17 +373,23 @@ async fn answer<D: Desk>(
                 .into_response();
         }
     };
-    settled(desk.settle(&frame.event_id, frame.outcome))
+    settled(desk.settle(&frame.event_id, frame.outcome).await)
 }
 
 /// The reply to a settlement: 200, 422 with why the answers do not fit
-/// (the question stays open, so the human can correct them), or 409.
+/// (the question stays open, so the human can correct them), 503 when it
+/// could not be recorded (the same answer may be sent again), or 409.
 pub(crate) fn settled(result: Result<(), Unsettled>) -> Response {
     match result {
         Ok(()) => StatusCode::OK.into_response(),
         Err(Unsettled::Misfit(error)) => {
             (StatusCode::UNPROCESSABLE_ENTITY, error.message().to_owned()).into_response()
         }
+        Err(Unsettled::Unrecorded(why)) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the answer could not be recorded ({why}); nothing changed: try again"),
+        )
+            .into_response(),
         Err(Unsettled::NotPending) => (
             StatusCode::CONFLICT,
             "this question was already answered or withdrawn",
@@ -257,12 +398,44 @@ pub(crate) fn settled(result: Result<(), Unsettled>) -> Response {
     }
 }
 
+/// Why a question left the pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Left {
+    /// A human answered it elsewhere (another window, the command line).
+    Answered,
+    /// A human dismissed it elsewhere.
+    Dismissed,
+    /// Its agent stopped waiting (its call ended: aborted, timed out).
+    Withdrawn,
+    /// Its agent was gone longer than the retention period.
+    Expired,
+}
+
+impl Left {
+    /// As a `cancel` frame's `reason`.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Left::Answered => "answered",
+            Left::Dismissed => "dismissed",
+            Left::Withdrawn => "withdrawn",
+            Left::Expired => "expired",
+        }
+    }
+
+    /// Why an `outcome` settled a question.
+    pub(crate) fn settled_by(outcome: &Outcome) -> Left {
+        match outcome {
+            Outcome::Rejected { .. } => Left::Dismissed,
+            _ => Left::Answered,
+        }
+    }
+}
+
 /// A `cancel` frame (SPEC §5) with why the question left, so that a page
-/// can say it: `answered` (in another window) or `withdrawn` (the agent
-/// stopped waiting).
-pub(crate) fn cancel(event_id: &str, reason: &str) -> Value {
+/// can say it.
+pub(crate) fn cancel(event_id: &str, why: Left) -> Value {
     let mut frame = remote::cancel(event_id);
-    frame["reason"] = reason.into();
+    frame["reason"] = why.as_str().into();
     frame
 }
 

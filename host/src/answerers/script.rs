@@ -212,7 +212,7 @@ pub fn read_answers(json: &str) -> Result<Vec<Answer>, ScriptError> {
 
 /// The text of an answers file, at most [`MAX_ANSWERS_BYTES`] of it.
 pub fn read_answers_file(path: &Path) -> Result<String, ScriptError> {
-    crate::config::read_bounded(path, MAX_ANSWERS_BYTES)
+    crate::files::read_bounded(path, MAX_ANSWERS_BYTES)
         .map_err(|e| ScriptError(format!("cannot read {}: {e}", path.display())))
 }
 

@@ -7,9 +7,13 @@
 //! (logging once) and re-attaches to its question by id; when its own
 //! process was killed and asks the identical batch again in the same
 //! session, the inbox re-attaches it to the stored question (and an answer
-//! given meanwhile comes back at once). When its ask ends first (aborted,
-//! timed out) it withdraws the question; [`Answerer::close`] waits for the
-//! withdrawals to reach the inbox, briefly.
+//! given meanwhile comes back at once). The session is the caller's agent
+//! id, which hosts make random (or the user gives, for a run that resumes
+//! another): no other agent's question is ever re-attached. Every question
+//! the inbox hands back is checked to be the one asked (same session, same
+//! questions) before anything is taken from it. When its ask ends first
+//! (aborted, timed out) it withdraws the question; [`Answerer::close`] waits
+//! for the withdrawals to reach the inbox, briefly.
 
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -101,6 +105,16 @@ impl InboxAnswerer {
             withdraw.id = Some(reply.id.clone());
             loop {
                 match self.reach(|| self.client.question(&reply.id, WAIT)).await? {
+                    Some(view) if !asked(body, &view) => {
+                        return Err(ClientError::Refused {
+                            status: 200,
+                            message: format!(
+                                "the inbox gave question {} of session {:?} for this agent's \
+                                 question; nothing was taken from it",
+                                view.id, view.session
+                            ),
+                        });
+                    }
                     Some(view) if view.state == "waiting" => continue,
                     Some(view) => return Ok(view),
                     // The inbox forgot it (a new database): ask again.
@@ -109,6 +123,12 @@ impl InboxAnswerer {
             }
         }
     }
+}
+
+/// Whether `view` is the question `body` asked: the same session, the same
+/// questions.
+fn asked(body: &AskBody, view: &QuestionView) -> bool {
+    view.session == body.session && view.questions == body.request.questions
 }
 
 /// Withdraws the question from the inbox when the ask ends before it left
@@ -249,8 +269,19 @@ impl Setup for InboxSetup {
                 .ok()
                 .map(|dir| dir.display().to_string());
             let answerer = InboxAnswerer::new(&state_dir, agent, cwd)?;
-            let notice = match answerer.client.endpoint() {
-                Ok(endpoint) => format!("questions go to the inbox: {}", endpoint.page()),
+            // No address and no token here: this goes to standard error,
+            // which MCP clients keep in their logs.
+            let notice = match answerer.client.check() {
+                Ok(()) => format!(
+                    "questions go to the inbox of {} (`ask-user inbox page` prints a link to it)",
+                    state_dir.display()
+                ),
+                Err(ClientError::Untrusted(why)) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::PermissionDenied,
+                        format!("the inbox answerer cannot start: {why}"),
+                    ));
+                }
                 Err(_) => format!(
                     "no inbox is running for {}; questions wait until `ask-user inbox serve` starts",
                     state_dir.display()

@@ -1,7 +1,13 @@
-//! Reaching the inbox: its address and token come from the endpoint file in
-//! the state directory, read again for every request, so a client follows
-//! an inbox that restarted (on another port, say) without being told.
+//! Reaching the inbox: through its socket in the state directory, and only
+//! when this user alone controls that folder and the socket in it (checked
+//! before every request). A socket there can have been made by nobody but
+//! this user, so no secret is needed, and none is ever sent to a server
+//! that could be someone else's: a folder another user made (a shared
+//! `ASK_USER_STATE_DIR` under /tmp), or one others may write, is refused,
+//! and nothing is sent. An inbox that stopped leaves nothing another user
+//! could answer from.
 
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -10,7 +16,7 @@ use serde::de::DeserializeOwned;
 
 use ask_user_seam::Answer;
 
-use super::{AskBody, AskReply, Endpoint, QuestionList, QuestionView, WithdrawBody};
+use super::{AskBody, AskReply, PageLink, QuestionList, QuestionView, SOCKET_FILE, WithdrawBody};
 
 /// How long a request other than a wait may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -18,9 +24,11 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Why a request to the inbox failed.
 #[derive(Debug)]
 pub enum ClientError {
-    /// No inbox answered (none running, restarting, no endpoint file): it
-    /// may answer later.
+    /// No inbox answered (none running, restarting): it may answer later.
     Unreachable(String),
+    /// The state directory or its socket is not this user's alone: nothing
+    /// was sent, and nothing will be until that changes.
+    Untrusted(String),
     /// The inbox refused the request; `message` says why.
     Refused { status: u16, message: String },
 }
@@ -29,6 +37,7 @@ impl std::fmt::Display for ClientError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ClientError::Unreachable(why) => write!(f, "the inbox cannot be reached: {why}"),
+            ClientError::Untrusted(why) => write!(f, "the inbox is not used: {why}"),
             ClientError::Refused { status, message } => {
                 write!(f, "the inbox refused ({status}): {message}")
             }
@@ -48,15 +57,52 @@ pub struct InboxClient {
 impl InboxClient {
     /// A client of the inbox that serves from `state_dir`.
     pub fn new(state_dir: impl Into<PathBuf>) -> std::io::Result<Self> {
+        let state_dir = state_dir.into();
         Ok(InboxClient {
-            state_dir: state_dir.into(),
-            http: super::http_client()?,
+            http: super::http_client(Some(&state_dir.join(SOCKET_FILE)))?,
+            state_dir,
         })
     }
 
-    /// The endpoint the inbox wrote last.
-    pub fn endpoint(&self) -> Result<Endpoint, ClientError> {
-        Endpoint::read(&self.state_dir).map_err(|e| ClientError::Unreachable(e.to_string()))
+    /// The state directory it asks.
+    pub fn state_dir(&self) -> &std::path::Path {
+        &self.state_dir
+    }
+
+    /// Whether the inbox's socket may be used: the folder is this user's
+    /// alone ([`crate::files::trusted_dir`]) and the socket in it is a
+    /// socket of this user's. A folder or socket that is not there is an
+    /// inbox not running.
+    pub fn check(&self) -> Result<(), ClientError> {
+        let dir = &self.state_dir;
+        let not_running = || {
+            ClientError::Unreachable(format!(
+                "no inbox is running for {}; start one with `ask-user inbox serve`",
+                dir.display()
+            ))
+        };
+        if !dir.exists() {
+            return Err(not_running());
+        }
+        crate::files::trusted_dir(dir).map_err(|e| ClientError::Untrusted(e.to_string()))?;
+        let socket = dir.join(SOCKET_FILE);
+        match std::fs::symlink_metadata(&socket) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(not_running()),
+            Err(e) => Err(ClientError::Unreachable(format!(
+                "cannot read {}: {e}",
+                socket.display()
+            ))),
+            Ok(metadata)
+                if metadata.file_type().is_socket() && metadata.uid() == crate::files::me() =>
+            {
+                Ok(())
+            }
+            Ok(metadata) => Err(ClientError::Untrusted(format!(
+                "{} is not a socket of this user's (owner {}); nothing was sent to it",
+                socket.display(),
+                metadata.uid()
+            ))),
+        }
     }
 
     async fn call(
@@ -66,11 +112,11 @@ impl InboxClient {
         body: Option<String>,
         timeout: Duration,
     ) -> Result<String, ClientError> {
-        let endpoint = self.endpoint()?;
+        self.check()?;
+        // The host is a name only: the connection is the socket's.
         let mut request = self
             .http
-            .request(method, format!("{}{path}", endpoint.url))
-            .bearer_auth(&endpoint.token)
+            .request(method, format!("http://inbox{path}"))
             .timeout(timeout);
         if let Some(body) = body {
             request = request
@@ -139,16 +185,14 @@ impl InboxClient {
     }
 
     /// The waiting questions; with `all`, also the recent ones that left.
-    pub async fn list(&self, all: bool) -> Result<Vec<QuestionView>, ClientError> {
-        let list: QuestionList = self
-            .json(
-                Method::GET,
-                &format!("/api/questions?all={all}"),
-                None,
-                REQUEST_TIMEOUT,
-            )
-            .await?;
-        Ok(list.questions)
+    pub async fn list(&self, all: bool) -> Result<QuestionList, ClientError> {
+        self.json(
+            Method::GET,
+            &format!("/api/questions?all={all}"),
+            None,
+            REQUEST_TIMEOUT,
+        )
+        .await
     }
 
     /// Answers `id` (checked against its questions by the inbox).
@@ -174,6 +218,14 @@ impl InboxClient {
         )
         .await
         .map(drop)
+    }
+
+    /// A new one-time link to the inbox's page.
+    pub async fn page_link(&self) -> Result<String, ClientError> {
+        let link: PageLink = self
+            .json(Method::POST, "/api/page", None, REQUEST_TIMEOUT)
+            .await?;
+        Ok(link.url)
     }
 
     /// Withdraws `id`: its agent stopped waiting.

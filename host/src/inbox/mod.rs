@@ -4,15 +4,17 @@
 //! - [`server`]: `ask-user inbox serve`, the service: its store
 //!   ([`store`], SQLite), its HTTP API for agents and commands, the answer
 //!   page of every session, notifications ([`notify`]) and retention.
-//! - [`client`]: how agents and commands reach it (the address and token
-//!   it leaves in the state directory, [`Endpoint`]).
+//! - [`client`]: how agents and commands reach it: its socket in the state
+//!   directory ([`SOCKET_FILE`]), used only where this user alone controls
+//!   the folder and the socket.
 //! - [`answerer`]: the answerer of kind `inbox`, which sends an ask to the
 //!   inbox and waits for its outcome, through restarts of either side.
 //!
 //! The state directory is `$ASK_USER_STATE_DIR`, else
 //! `$XDG_STATE_HOME/ask-user`, else `~/.local/state/ask-user`, made mode
-//! 0700 and refused when others may write it; its files are mode 0600, so
-//! another user on the machine can neither read the token nor answer.
+//! 0700 and refused, by the server and by every client, when it is not this
+//! user's alone ([`crate::files`]); its files are mode 0600, so another user
+//! on the machine can neither read the questions nor answer them.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -32,8 +34,9 @@ pub use answerer::{InboxAnswerer, InboxKind};
 pub use client::{ClientError, InboxClient};
 pub use server::{InboxConfig, InboxServer};
 
-/// The file in the state directory that says where the inbox serves.
-pub const ENDPOINT_FILE: &str = "inbox.json";
+/// The inbox's socket in the state directory: its API, for this user's
+/// agents and commands.
+pub const SOCKET_FILE: &str = "inbox.sock";
 
 /// The database file in the state directory.
 pub const DATABASE_FILE: &str = "inbox.sqlite";
@@ -47,60 +50,7 @@ pub fn state_dir() -> Option<PathBuf> {
     std::env::var_os("ASK_USER_STATE_DIR")
         .filter(|dir| !dir.is_empty())
         .map(PathBuf::from)
-        .or_else(|| crate::config::user_dir("XDG_STATE_HOME", ".local/state"))
-}
-
-/// Where a running inbox serves and its token, as written in
-/// [`ENDPOINT_FILE`].
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Endpoint {
-    /// `http://127.0.0.1:PORT`.
-    pub url: String,
-    pub token: String,
-    pub pid: u32,
-}
-
-impl Endpoint {
-    /// The endpoint in `dir`; an error says what to do.
-    pub fn read(dir: &Path) -> std::io::Result<Endpoint> {
-        let path = dir.join(ENDPOINT_FILE);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            std::io::Error::new(
-                e.kind(),
-                format!(
-                    "no inbox is running for {} ({e}); start one with `ask-user inbox serve`",
-                    dir.display()
-                ),
-            )
-        })?;
-        serde_json::from_str(&text).map_err(|e| {
-            std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!("{} is not an inbox endpoint: {e}", path.display()),
-            )
-        })
-    }
-
-    /// Writes it to `dir` (mode 0600, replacing the file whole).
-    fn write(&self, dir: &Path) -> std::io::Result<()> {
-        use std::io::Write;
-        use std::os::unix::fs::PermissionsExt;
-        let mut aside = tempfile::NamedTempFile::new_in(dir)?;
-        aside
-            .as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        aside.write_all(serde_json::to_string(self)?.as_bytes())?;
-        aside.as_file().sync_all()?;
-        aside
-            .persist(dir.join(ENDPOINT_FILE))
-            .map_err(|e| e.error)?;
-        Ok(())
-    }
-
-    /// The answer page's address, token included.
-    pub fn page(&self) -> String {
-        format!("{}/?token={}", self.url, self.token)
-    }
+        .or_else(|| crate::files::user_dir("XDG_STATE_HOME", ".local/state"))
 }
 
 /// What an agent sends to ask (`POST /api/questions`).
@@ -157,6 +107,23 @@ pub struct QuestionView {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct QuestionList {
     pub questions: Vec<QuestionView>,
+    /// Questions this version cannot read (a newer version's, a damaged
+    /// row), left out of `questions`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<UnreadableView>,
+}
+
+/// A question left out of a list, and why.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct UnreadableView {
+    pub id: String,
+    pub why: String,
+}
+
+/// A one-time link to the page (`POST /api/page`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PageLink {
+    pub url: String,
 }
 
 /// Why a question is withdrawn (`POST /api/questions/{id}/withdraw`).
@@ -166,16 +133,22 @@ pub struct WithdrawBody {
     pub reason: String,
 }
 
-/// An HTTP client for the inbox and the notifiers (HTTPS through rustls).
-pub(crate) fn http_client() -> std::io::Result<reqwest::Client> {
+/// An HTTP client for the notifiers (HTTPS through rustls), or, with a
+/// `socket`, for the inbox on it.
+pub(crate) fn http_client(socket: Option<&Path>) -> std::io::Result<reqwest::Client> {
     // One crypto provider for the process; a second install is refused,
     // and the first stays.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
+    let builder = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(5))
         // Shorter than the servers' idle limit (10 s), so that a pooled
         // connection is not reused just as the server closes it.
-        .pool_idle_timeout(Duration::from_secs(5))
+        .pool_idle_timeout(Duration::from_secs(5));
+    let builder = match socket {
+        Some(path) => builder.unix_socket(path.to_owned()),
+        None => builder,
+    };
+    builder
         .build()
         .map_err(|e| std::io::Error::other(format!("cannot make an HTTP client: {e}")))
 }

@@ -4,10 +4,14 @@
 //! page's address, and each runs on its own task with a time limit: a
 //! notifier that fails is logged, and never delays or fails an ask.
 //!
-//! The page's token goes only into the desktop notification, which stays on
-//! this machine. ntfy and webhooks get the address without it (they pass
-//! through other people's servers); open the page from the machine, or from
-//! a device that has the address with its token.
+//! No notification carries the page's token. The desktop one carries a
+//! one-time link (it works once, so the notification history keeps nothing
+//! of worth); ntfy and webhooks get the address alone (they pass through
+//! other people's servers): open the page with `ask-user inbox page`.
+//!
+//! The model's words are text in every channel ([`crate::text`]): escaped
+//! for Slack's mrkdwn in a webhook's `text`, for markup in the desktop's
+//! body, control characters dropped in ntfy's plain-text body.
 
 use std::time::Duration;
 
@@ -35,27 +39,21 @@ pub(crate) struct Notifier {
     config: Notifications,
     /// The inbox's address, without its token.
     address: String,
-    /// The page's address with its token, for the desktop.
-    page: String,
     http: reqwest::Client,
 }
 
 impl Notifier {
-    pub(crate) fn new(
-        config: Notifications,
-        address: String,
-        token: &str,
-    ) -> std::io::Result<Self> {
+    pub(crate) fn new(config: Notifications, address: String) -> std::io::Result<Self> {
         Ok(Notifier {
             config,
-            page: format!("{address}/?token={token}"),
             address,
-            http: super::http_client()?,
+            http: super::http_client(None)?,
         })
     }
 
-    /// A question arrived: sends each notification on a task of its own.
-    pub(crate) fn arrived(&self, record: &Record) {
+    /// A question arrived: sends each notification on a task of its own;
+    /// `link` makes the desktop's one-time link to the page.
+    pub(crate) fn arrived(&self, record: &Record, link: impl FnOnce() -> Option<String>) {
         let questions: Vec<&str> = record
             .request
             .questions
@@ -70,7 +68,8 @@ impl Notifier {
         let from = format!("session {} · {}", record.session, record.agent);
         let text = format!("{first}{more}\n{from}");
         if self.config.desktop {
-            let body = format!("{text}\n{}", self.page);
+            let link = link().unwrap_or_else(|| self.address.clone());
+            let body = format!("{}\n{}", crate::text::markup(&text), link);
             spawn("desktop", async move {
                 notify_rust::Notification::new()
                     .appname("ask-user")
@@ -89,12 +88,20 @@ impl Notifier {
                 .header("Title", "ask-user: an agent is waiting")
                 .header("Click", &self.address)
                 .header("Tags", "question")
-                .body(format!("{text}\n{}", self.address));
+                .body(format!(
+                    "{}\n{}",
+                    crate::text::clean(&text, true),
+                    self.address
+                ));
             spawn("ntfy", sent(request));
         }
         if let Some(url) = &self.config.webhook {
             let body = json!({
-                "text": format!("An agent is waiting for your answer: {text}\n{}", self.address),
+                "text": format!(
+                    "An agent is waiting for your answer: {}\n{}",
+                    crate::text::slack(&text),
+                    self.address
+                ),
                 "id": record.id,
                 "session": record.session,
                 "agent": record.agent,

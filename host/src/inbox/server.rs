@@ -1,31 +1,40 @@
 //! `ask-user inbox serve`: the inbox service.
 //!
 //! One process per user and state directory (a lock file says so). It
-//! keeps its questions in a [`Store`] and serves, on loopback unless told
-//! otherwise, with the token every request needs (the same checks as the
-//! web answerer's page, [`crate::answer_page`]):
+//! keeps its questions in a [`Store`] and serves in two places:
 //!
-//! - the answer page of every session (`/`, `/events`, `/answer`): each
-//!   card says which session, agent and folder asked, and when;
+//! - the answer page of every session (`/`, `/events`, `/answer`), on
+//!   loopback unless told otherwise, with the token every request needs (the
+//!   same checks as the web answerer's page, [`crate::answer_page`]): each
+//!   card says which session, agent and folder asked, and when. The token is
+//!   new at every start, and reaches a browser through a one-time link
+//!   (`ask-user inbox page`, a desktop notification), never through a file;
+//! - the API, for this user's agents and commands only, on a Unix socket in
+//!   the state directory ([`super::SOCKET_FILE`], mode 0600, each peer checked
+//!   to be this user). A client that reaches it has reached this user's
+//!   inbox, and nobody else's: a port another user took over after this
+//!   server stopped is never asked anything. No token is needed there.
+//!
+//! The API:
 //! - `POST /api/questions` `{session, agent, cwd?, request}` → `{id, reattached}`;
-//! - `GET /api/questions[?all=true&limit=N]` → `{questions:[…]}`;
+//! - `GET /api/questions[?all=true&limit=N]` → `{questions:[…], unreadable?:[…]}`;
 //! - `GET /api/questions/{id}?wait=S`: the question; with `wait`, once it
 //!   has left the waiting state or after S seconds (at most 60), whichever
 //!   comes first. While such a request is open, its agent counts as waiting;
 //! - `POST /api/questions/{id}/answer` `{answers:[…]}`: answers it (422 with
 //!   the reason when they do not fit, 409 when it already left);
 //! - `POST /api/questions/{id}/delivered`: its agent got the outcome;
-//! - `POST /api/questions/{id}/withdraw` `{reason}`: its agent stopped waiting.
+//! - `POST /api/questions/{id}/withdraw` `{reason}`: its agent stopped waiting;
+//! - `POST /api/page` → `{url}`: a new one-time link to the page.
 //!
 //! An outcome is committed to the store before anyone is told, so a crash
 //! loses nothing: after a restart the same questions are listed under the
 //! same ids, and agents that come back get their outcomes. The store is
-//! called on the server's tasks (SQLite, a few milliseconds a write): enough
-//! for one user's agents, not for a team (README, "An inbox for a team").
+//! called on the runtime's blocking threads, never on its workers.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
-use std::path::PathBuf;
+use std::path::{Path as FilePath, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -45,13 +54,25 @@ use ask_user_seam::{Answer, AskError, ErrorCode};
 
 use super::notify::{Notifications, Notifier};
 use super::store::{NewQuestion, Record, SqliteStore, State as QuestionState, Store, StoreError};
-use super::{AskBody, AskReply, DATABASE_FILE, Endpoint, QuestionList, QuestionView, WithdrawBody};
-use crate::answer_page::{self, Authorized, Desk, Gate, cancel};
-use crate::serve::{Serving, client_host};
+use super::{
+    AskBody, AskReply, DATABASE_FILE, PageLink, QuestionList, QuestionView, SOCKET_FILE,
+    UnreadableView, WithdrawBody,
+};
+use crate::answer_page::{self, Desk, Gate, Left, cancel};
+use crate::serve::{PrivateSocket, Serving, client_host};
 
-/// The largest request body accepted, in bytes: an ask carries at most the
-/// seam's largest request (1 MiB by default).
-pub const MAX_BODY_BYTES: usize = 2 << 20;
+/// The largest ask taken, in bytes: the host's largest request by default
+/// ([`crate::RuntimeConfig`]), and what asked (session, agent, folder). A
+/// host that allows larger requests has them refused here (413).
+pub const MAX_ASK_BYTES: usize = crate::runtime::DEFAULT_MAX_REQUEST_BYTES + (64 << 10);
+
+/// The largest API request body accepted, in bytes: an ask, or an answer
+/// set ([`answer_page::MAX_BODY_BYTES`]).
+pub const MAX_BODY_BYTES: usize = if MAX_ASK_BYTES > answer_page::MAX_BODY_BYTES {
+    MAX_ASK_BYTES
+} else {
+    answer_page::MAX_BODY_BYTES
+};
 
 /// The longest a `wait` may hold a request open.
 pub const MAX_WAIT: Duration = Duration::from_secs(60);
@@ -70,7 +91,7 @@ pub struct InboxConfig {
     pub state_dir: PathBuf,
     /// Default: 127.0.0.1 (loopback only).
     pub bind: IpAddr,
-    /// `None`: the port of its last run when that is free, else any.
+    /// The page's port; `None`: any free one.
     pub port: Option<u16>,
     /// How long a question whose agent is gone stays answerable.
     pub retention: Duration,
@@ -93,8 +114,10 @@ impl InboxConfig {
 /// A running inbox.
 pub struct InboxServer {
     inbox: Arc<Inbox>,
-    endpoint: Endpoint,
-    serving: Serving,
+    /// The page.
+    pages: Serving,
+    /// The API, on the private socket (removed when it stops).
+    api: Serving,
     sweeper: tokio::task::JoinHandle<()>,
     /// Held while serving: one inbox per state directory.
     _lock: std::fs::File,
@@ -102,6 +125,8 @@ pub struct InboxServer {
 
 struct Inbox {
     gate: Gate,
+    /// The page's address, without a token.
+    address: String,
     store: Arc<dyn Store>,
     /// New questions and `cancel`s, for the pages.
     frames: broadcast::Sender<Value>,
@@ -115,85 +140,117 @@ struct Inbox {
 }
 
 impl InboxServer {
-    /// Opens the store, binds, writes the endpoint file and serves.
+    /// Opens the store, binds the page's port and the API's socket, and
+    /// serves.
     pub async fn start(config: InboxConfig) -> std::io::Result<Self> {
-        let dir = &config.state_dir;
-        crate::config::private_dir(dir)?;
-        let lock = lock(dir)?;
-        let store: Arc<dyn Store> =
-            Arc::new(SqliteStore::open(&dir.join(DATABASE_FILE)).map_err(std::io::Error::other)?);
-        // Kept across restarts: open pages and waiting agents keep working.
-        let token = store
-            .setting("token", &crate::secret::token()?)
-            .map_err(std::io::Error::other)?;
-        let listener = listen(&config).await?;
-        let address = listener.local_addr()?;
-        let endpoint = Endpoint {
-            url: format!("http://{}:{}", client_host(address), address.port()),
-            token: token.clone(),
-            pid: std::process::id(),
-        };
+        let dir = config.state_dir.clone();
+        crate::files::private_dir(&dir)?;
+        let lock = lock(&dir)?;
+        let path = dir.join(DATABASE_FILE);
+        let store: Arc<dyn Store> = Arc::new(
+            tokio::task::spawn_blocking(move || SqliteStore::open(&path))
+                .await
+                .map_err(std::io::Error::other)?
+                .map_err(std::io::Error::other)?,
+        );
+        let listener = tokio::net::TcpListener::bind((config.bind, config.port.unwrap_or(0)))
+            .await
+            .map_err(|e| {
+                std::io::Error::new(
+                    e.kind(),
+                    format!(
+                        "the inbox cannot listen on {}:{}: {e}",
+                        config.bind,
+                        config.port.unwrap_or(0)
+                    ),
+                )
+            })?;
+        let bound = listener.local_addr()?;
+        let address = format!("http://{}:{}", client_host(bound), bound.port());
+        // New at every start, and kept nowhere: a browser or a copy that
+        // had the last one (and a port someone else took over since) gets
+        // nothing from it.
+        let token = crate::secret::token()?;
         let inbox = Arc::new(Inbox {
-            gate: Gate::new(token, address.port()),
+            gate: Gate::new(token, bound.port()),
+            address: address.clone(),
             store,
             frames: broadcast::channel(crate::answerers::web::FRAME_BACKLOG).0,
             changed: watch::channel(0).0,
             waiting: Mutex::new(HashMap::new()),
-            notifier: Notifier::new(config.notify.clone(), endpoint.url.clone(), &endpoint.token)?,
+            notifier: Notifier::new(config.notify.clone(), address)?,
             retention: config.retention,
             closing: CancellationToken::new(),
         });
+        let socket = PrivateSocket::bind(&dir.join(SOCKET_FILE))?;
         let api = Router::new()
             .route("/api/questions", post(ask).get(list))
             .route("/api/questions/{id}", get(question))
             .route("/api/questions/{id}/answer", post(answer))
             .route("/api/questions/{id}/delivered", post(delivered))
             .route("/api/questions/{id}/withdraw", post(withdraw))
-            .with_state(inbox.clone());
-        let app = answer_page::routes(inbox.clone())
-            .merge(api)
+            .route("/api/page", post(page_link))
+            .with_state(inbox.clone())
             .layer(DefaultBodyLimit::max(MAX_BODY_BYTES));
-        let serving = Serving::start(listener, app);
-        endpoint.write(dir)?;
+        let pages = answer_page::routes(inbox.clone());
         let sweeper = tokio::spawn(sweep(inbox.clone()));
         Ok(InboxServer {
             inbox,
-            endpoint,
-            serving,
+            pages: Serving::start(listener, pages),
+            api: Serving::start(socket, api),
             sweeper,
             _lock: lock,
         })
     }
 
-    /// Where it serves, and its token.
-    pub fn endpoint(&self) -> &Endpoint {
-        &self.endpoint
+    /// The page's address, without the token.
+    pub fn address(&self) -> &str {
+        &self.inbox.address
+    }
+
+    /// A new one-time link to the page.
+    pub fn page_link(&self) -> std::io::Result<String> {
+        self.inbox.gate.ticket(&self.inbox.address)
     }
 
     /// Stops serving: the pages' streams end, waiting agents get a reply
-    /// and come back when an inbox serves again. Nothing stored is lost.
+    /// and come back when an inbox serves again, the socket goes. Nothing
+    /// stored is lost.
     pub async fn stop(mut self) {
         self.inbox.closing.cancel();
         self.sweeper.abort();
-        self.serving.stop().await;
+        self.api.stop().await;
+        self.pages.stop().await;
     }
 }
 
-/// Takes the state directory's lock, or says which inbox holds it.
-fn lock(dir: &std::path::Path) -> std::io::Result<std::fs::File> {
+/// Takes the state directory's lock and writes this process's id in it,
+/// or says which inbox holds it.
+fn lock(dir: &FilePath) -> std::io::Result<std::fs::File> {
+    use std::io::{Read, Seek, Write};
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
+    let path = dir.join("inbox.lock");
+    let mut file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
+        .read(true)
         .write(true)
         .mode(0o600)
-        .open(dir.join("inbox.lock"))?;
+        .open(&path)
+        .map_err(|e| {
+            std::io::Error::new(e.kind(), format!("cannot open {}: {e}", path.display()))
+        })?;
     // SAFETY: flock on a descriptor we own; no memory is touched.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        let serving = Endpoint::read(dir)
-            .map(|e| format!(" at {} (pid {})", e.url, e.pid))
-            .unwrap_or_default();
+        let mut pid = String::new();
+        let _ = file.read_to_string(&mut pid);
+        let pid = pid.trim();
+        let serving = if pid.is_empty() {
+            String::new()
+        } else {
+            format!(" (pid {pid})")
+        };
         return Err(std::io::Error::new(
             std::io::ErrorKind::AddrInUse,
             format!(
@@ -203,36 +260,15 @@ fn lock(dir: &std::path::Path) -> std::io::Result<std::fs::File> {
             ),
         ));
     }
+    file.set_len(0)?;
+    file.rewind()?;
+    write!(file, "{}", std::process::id())?;
     Ok(file)
 }
 
-/// Binds the port asked for; with none, the last run's port when it is
-/// free (open pages then reconnect by themselves), else any.
-async fn listen(config: &InboxConfig) -> std::io::Result<tokio::net::TcpListener> {
-    let bind = |port: u16| tokio::net::TcpListener::bind((config.bind, port));
-    let cannot = |port: u16, e: std::io::Error| {
-        std::io::Error::new(
-            e.kind(),
-            format!("the inbox cannot listen on {}:{port}: {e}", config.bind),
-        )
-    };
-    if let Some(port) = config.port {
-        return bind(port).await.map_err(|e| cannot(port, e));
-    }
-    let last = Endpoint::read(&config.state_dir).ok().and_then(|endpoint| {
-        let port = endpoint.url.rsplit(':').next()?;
-        port.parse::<u16>().ok()
-    });
-    if let Some(port) = last
-        && let Ok(listener) = bind(port).await
-    {
-        return Ok(listener);
-    }
-    bind(0).await.map_err(|e| cannot(0, e))
-}
-
 /// Expires the questions whose agent has been gone past the retention
-/// period: at start, then every minute (or tenth of the period).
+/// period: at start, then every minute (or tenth of the period). It writes
+/// only what expires.
 async fn sweep(inbox: Arc<Inbox>) {
     let retention = inbox.retention;
     let every = (retention / 10).clamp(Duration::from_millis(100), Duration::from_secs(60));
@@ -245,16 +281,14 @@ async fn sweep(inbox: Arc<Inbox>) {
             .keys()
             .cloned()
             .collect();
-        for id in attached {
-            if let Err(error) = inbox.store.seen(&id, super::now()) {
-                tracing::warn!(%error, "the inbox could not note that an agent waits");
-            }
-        }
         let before = super::now() - retention.as_millis() as i64;
-        match inbox.store.expire(before, super::now()) {
+        match inbox
+            .stored(move |store| store.expire(before, super::now(), &attached))
+            .await
+        {
             Ok(expired) => {
                 for id in expired {
-                    inbox.left(&id, "withdrawn");
+                    inbox.left(&id, Left::Expired);
                 }
             }
             Err(error) => tracing::warn!(%error, "the inbox could not expire old questions"),
@@ -264,22 +298,34 @@ async fn sweep(inbox: Arc<Inbox>) {
 }
 
 impl Inbox {
-    fn ask(&self, body: AskBody) -> Result<AskReply, StoreError> {
+    /// Runs `work` on the store on a blocking thread: a write waits for
+    /// the disk, and no runtime worker waits with it.
+    async fn stored<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&dyn Store) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || work(&*store))
+            .await
+            .map_err(|e| StoreError(format!("the store's work failed: {e}")))?
+    }
+
+    async fn ask(&self, body: AskBody) -> Result<AskReply, StoreError> {
         let now = super::now();
         let since = now - self.retention.as_millis() as i64;
-        let (record, reattached) = self.store.ask(
-            NewQuestion {
-                session: body.session,
-                agent: body.agent,
-                cwd: body.cwd,
-                request: body.request,
-            },
-            since,
-            now,
-        )?;
+        let question = NewQuestion {
+            session: body.session,
+            agent: body.agent,
+            cwd: body.cwd,
+            request: body.request,
+        };
+        let (record, reattached) = self
+            .stored(move |store| store.ask(question, since, now))
+            .await?;
         if !reattached {
             let _ = self.frames.send(frame(&record));
-            self.notifier.arrived(&record);
+            self.notifier
+                .arrived(&record, || self.gate.ticket(&self.address).ok());
         }
         Ok(AskReply {
             id: record.id,
@@ -289,19 +335,18 @@ impl Inbox {
 
     /// Settles `id` with a human's `outcome` from `by`: answers are checked
     /// against its questions first, and the outcome is stored before
-    /// anyone hears of it.
-    fn settle(&self, id: &str, outcome: Outcome, by: &str) -> Result<(), Unsettled> {
-        let stored = |error: StoreError| {
+    /// anyone hears of it. A store that fails is not the human's fault:
+    /// [`Unsettled::Unrecorded`], and the same answer may be sent again.
+    async fn settle(&self, id: &str, outcome: Outcome, by: &str) -> Result<(), Unsettled> {
+        let unrecorded = |error: StoreError| {
             tracing::warn!(%error, "the inbox could not settle {id}");
-            Unsettled::Misfit(AskError::new(
-                ErrorCode::InvalidAnswer,
-                format!("the inbox could not record it ({error}); try again"),
-            ))
+            Unsettled::Unrecorded(error.to_string())
         };
-        let record = match self.store.get(id) {
+        let owned = id.to_owned();
+        let record = match self.stored(move |store| store.get(&owned)).await {
             Ok(Some(record)) if record.state == QuestionState::Waiting => record,
             Ok(_) => return Err(Unsettled::NotPending),
-            Err(error) => return Err(stored(error)),
+            Err(error) => return Err(unrecorded(error)),
         };
         let state = match &outcome {
             Outcome::Result { value } => {
@@ -317,25 +362,27 @@ impl Inbox {
                 )));
             }
         };
+        let left = Left::settled_by(&outcome);
         let outcome = serde_json::to_value(&outcome).expect("outcomes are plain JSON");
+        let (owned, by) = (id.to_owned(), by.to_owned());
         match self
-            .store
-            .settle(id, state, Some(&outcome), by, super::now())
+            .stored(move |store| store.settle(&owned, state, Some(&outcome), &by, super::now()))
+            .await
         {
             Ok(true) => {
-                self.left(id, "answered");
+                self.left(id, left);
                 Ok(())
             }
             Ok(false) => Err(Unsettled::NotPending),
-            Err(error) => Err(stored(error)),
+            Err(error) => Err(unrecorded(error)),
         }
     }
 
     /// Question `id` left the waiting state (stored already): its agent's
     /// wait ends, and the pages drop it saying why.
-    fn left(&self, id: &str, reason: &str) {
+    fn left(&self, id: &str, why: Left) {
         self.changed.send_modify(|n| *n += 1);
-        let _ = self.frames.send(cancel(id, reason));
+        let _ = self.frames.send(cancel(id, why));
     }
 
     fn view(&self, record: Record) -> QuestionView {
@@ -409,8 +456,15 @@ impl Drop for Attached<'_> {
             }
         }
         drop(waiting);
-        if let Err(error) = self.inbox.store.seen(&self.id, super::now()) {
-            tracing::warn!(%error, "the inbox could not note that an agent waited");
+        // When its agent was last here: written once, as it leaves, on a
+        // blocking thread.
+        let (store, id) = (self.inbox.store.clone(), std::mem::take(&mut self.id));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn_blocking(move || {
+                if let Err(error) = store.seen(&id, super::now()) {
+                    tracing::warn!(%error, "the inbox could not note that an agent waited");
+                }
+            });
         }
     }
 }
@@ -424,9 +478,12 @@ impl Desk for Inbox {
         self.frames.subscribe()
     }
 
-    fn pending_frames(&self) -> Vec<Value> {
-        match self.store.list(false, 0) {
-            Ok(records) => records.iter().map(frame).collect(),
+    async fn pending_frames(&self) -> Vec<Value> {
+        match self.stored(|store| store.list(false, 0)).await {
+            Ok(listing) => {
+                report(&listing.unreadable);
+                listing.records.iter().map(frame).collect()
+            }
             Err(error) => {
                 tracing::warn!(%error, "the inbox could not list its questions for a page");
                 Vec::new()
@@ -442,14 +499,26 @@ impl Desk for Inbox {
         self.closing.clone()
     }
 
-    fn settle(&self, event_id: &str, outcome: Outcome) -> Result<(), Unsettled> {
-        Inbox::settle(self, event_id, outcome, "page")
+    async fn settle(&self, event_id: &str, outcome: Outcome) -> Result<(), Unsettled> {
+        Inbox::settle(self, event_id, outcome, "page").await
     }
 }
 
+/// Logs the questions that could not be read, each with why.
+fn report(unreadable: &[super::store::Unreadable]) {
+    for row in unreadable {
+        tracing::warn!(
+            id = row.id,
+            why = row.why,
+            "a question this version cannot read was left out"
+        );
+    }
+}
+
+/// The store failed: 503, which a client tries again; nothing changed.
 fn failed(error: StoreError) -> Response {
     tracing::warn!(%error, "an inbox request failed");
-    (StatusCode::INTERNAL_SERVER_ERROR, error.to_string()).into_response()
+    (StatusCode::SERVICE_UNAVAILABLE, error.to_string()).into_response()
 }
 
 fn bad_request(message: String) -> Response {
@@ -464,7 +533,7 @@ fn not_found(id: &str) -> Response {
         .into_response()
 }
 
-async fn ask(_: Authorized, State(inbox): State<Arc<Inbox>>, body: axum::body::Bytes) -> Response {
+async fn ask(State(inbox): State<Arc<Inbox>>, body: axum::body::Bytes) -> Response {
     let body: AskBody = match serde_json::from_slice(&body) {
         Ok(body) => body,
         Err(error) => return bad_request(format!("not an ask: {error}")),
@@ -472,7 +541,7 @@ async fn ask(_: Authorized, State(inbox): State<Arc<Inbox>>, body: axum::body::B
     if body.session.is_empty() || body.request.questions.is_empty() {
         return bad_request("an ask needs a session and at least one question".into());
     }
-    match inbox.ask(body) {
+    match inbox.ask(body).await {
         Ok(reply) => Json(reply).into_response(),
         Err(error) => failed(error),
     }
@@ -485,16 +554,27 @@ struct ListQuery {
     limit: Option<usize>,
 }
 
-async fn list(
-    _: Authorized,
-    State(inbox): State<Arc<Inbox>>,
-    Query(query): Query<ListQuery>,
-) -> Response {
-    match inbox.store.list(query.all, query.limit.unwrap_or(HISTORY)) {
-        Ok(records) => Json(QuestionList {
-            questions: records.into_iter().map(|r| inbox.view(r)).collect(),
-        })
-        .into_response(),
+async fn list(State(inbox): State<Arc<Inbox>>, Query(query): Query<ListQuery>) -> Response {
+    let limit = query.limit.unwrap_or(HISTORY);
+    match inbox
+        .stored(move |store| store.list(query.all, limit))
+        .await
+    {
+        Ok(listing) => {
+            report(&listing.unreadable);
+            Json(QuestionList {
+                questions: listing.records.into_iter().map(|r| inbox.view(r)).collect(),
+                unreadable: listing
+                    .unreadable
+                    .into_iter()
+                    .map(|row| UnreadableView {
+                        id: row.id,
+                        why: row.why,
+                    })
+                    .collect(),
+            })
+            .into_response()
+        }
         Err(error) => failed(error),
     }
 }
@@ -506,7 +586,6 @@ struct WaitQuery {
 }
 
 async fn question(
-    _: Authorized,
     State(inbox): State<Arc<Inbox>>,
     Path(id): Path<String>,
     Query(query): Query<WaitQuery>,
@@ -519,7 +598,8 @@ async fn question(
     loop {
         // Subscribed before reading: a settlement in between is not missed.
         let mut changed = inbox.changed.subscribe();
-        let record = match inbox.store.get(&id) {
+        let owned = id.clone();
+        let record = match inbox.stored(move |store| store.get(&owned)).await {
             Ok(Some(record)) => record,
             Ok(None) => return not_found(&id),
             Err(error) => return failed(error),
@@ -542,7 +622,6 @@ struct AnswerBody {
 }
 
 async fn answer(
-    _: Authorized,
     State(inbox): State<Arc<Inbox>>,
     Path(id): Path<String>,
     body: axum::body::Bytes,
@@ -555,7 +634,8 @@ async fn answer(
             ));
         }
     };
-    match inbox.store.get(&id) {
+    let owned = id.clone();
+    match inbox.stored(move |store| store.get(&owned)).await {
         Ok(Some(_)) => {}
         Ok(None) => return not_found(&id),
         Err(error) => return failed(error),
@@ -565,22 +645,20 @@ async fn answer(
             answers: body.answers,
         },
     };
-    answer_page::settled(inbox.settle(&id, outcome, "command"))
+    answer_page::settled(inbox.settle(&id, outcome, "command").await)
 }
 
-async fn delivered(
-    _: Authorized,
-    State(inbox): State<Arc<Inbox>>,
-    Path(id): Path<String>,
-) -> Response {
-    match inbox.store.delivered(&id, super::now()) {
+async fn delivered(State(inbox): State<Arc<Inbox>>, Path(id): Path<String>) -> Response {
+    match inbox
+        .stored(move |store| store.delivered(&id, super::now()))
+        .await
+    {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(error) => failed(error),
     }
 }
 
 async fn withdraw(
-    _: Authorized,
     State(inbox): State<Arc<Inbox>>,
     Path(id): Path<String>,
     body: axum::body::Bytes,
@@ -589,18 +667,31 @@ async fn withdraw(
         Ok(body) => body,
         Err(error) => return bad_request(format!("not {{\"reason\":…}}: {error}")),
     };
-    match inbox.store.settle(
-        &id,
-        QuestionState::Withdrawn,
-        None,
-        &body.reason,
-        super::now(),
-    ) {
+    let owned = id.clone();
+    match inbox
+        .stored(move |store| {
+            store.settle(
+                &owned,
+                QuestionState::Withdrawn,
+                None,
+                &body.reason,
+                super::now(),
+            )
+        })
+        .await
+    {
         Ok(true) => {
-            inbox.left(&id, "withdrawn");
+            inbox.left(&id, Left::Withdrawn);
             StatusCode::NO_CONTENT.into_response()
         }
         Ok(false) => (StatusCode::CONFLICT, "it was no longer waiting").into_response(),
         Err(error) => failed(error),
+    }
+}
+
+async fn page_link(State(inbox): State<Arc<Inbox>>) -> Response {
+    match inbox.gate.ticket(&inbox.address) {
+        Ok(url) => Json(PageLink { url }).into_response(),
+        Err(error) => (StatusCode::SERVICE_UNAVAILABLE, error.to_string()).into_response(),
     }
 }

@@ -90,6 +90,22 @@ pub struct Record {
     pub delivered_at: Option<Millis>,
 }
 
+/// A question this version cannot read (a newer version's intent kind, a
+/// damaged row): listed apart, so that it hides nothing else.
+#[derive(Debug, Clone)]
+pub struct Unreadable {
+    pub id: String,
+    /// What could not be read, and why.
+    pub why: String,
+}
+
+/// What [`Store::list`] found.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    pub records: Vec<Record>,
+    pub unreadable: Vec<Unreadable>,
+}
+
 /// A store that failed (the disk, the database).
 #[derive(Debug, Clone)]
 pub struct StoreError(pub String);
@@ -110,9 +126,6 @@ impl From<rusqlite::Error> for StoreError {
 
 /// The inbox's questions, durable.
 pub trait Store: Send + Sync + 'static {
-    /// The value of setting `key`, set to `default` when it has none.
-    fn setting(&self, key: &str, default: &str) -> Result<String, StoreError>;
-
     /// Stores `question` as waiting, unless the same session asked the
     /// identical batch at or after `since` and that question still waits or
     /// holds an outcome its agent never confirmed: then that one is returned
@@ -145,12 +158,19 @@ pub trait Store: Send + Sync + 'static {
     fn delivered(&self, id: &str, now: Millis) -> Result<(), StoreError>;
 
     /// Expires the questions still waiting whose agent was last seen before
-    /// `before`; their ids.
-    fn expire(&self, before: Millis, now: Millis) -> Result<Vec<String>, StoreError>;
+    /// `before`, except those in `attached` (an agent waits for them now);
+    /// their ids.
+    fn expire(
+        &self,
+        before: Millis,
+        now: Millis,
+        attached: &[String],
+    ) -> Result<Vec<String>, StoreError>;
 
     /// The waiting questions, oldest first; with `all`, also the `limit`
-    /// most recent that left (newest first, after the waiting ones).
-    fn list(&self, all: bool, limit: usize) -> Result<Vec<Record>, StoreError>;
+    /// most recent that left (newest first, after the waiting ones). A row
+    /// that cannot be read is listed apart and hides nothing else.
+    fn list(&self, all: bool, limit: usize) -> Result<Listing, StoreError>;
 }
 
 /// The store in one SQLite file.
@@ -158,10 +178,16 @@ pub struct SqliteStore {
     connection: Mutex<Connection>,
 }
 
+/// The schema this version writes (`PRAGMA user_version`). A database of a
+/// newer one is refused: this version could misread it.
+pub const SCHEMA_VERSION: i32 = 2;
+
+/// A new database, at [`SCHEMA_VERSION`].
 const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS questions (
+CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE questions (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
     session TEXT NOT NULL,
     agent TEXT NOT NULL,
     cwd TEXT,
@@ -175,11 +201,21 @@ CREATE TABLE IF NOT EXISTS questions (
     settled_at INTEGER,
     delivered_at INTEGER
 );
-CREATE INDEX IF NOT EXISTS questions_by_state ON questions (state, seq);
-CREATE INDEX IF NOT EXISTS questions_by_fingerprint ON questions (session, fingerprint);
+CREATE INDEX questions_by_state ON questions (state, seq);
+CREATE INDEX questions_by_fingerprint ON questions (session, fingerprint);
 ";
 
-const COLUMNS: &str = "seq, session, agent, cwd, request, asked_at, agent_seen_at, state, \
+/// Version 1 (no version number, ids counted from the row) to 2: every
+/// question gets a random id, and the token kept across restarts goes (a
+/// server makes a new one each start).
+const FROM_1_TO_2: &str = "
+ALTER TABLE questions ADD COLUMN id TEXT;
+UPDATE questions SET id = 'q' || lower(hex(randomblob(16)));
+CREATE UNIQUE INDEX questions_by_id ON questions (id);
+DELETE FROM settings WHERE key = 'token';
+";
+
+const COLUMNS: &str = "id, session, agent, cwd, request, asked_at, agent_seen_at, state, \
                        outcome, settled_by, settled_at, delivered_at";
 
 impl SqliteStore {
@@ -195,23 +231,21 @@ impl SqliteStore {
                 .open(path)
                 .map_err(|e| StoreError(format!("cannot create {}: {e}", path.display())))?;
         }
-        let connection = Connection::open(path)?;
+        let mut connection = Connection::open(path)?;
         // WAL: readers never block the writer; FULL: a commit is on disk
         // before it returns, so an answer is never reported and then lost.
         connection.pragma_update(None, "journal_mode", "WAL")?;
         connection.pragma_update(None, "synchronous", "FULL")?;
         connection.busy_timeout(std::time::Duration::from_secs(5))?;
-        connection.execute_batch(SCHEMA)?;
+        migrate(&mut connection, path)?;
         Ok(SqliteStore {
             connection: Mutex::new(connection),
         })
     }
 
-    /// Runs `update` with the row of `id` as `?1` and `now` as `?2`.
+    /// Runs `update` with `id` as `?1` and `now` as `?2`.
     fn stamp(&self, id: &str, update: &str, now: Millis) -> Result<(), StoreError> {
-        if let Some(seq) = seq_of(id) {
-            self.connection().execute(update, params![seq, now])?;
-        }
+        self.connection().execute(update, params![id, now])?;
         Ok(())
     }
 
@@ -224,14 +258,40 @@ impl SqliteStore {
     }
 }
 
-/// The id of row `seq`.
-fn id_of(seq: i64) -> String {
-    format!("q{seq}")
-}
-
-/// The row of id `id`, when it is one.
-fn seq_of(id: &str) -> Option<i64> {
-    id.strip_prefix('q')?.parse().ok()
+/// Brings the database at `path` to [`SCHEMA_VERSION`] in one transaction,
+/// or refuses one written by a newer version.
+fn migrate(connection: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let transaction =
+        connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let version: i32 = transaction.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    let tables: i64 = transaction.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'questions'",
+        [],
+        |row| row.get(0),
+    )?;
+    match (version, tables) {
+        (SCHEMA_VERSION, _) => return Ok(()),
+        (0, 0) => transaction.execute_batch(SCHEMA)?,
+        (0, _) => transaction.execute_batch(FROM_1_TO_2)?,
+        (newer, _) if newer > SCHEMA_VERSION => {
+            return Err(StoreError(format!(
+                "{} was written by a newer ask-user (database schema {newer}; this one reads \
+                 up to {SCHEMA_VERSION}): run the newer ask-user, or move the file aside to \
+                 start an empty inbox",
+                path.display()
+            )));
+        }
+        (other, _) => {
+            return Err(StoreError(format!(
+                "{} has an unknown database schema {other}; move it aside to start an empty \
+                 inbox",
+                path.display()
+            )));
+        }
+    }
+    transaction.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    transaction.commit()?;
+    Ok(())
 }
 
 /// The same batch of questions gives the same fingerprint.
@@ -243,13 +303,15 @@ fn fingerprint(request: &AskRequest) -> Result<String, StoreError> {
         .collect())
 }
 
-fn record(row: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Record, StoreError>> {
-    let request: String = row.get(4)?;
-    let state: String = row.get(7)?;
-    let outcome: Option<String> = row.get(8)?;
+/// The question in `row`, or why it cannot be read.
+fn record(row: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Record, Unreadable>> {
+    let id: String = row.get(0)?;
     let made = (|| -> Result<Record, StoreError> {
+        let request: String = row.get(4)?;
+        let state: String = row.get(7)?;
+        let outcome: Option<String> = row.get(8)?;
         Ok(Record {
-            id: id_of(row.get(0)?),
+            id: id.clone(),
             session: row.get(1)?,
             agent: row.get(2)?,
             cwd: row.get(3)?,
@@ -267,38 +329,37 @@ fn record(row: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Record, StoreError
             delivered_at: row.get(11)?,
         })
     })();
-    Ok(made)
+    Ok(made.map_err(|StoreError(why)| Unreadable { id, why }))
 }
 
-/// Runs `query` and reads every row as a record.
+/// Runs `query` and reads every row as a record, or as unreadable.
 fn records(
     connection: &Connection,
     query: &str,
     params: impl rusqlite::Params,
-) -> Result<Vec<Record>, StoreError> {
+) -> Result<Vec<Result<Record, Unreadable>>, StoreError> {
     let mut statement = connection.prepare_cached(query)?;
     let rows = statement.query_map(params, record)?;
-    let mut out = Vec::new();
-    for row in rows {
-        out.push(row??);
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The one question `query` finds; one that cannot be read is an error
+/// that says which and why.
+fn one(
+    connection: &Connection,
+    query: &str,
+    params: impl rusqlite::Params,
+) -> Result<Option<Record>, StoreError> {
+    match records(connection, query, params)?.into_iter().next() {
+        None => Ok(None),
+        Some(Ok(record)) => Ok(Some(record)),
+        Some(Err(Unreadable { id, why })) => Err(StoreError(format!(
+            "question {id} cannot be read by this version ({why})"
+        ))),
     }
-    Ok(out)
 }
 
 impl Store for SqliteStore {
-    fn setting(&self, key: &str, default: &str) -> Result<String, StoreError> {
-        let connection = self.connection();
-        connection.execute(
-            "INSERT OR IGNORE INTO settings (key, value) VALUES (?1, ?2)",
-            params![key, default],
-        )?;
-        Ok(connection.query_row(
-            "SELECT value FROM settings WHERE key = ?1",
-            params![key],
-            |row| row.get(0),
-        )?)
-    }
-
     fn ask(
         &self,
         question: NewQuestion,
@@ -308,7 +369,7 @@ impl Store for SqliteStore {
         let fingerprint = fingerprint(&question.request)?;
         let mut connection = self.connection();
         let transaction = connection.transaction()?;
-        let again = records(
+        let again = one(
             &transaction,
             &format!(
                 "SELECT {COLUMNS} FROM questions WHERE session = ?1 AND fingerprint = ?2 \
@@ -317,10 +378,10 @@ impl Store for SqliteStore {
             ),
             params![question.session, fingerprint, since],
         )?;
-        if let Some(mut found) = again.into_iter().next() {
+        if let Some(mut found) = again {
             transaction.execute(
-                "UPDATE questions SET agent_seen_at = ?2 WHERE seq = ?1",
-                params![seq_of(&found.id), now],
+                "UPDATE questions SET agent_seen_at = ?2 WHERE id = ?1",
+                params![found.id, now],
             )?;
             transaction.commit()?;
             found.agent_seen_at = now;
@@ -328,23 +389,27 @@ impl Store for SqliteStore {
         }
         let request =
             serde_json::to_string(&question.request).map_err(|e| StoreError(e.to_string()))?;
+        // Random: an id is never made twice, in this database or another
+        // (an agent that comes back after the database was reset finds no
+        // one else's question under its id).
+        let id = crate::secret::id("q").map_err(|e| StoreError(e.to_string()))?;
         transaction.execute(
-            "INSERT INTO questions (session, agent, cwd, request, fingerprint, asked_at, \
-             agent_seen_at, state) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, 'waiting')",
+            "INSERT INTO questions (id, session, agent, cwd, request, fingerprint, asked_at, \
+             agent_seen_at, state) VALUES (?7, ?1, ?2, ?3, ?4, ?5, ?6, ?6, 'waiting')",
             params![
                 question.session,
                 question.agent,
                 question.cwd,
                 request,
                 fingerprint,
-                now
+                now,
+                id
             ],
         )?;
-        let seq = transaction.last_insert_rowid();
         transaction.commit()?;
         Ok((
             Record {
-                id: id_of(seq),
+                id,
                 session: question.session,
                 agent: question.agent,
                 cwd: question.cwd,
@@ -362,16 +427,11 @@ impl Store for SqliteStore {
     }
 
     fn get(&self, id: &str) -> Result<Option<Record>, StoreError> {
-        let Some(seq) = seq_of(id) else {
-            return Ok(None);
-        };
-        let connection = self.connection();
-        let found = records(
-            &connection,
-            &format!("SELECT {COLUMNS} FROM questions WHERE seq = ?1"),
-            params![seq],
-        )?;
-        Ok(found.into_iter().next())
+        one(
+            &self.connection(),
+            &format!("SELECT {COLUMNS} FROM questions WHERE id = ?1"),
+            params![id],
+        )
     }
 
     fn settle(
@@ -382,14 +442,11 @@ impl Store for SqliteStore {
         by: &str,
         now: Millis,
     ) -> Result<bool, StoreError> {
-        let Some(seq) = seq_of(id) else {
-            return Ok(false);
-        };
         let outcome = outcome.map(|value| value.to_string());
         let changed = self.connection().execute(
             "UPDATE questions SET state = ?2, outcome = ?3, settled_by = ?4, settled_at = ?5 \
-             WHERE seq = ?1 AND state = 'waiting'",
-            params![seq, state.as_str(), outcome, by, now],
+             WHERE id = ?1 AND state = 'waiting'",
+            params![id, state.as_str(), outcome, by, now],
         )?;
         Ok(changed == 1)
     }
@@ -397,7 +454,7 @@ impl Store for SqliteStore {
     fn seen(&self, id: &str, now: Millis) -> Result<(), StoreError> {
         self.stamp(
             id,
-            "UPDATE questions SET agent_seen_at = ?2 WHERE seq = ?1",
+            "UPDATE questions SET agent_seen_at = ?2 WHERE id = ?1",
             now,
         )
     }
@@ -405,42 +462,48 @@ impl Store for SqliteStore {
     fn delivered(&self, id: &str, now: Millis) -> Result<(), StoreError> {
         self.stamp(
             id,
-            "UPDATE questions SET delivered_at = ?2 WHERE seq = ?1 AND delivered_at IS NULL",
+            "UPDATE questions SET delivered_at = ?2 WHERE id = ?1 AND delivered_at IS NULL",
             now,
         )
     }
 
-    fn expire(&self, before: Millis, now: Millis) -> Result<Vec<String>, StoreError> {
+    fn expire(
+        &self,
+        before: Millis,
+        now: Millis,
+        attached: &[String],
+    ) -> Result<Vec<String>, StoreError> {
         let mut connection = self.connection();
         let transaction = connection.transaction()?;
-        let seqs: Vec<i64> = {
+        let ids: Vec<String> = {
             let mut statement = transaction.prepare_cached(
-                "SELECT seq FROM questions WHERE state = 'waiting' AND agent_seen_at < ?1",
+                "SELECT id FROM questions WHERE state = 'waiting' AND agent_seen_at < ?1",
             )?;
             statement
                 .query_map(params![before], |row| row.get(0))?
+                .filter(|id| id.as_ref().map_or(true, |id| !attached.contains(id)))
                 .collect::<Result<_, _>>()?
         };
-        for seq in &seqs {
+        for id in &ids {
             transaction.execute(
                 "UPDATE questions SET state = 'expired', settled_by = 'retention', \
-                 settled_at = ?2 WHERE seq = ?1",
-                params![seq, now],
+                 settled_at = ?2 WHERE id = ?1",
+                params![id, now],
             )?;
         }
         transaction.commit()?;
-        Ok(seqs.into_iter().map(id_of).collect())
+        Ok(ids)
     }
 
-    fn list(&self, all: bool, limit: usize) -> Result<Vec<Record>, StoreError> {
+    fn list(&self, all: bool, limit: usize) -> Result<Listing, StoreError> {
         let connection = self.connection();
-        let mut out = records(
+        let mut rows = records(
             &connection,
             &format!("SELECT {COLUMNS} FROM questions WHERE state = 'waiting' ORDER BY seq"),
             [],
         )?;
         if all {
-            out.extend(records(
+            rows.extend(records(
                 &connection,
                 &format!(
                     "SELECT {COLUMNS} FROM questions WHERE state != 'waiting' \
@@ -449,7 +512,14 @@ impl Store for SqliteStore {
                 params![limit as i64],
             )?);
         }
-        Ok(out)
+        let mut listing = Listing::default();
+        for row in rows {
+            match row {
+                Ok(record) => listing.records.push(record),
+                Err(unreadable) => listing.unreadable.push(unreadable),
+            }
+        }
+        Ok(listing)
     }
 }
 
@@ -568,23 +638,102 @@ mod tests {
         let (old, _) = store.ask(asked("s", "Old?"), 0, 10).unwrap();
         let (seen, _) = store.ask(asked("s", "Seen?"), 0, 10).unwrap();
         store.seen(&seen.id, 100).unwrap();
-        assert_eq!(store.expire(50, 200).unwrap(), vec![old.id.clone()]);
+        let (attached, _) = store.ask(asked("s", "Attached?"), 0, 10).unwrap();
+        assert_eq!(
+            store.expire(50, 200, std::slice::from_ref(&attached.id)).unwrap(),
+            vec![old.id.clone()]
+        );
         let waiting: Vec<String> = store
             .list(false, 0)
             .unwrap()
+            .records
             .into_iter()
             .map(|r| r.id)
             .collect();
-        assert_eq!(waiting, vec![seen.id.clone()]);
-        let all = store.list(true, 10).unwrap();
-        assert_eq!(all.len(), 2);
-        assert_eq!(all[1].state, State::Expired);
+        assert_eq!(waiting, vec![seen.id.clone(), attached.id.clone()]);
+        let all = store.list(true, 10).unwrap().records;
+        assert_eq!(all.len(), 3);
+        assert_eq!(all[2].state, State::Expired);
     }
 
     #[test]
-    fn a_setting_is_made_once() {
+    fn ids_are_random_and_never_repeat_across_databases() {
+        let (_one, first) = store();
+        let (_two, second) = store();
+        let a = first.ask(asked("s", "Deploy?"), 0, 10).unwrap().0.id;
+        let b = second.ask(asked("s", "Deploy?"), 0, 10).unwrap().0.id;
+        assert_ne!(a, b, "a reset database makes new ids");
+        assert!(a.starts_with('q') && a.len() == 33, "{a}");
+        // The old counted ids name nothing.
+        assert!(first.get("q1").unwrap().is_none());
+    }
+
+    /// The first released schema, with a question and the token it kept.
+    const VERSION_1: &str = "
+        CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE questions (seq INTEGER PRIMARY KEY AUTOINCREMENT, session TEXT NOT NULL,
+            agent TEXT NOT NULL, cwd TEXT, request TEXT NOT NULL, fingerprint TEXT NOT NULL,
+            asked_at INTEGER NOT NULL, agent_seen_at INTEGER NOT NULL, state TEXT NOT NULL,
+            outcome TEXT, settled_by TEXT, settled_at INTEGER, delivered_at INTEGER);
+        INSERT INTO settings VALUES ('token', 'old');
+        INSERT INTO questions (session, agent, request, fingerprint, asked_at, agent_seen_at,
+            state) VALUES ('s', 'a', '{\"questions\":[{\"id\":\"q\",\"question\":\"Old?\"}]}',
+            'f', 1, 1, 'waiting');
+    ";
+
+    #[test]
+    fn a_first_version_database_is_upgraded_and_a_newer_one_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("inbox.sqlite");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch(VERSION_1)
+            .unwrap();
+        let store = SqliteStore::open(&path).unwrap();
+        let listed = store.list(false, 0).unwrap().records;
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].request.questions[0].question, "Old?");
+        assert_eq!(listed[0].id.len(), 33, "a random id: {}", listed[0].id);
+        let tokens: i64 = store
+            .connection()
+            .query_row("SELECT count(*) FROM settings", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(tokens, 0, "the kept token is gone");
+        drop(store);
+        // Opened again: already at this version, nothing changes.
+        let again = SqliteStore::open(&path).unwrap();
+        assert_eq!(again.list(false, 0).unwrap().records[0].id, listed[0].id);
+        again
+            .connection()
+            .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+            .unwrap();
+        drop(again);
+        let error = SqliteStore::open(&path)
+            .err()
+            .expect("a newer schema is refused");
+        assert!(error.0.contains("newer ask-user"), "{error}");
+        assert!(error.0.contains(&path.display().to_string()), "{error}");
+    }
+
+    #[test]
+    fn a_row_this_version_cannot_read_hides_nothing_else() {
         let (_dir, store) = store();
-        let first = store.setting("token", "one").unwrap();
-        assert_eq!(store.setting("token", "two").unwrap(), first);
+        let (good, _) = store.ask(asked("s", "Readable?"), 0, 10).unwrap();
+        let (bad, _) = store.ask(asked("s", "Damaged?"), 0, 10).unwrap();
+        store
+            .connection()
+            .execute(
+                "UPDATE questions SET request = '{\"questions\":[{\"id\":\"q\",\"question\":\"?\",\
+                 \"intent\":{\"kind\":\"from-the-future\"}}]}' WHERE id = ?1",
+                params![bad.id],
+            )
+            .unwrap();
+        let listing = store.list(true, 10).unwrap();
+        assert_eq!(listing.records.len(), 1);
+        assert_eq!(listing.records[0].id, good.id);
+        assert_eq!(listing.unreadable.len(), 1);
+        assert_eq!(listing.unreadable[0].id, bad.id);
+        let error = store.get(&bad.id).unwrap_err();
+        assert!(error.0.contains(&bad.id), "{error}");
     }
 }

@@ -19,7 +19,6 @@ pub mod form;
 mod http;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use ask_user_seam::{ErrorCode, Placement};
@@ -52,8 +51,6 @@ pub struct McpServer {
     host: Arc<Host>,
     tool: Tool,
     state: Arc<RequestStateCodec>,
-    /// Names each call's agent.
-    calls: Arc<AtomicU64>,
 }
 
 impl McpServer {
@@ -78,7 +75,6 @@ impl McpServer {
             host,
             tool,
             state: Arc::new(state),
-            calls: Arc::new(AtomicU64::new(1)),
         })
     }
 
@@ -141,9 +137,12 @@ impl McpServer {
         let answerer = channel.map(ElicitationAnswerer::new);
         let answerer = answerer.map(Arc::new);
 
-        // A root agent of its own, so that its answerer reaches this call only.
+        // A root agent of its own, so that its answerer reaches this call
+        // only; random, so that no call of another process (or machine) is
+        // ever taken for it (an inbox re-attaches by it).
         let agents = self.host.agents();
-        let id = format!("mcp-call-{}", self.calls.fetch_add(1, Ordering::Relaxed));
+        let id = crate::secret::id("mcp-call-")
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
         let agent = agents.register_root(id.clone(), None);
         let registered = answerer.as_ref().map(|answerer| {
             self.host.seam().waterfall().register_arc(

@@ -64,6 +64,9 @@ pub enum Unsettled {
     /// The answers do not fit its questions (`INVALID_ANSWER`, saying
     /// why); it stays open for a corrected answer.
     Misfit(AskError),
+    /// It could not be recorded (its store failed, saying why): nothing
+    /// changed, and the same outcome may be sent again.
+    Unrecorded(String),
 }
 
 impl PendingQuestions {

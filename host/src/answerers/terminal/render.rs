@@ -1,13 +1,12 @@
 //! What the prompt looks like: lines for the current screen, wrapped to the
 //! terminal's width, with colour unless `NO_COLOR` is set.
 
-use std::borrow::Cow;
-
 use crossterm::style::Stylize;
 use tui_input::Input;
 use unicode_width::UnicodeWidthStr;
 
 use super::prompt::{Prompt, SKIP, Screen, TYPE_OWN};
+use crate::text::clean;
 
 /// The current screen in three parts, each line already wrapped to the
 /// width. When they do not all fit the height ([`Painter::fit`]), the keys
@@ -38,34 +37,6 @@ pub struct Layout {
 pub struct Painter {
     pub color: bool,
     pub width: usize,
-}
-
-/// `text` made safe to write to a terminal: the model's words (and pasted
-/// ones) must not move the cursor, rewrite what the human reads, retitle the
-/// window or set the clipboard. Every C0 and C1 control character (ESC, BEL,
-/// CSI…), DEL, and the bidirectional overrides that reorder what is shown
-/// are dropped; a tab becomes a space; a newline stays only where
-/// `newlines` says it is layout, and is a space otherwise.
-pub fn clean(text: &str, newlines: bool) -> Cow<'_, str> {
-    let unsafe_char = |c: char| c.is_control() || is_bidi_control(c);
-    if !text.chars().any(unsafe_char) {
-        return Cow::Borrowed(text);
-    }
-    Cow::Owned(
-        text.chars()
-            .filter_map(|c| match c {
-                '\n' if newlines => Some('\n'),
-                '\n' | '\t' => Some(' '),
-                c if unsafe_char(c) => None,
-                c => Some(c),
-            })
-            .collect(),
-    )
-}
-
-/// U+202A–U+202E and U+2066–U+2069: embeddings, overrides and isolates.
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 impl Painter {
@@ -442,15 +413,6 @@ fn answer_style(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::question::{Question, QuestionOption};
-
-    #[test]
-    fn control_characters_never_reach_the_terminal() {
-        let hostile = "a\u{1b}[2J\u{1b}]52;c;cHduZWQ=\u{7}b\u{9b}31mc\u{7f}\u{202e}d\te";
-        assert_eq!(clean(hostile, false), "a[2J]52;c;cHduZWQ=b31mcd e");
-        assert_eq!(clean("one\ntwo", true), "one\ntwo");
-        assert_eq!(clean("one\ntwo", false), "one two");
-        assert!(matches!(clean("plain ✓ 文字", false), Cow::Borrowed(_)));
-    }
 
     #[test]
     fn nothing_the_model_wrote_draws_an_escape() {

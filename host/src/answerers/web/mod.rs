@@ -19,7 +19,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use axum::extract::DefaultBodyLimit;
 use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::{Notify, broadcast};
@@ -29,11 +28,12 @@ use ask_user_seam::remote::{Outcome, PendingQuestions, Unsettled};
 use ask_user_seam::{AnswerFuture, Answerer, Ask, Next};
 
 use super::{AnswererKind, ConfigProblem, KindTable, Setup, Started};
-use crate::answer_page::{self, Desk, Gate, cancel};
+use crate::answer_page::{self, Desk, Gate, Left, cancel};
 use crate::serve::{Serving, client_host};
 
-/// The largest answer body accepted, in bytes.
-pub const MAX_BODY_BYTES: usize = 256 * 1024;
+/// The largest answer body accepted, in bytes: the largest answer set the
+/// tool takes, and its frame.
+pub use crate::answer_page::MAX_BODY_BYTES;
 
 /// Frames a page's stream may fall behind by. A page further behind has
 /// missed some: its stream is ended, and it reconnects to what is pending.
@@ -101,7 +101,7 @@ impl WebAnswerer {
             gate: Gate::new(crate::secret::token()?, address.port()),
             // A question that leaves (answered, withdrawn) leaves every page.
             pending: PendingQuestions::new("w", move |id| {
-                let _ = withdrawn.send(cancel(id, "withdrawn"));
+                let _ = withdrawn.send(cancel(id, Left::Withdrawn));
             }),
             frames,
             pages: AtomicUsize::new(0),
@@ -110,7 +110,7 @@ impl WebAnswerer {
             grace: config.grace,
             closing: CancellationToken::new(),
         });
-        let app = answer_page::routes(shared.clone()).layer(DefaultBodyLimit::max(MAX_BODY_BYTES));
+        let app = answer_page::routes(shared.clone());
         Ok(WebAnswerer {
             shared,
             address,
@@ -196,7 +196,7 @@ impl Desk for Shared {
         self.frames.subscribe()
     }
 
-    fn pending_frames(&self) -> Vec<Value> {
+    async fn pending_frames(&self) -> Vec<Value> {
         self.pending.frames()
     }
 
@@ -210,10 +210,11 @@ impl Desk for Shared {
         self.closing.clone()
     }
 
-    fn settle(&self, event_id: &str, outcome: Outcome) -> Result<(), Unsettled> {
+    async fn settle(&self, event_id: &str, outcome: Outcome) -> Result<(), Unsettled> {
+        let left = Left::settled_by(&outcome);
         self.pending.settle_checked(event_id, outcome)?;
-        // Every other page drops the card.
-        let _ = self.frames.send(cancel(event_id, "answered"));
+        // Every other page drops the card, saying how it was settled.
+        let _ = self.frames.send(cancel(event_id, left));
         Ok(())
     }
 }

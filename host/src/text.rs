@@ -1,0 +1,103 @@
+//! Text from a model, an agent or a file, made safe for where it goes: a
+//! terminal ([`clean`]), a Slack message ([`slack`]), a desktop
+//! notification's markup ([`markup`]). Whatever it says, it stays text:
+//! it never moves a cursor, sets a clipboard, mentions a channel or turns
+//! into a link.
+
+use std::borrow::Cow;
+
+/// `text` made safe to write to a terminal: the model's words (and pasted
+/// ones) must not move the cursor, rewrite what the human reads, retitle the
+/// window or set the clipboard. Every C0 and C1 control character (ESC, BEL,
+/// CSI…), DEL, and the bidirectional overrides that reorder what is shown
+/// are dropped; a tab becomes a space; a newline stays only where
+/// `newlines` says it is layout, and is a space otherwise (a carriage
+/// return, which would let a line overwrite itself, always goes).
+pub fn clean(text: &str, newlines: bool) -> Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() || is_bidi_control(c);
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .filter_map(|c| match c {
+                '\n' if newlines => Some('\n'),
+                '\n' | '\t' => Some(' '),
+                c if unsafe_char(c) => None,
+                c => Some(c),
+            })
+            .collect(),
+    )
+}
+
+/// U+202A–U+202E and U+2066–U+2069: embeddings, overrides and isolates.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` as Slack mrkdwn shows it literally: `&`, `<` and `>` escaped, so
+/// `<!channel>` mentions nobody and `<https://…|Open>` is no disguised link
+/// (Slack's own rule for text in messages); control characters dropped.
+pub fn slack(text: &str) -> String {
+    escape(
+        &clean(text, true),
+        &[('&', "&amp;"), ('<', "&lt;"), ('>', "&gt;")],
+    )
+}
+
+/// `text` for the body of a desktop notification, whose servers may read
+/// a subset of markup (`<b>`, `<a href>`): shown as written, never as
+/// markup.
+pub fn markup(text: &str) -> String {
+    escape(
+        &clean(text, true),
+        &[
+            ('&', "&amp;"),
+            ('<', "&lt;"),
+            ('>', "&gt;"),
+            ('"', "&quot;"),
+            ('\'', "&#39;"),
+        ],
+    )
+}
+
+fn escape(text: &str, table: &[(char, &str)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match table.iter().find(|(from, _)| *from == c) {
+            Some((_, to)) => out.push_str(to),
+            None => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_never_reach_the_terminal() {
+        let hostile = "a\u{1b}[2J\u{1b}]52;c;cHduZWQ=\u{7}b\u{9b}31mc\u{7f}\u{202e}d\te\rf";
+        assert_eq!(clean(hostile, false), "a[2J]52;c;cHduZWQ=b31mcd ef");
+        assert_eq!(clean("one\ntwo", true), "one\ntwo");
+        assert_eq!(clean("one\ntwo", false), "one two");
+        assert!(matches!(clean("plain ✓ 文字", false), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn slack_shows_mentions_and_links_as_text() {
+        assert_eq!(
+            slack("<!channel> see <https://evil|Open the inbox> & more\u{1b}[2J"),
+            "&lt;!channel&gt; see &lt;https://evil|Open the inbox&gt; &amp; more[2J"
+        );
+    }
+
+    #[test]
+    fn desktop_markup_is_shown_as_written() {
+        assert_eq!(
+            markup("<a href=\"x\">Open</a> & 'it'"),
+            "&lt;a href=&quot;x&quot;&gt;Open&lt;/a&gt; &amp; &#39;it&#39;"
+        );
+    }
+}
