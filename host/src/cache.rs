@@ -211,10 +211,7 @@ mod tests {
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
         let error = CodeCache::at(&open).unwrap_err();
         assert_eq!(error.kind(), std::io::ErrorKind::PermissionDenied);
-        assert!(
-            error.to_string().contains("others may write it"),
-            "{error}"
-        );
+        assert!(error.to_string().contains("others may write it"), "{error}");
     }
 
     #[test]

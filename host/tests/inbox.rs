@@ -231,15 +231,27 @@ impl Drop for Inbox {
     }
 }
 
-/// One HTTP/1.1 request to `address` (`host:port`), `head` its first line,
-/// with `headers`; the whole reply, headers lower-cased.
+/// One HTTP/1.1 request without a body to `address` (`host:port`), `head`
+/// its first line, with `headers`; the whole reply, headers lower-cased.
 fn http(address: &str, head: &str, headers: &[&str]) -> String {
+    request(address, head, headers, "")
+}
+
+/// One HTTP/1.1 request with `body`; the whole reply, headers lower-cased.
+fn request(address: &str, head: &str, headers: &[&str], body: &str) -> String {
     let mut stream = std::net::TcpStream::connect(address).unwrap();
     let mut request = format!("{head}\r\nHost: {address}\r\nConnection: close\r\n");
     for header in headers {
         request.push_str(&format!("{header}\r\n"));
     }
+    if !body.is_empty() {
+        request.push_str(&format!(
+            "content-type: application/json\r\ncontent-length: {}\r\n",
+            body.len()
+        ));
+    }
     request.push_str("\r\n");
+    request.push_str(body);
     stream.write_all(request.as_bytes()).unwrap();
     let mut reply = String::new();
     stream.read_to_string(&mut reply).unwrap();
@@ -634,6 +646,17 @@ fn a_question_expires_only_once_its_agent_is_gone_past_the_retention_period() {
     let inbox = Inbox::with_config("[inbox]\nretention = \"1s\"\n");
     let waiting = inbox.agent("s1", &choice("Keep going?", &["Yes"]), &[]);
     let kept = inbox.wait_for("the first question", false, |q| q["agentWaiting"] == true);
+    let database = rusqlite::Connection::open(inbox.state().join("inbox.sqlite")).unwrap();
+    let seen = || -> i64 {
+        database
+            .query_row(
+                "SELECT agent_seen_at FROM questions WHERE id = ?1",
+                [kept["id"].as_str().unwrap()],
+                |row| row.get(0),
+            )
+            .unwrap()
+    };
+    let seen_before = seen();
     // A witness asked later, whose agent dies: once it has expired, sweeps
     // ran past the period for the first question too (asked earlier).
     let witness = inbox.agent("s2", &choice("Witness?", &["Yes"]), &[]);
@@ -645,6 +668,9 @@ fn a_question_expires_only_once_its_agent_is_gone_past_the_retention_period() {
         q["id"] == gone["id"] && q["state"] == "expired"
     });
     assert_eq!(expired["settledBy"], "retention");
+    // Those sweeps wrote nothing for the question whose agent waits (it is
+    // written as a wait ends, not on every sweep).
+    assert_eq!(seen(), seen_before);
     // The question whose agent still waits is kept, however short the period.
     let still: Vec<Value> = inbox.list(false);
     assert_eq!(still.len(), 1, "{still:?}");
@@ -657,4 +683,498 @@ fn a_question_expires_only_once_its_agent_is_gone_past_the_retention_period() {
     assert_eq!(late.status.code(), Some(2));
     assert!(stderr(&late).contains("409"), "{}", stderr(&late));
     drop(waiting);
+}
+
+/// Whether this runs as root (the tests that need a second user do).
+fn root() -> bool {
+    // SAFETY: geteuid cannot fail and touches no memory.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The MCP server on stdio as a raw JSON-RPC peer that declares no form
+/// support, so its calls go to the config's chain (the inbox).
+struct McpPeer {
+    child: Child,
+    replies: mpsc::Receiver<Value>,
+}
+
+impl McpPeer {
+    fn start(inbox: &Inbox) -> McpPeer {
+        let mut child = inbox
+            .command()
+            .arg("mcp")
+            .arg("--config")
+            .arg(inbox.root.path().join("agent.toml"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, replies) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Ok(value) = serde_json::from_str::<Value>(&line)
+                    && tx.send(value).is_err()
+                {
+                    break;
+                }
+            }
+        });
+        let mut peer = McpPeer { child, replies };
+        peer.send(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}}),
+        );
+        peer.reply(0, BOUND);
+        peer.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        peer
+    }
+
+    fn send(&mut self, message: &Value) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Calls the tool with `arguments` as request `id`.
+    fn call(&mut self, id: u64, arguments: &Value) {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "ask_user_question", "arguments": arguments}}));
+    }
+
+    /// The reply to request `id` within `wait`, if any.
+    fn reply(&self, id: u64, wait: Duration) -> Option<Value> {
+        let start = Instant::now();
+        while let Some(left) = wait.checked_sub(start.elapsed()) {
+            match self.replies.recv_timeout(left) {
+                Ok(reply) if reply["id"] == id => return Some(reply),
+                Ok(_) => {}
+                Err(_) => return None,
+            }
+        }
+        None
+    }
+}
+
+impl Drop for McpPeer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_stopped_inbox_leaves_nothing_for_whoever_takes_its_port() {
+    let mut inbox = Inbox::new();
+    let (address, token) = inbox.page_token();
+    inbox.kill9();
+    // Someone takes the freed port and waits for what comes.
+    let squatter = TcpListener::bind(&address).unwrap();
+    squatter.set_nonblocking(true).unwrap();
+    let timed_out = inbox
+        .agent("s1", &choice("Deploy?", &["Yes"]), &["--timeout", "1"])
+        .finish();
+    let result: Value = serde_json::from_slice(&timed_out.stdout).unwrap();
+    assert_eq!(result["error"]["code"], "ASK_TIMED_OUT", "{result}");
+    let list = inbox.command().args(["inbox", "list"]).output().unwrap();
+    assert_eq!(list.status.code(), Some(2));
+    assert!(
+        stderr(&list).contains("no inbox is running"),
+        "{}",
+        stderr(&list)
+    );
+    assert!(
+        squatter.accept().is_err(),
+        "an agent or a command connected to whoever holds the old port"
+    );
+    // The next inbox has a token of its own: the old one opens nothing.
+    inbox.serve();
+    let (fresh, _) = inbox.page_token();
+    let old = http(&fresh, &format!("GET /events?token={token} HTTP/1.1"), &[]);
+    assert!(old.starts_with("HTTP/1.1 401"), "{old}");
+}
+
+#[test]
+fn a_state_folder_of_another_user_is_never_used() {
+    if !root() {
+        eprintln!("skipped: needs root, to run an inbox as a second user (nobody)");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let shared = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(shared.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let state = shared.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    std::os::unix::fs::chown(&state, Some(65534), Some(65534)).unwrap();
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
+    // Another user's inbox serves from the folder every agent here is told.
+    let as_nobody = |args: &[&str]| {
+        let mut command = Command::new("setpriv");
+        command
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(env!("CARGO_BIN_EXE_ask-user"))
+            .args(args)
+            .env("ASK_USER_STATE_DIR", &state)
+            .env("XDG_CONFIG_HOME", "/nonexistent")
+            .env("HOME", "/nonexistent");
+        command
+    };
+    let mut theirs = as_nobody(&["inbox", "serve"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = said_on_stderr(&mut theirs, "the inbox serves");
+    let _theirs = Agent(Some(theirs));
+    started.unwrap_or_else(|why| panic!("the other user's inbox did not start: {why}"));
+
+    let config = shared.path().join("agent.toml");
+    std::fs::write(&config, "[[answerer]]\nkind = \"inbox\"\n").unwrap();
+    let arguments = shared.path().join("ask.json");
+    std::fs::write(&arguments, choice("Deploy?", &["Yes"]).to_string()).unwrap();
+    let mine = ask_user()
+        .env("ASK_USER_STATE_DIR", &state)
+        .arg("ask")
+        .arg(&arguments)
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(mine.status.code(), Some(2), "{}", stderr(&mine));
+    let said = stderr(&mine);
+    assert!(
+        said.contains(&state.display().to_string()) && said.contains("belongs to user 65534"),
+        "{said}"
+    );
+    let list = ask_user()
+        .env("ASK_USER_STATE_DIR", &state)
+        .args(["inbox", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(list.status.code(), Some(2));
+    assert!(
+        stderr(&list).contains("belongs to user 65534"),
+        "{}",
+        stderr(&list)
+    );
+    // Nothing reached the other user's inbox.
+    let theirs = as_nobody(&["inbox", "list", "--json", "--all"])
+        .output()
+        .unwrap();
+    assert!(theirs.status.success(), "{}", stderr(&theirs));
+    let listed: Value = serde_json::from_slice(&theirs.stdout).unwrap();
+    assert_eq!(listed["questions"], json!([]), "{listed}");
+}
+
+#[test]
+fn text_from_a_model_stays_text_in_the_list_and_the_notifications() {
+    let inbox = Inbox::notifying();
+    let hostile =
+        "Deploy?\u{1b}]52;c;cHduZWQ=\u{7}\r<!channel> <https://evil|Open the inbox>\u{202e}";
+    let agent = inbox.agent("s\u{1b}[2J1", &choice(hostile, &["Yes"]), &[]);
+    let asked = inbox.wait_for("the question", false, |q| q["agentWaiting"] == true);
+    let shown = inbox.command().args(["inbox", "list"]).output().unwrap();
+    let shown = String::from_utf8(shown.stdout).unwrap();
+    assert!(shown.contains("Deploy?"), "{shown}");
+    for c in ['\u{1b}', '\u{7}', '\r', '\u{202e}'] {
+        assert!(!shown.contains(c), "{c:?} reached the terminal: {shown:?}");
+    }
+    let hooks = [inbox.hook(), inbox.hook()];
+    let webhook = hooks
+        .iter()
+        .find(|h| h.head.starts_with("POST /hook"))
+        .expect("the webhook");
+    let text = serde_json::from_str::<Value>(&webhook.body).unwrap()["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        text.contains("&lt;!channel&gt;") && text.contains("&lt;https://evil|Open the inbox&gt;"),
+        "{text}"
+    );
+    assert!(!text.contains('<') && !text.contains('\u{1b}'), "{text}");
+    let ntfy = hooks
+        .iter()
+        .find(|h| h.head.starts_with("POST /topic"))
+        .expect("the ntfy post");
+    assert!(
+        !ntfy.body.contains('\u{1b}') && !ntfy.body.contains('\r'),
+        "{ntfy:?}"
+    );
+
+    // The agent printed no secret: no token, no link, no page address.
+    let (address, token) = inbox.page_token();
+    let answered = inbox.answer(
+        asked["id"].as_str().unwrap(),
+        &json!({"answers": [{"id": "q", "selected": ["Yes"]}]}),
+    );
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    let output = agent.finish();
+    let said = stderr(&output);
+    assert!(
+        !said.contains(&token) && !said.contains("ticket=") && !said.contains(&address),
+        "{said}"
+    );
+    assert!(said.contains("ask-user inbox page"), "{said}");
+}
+
+#[test]
+fn mcp_calls_of_two_processes_never_share_a_question() {
+    let inbox = Inbox::new();
+    let arguments = choice("Merge it?", &["Yes", "No"]);
+    let mut one = McpPeer::start(&inbox);
+    let mut two = McpPeer::start(&inbox);
+    one.call(1, &arguments);
+    two.call(1, &arguments);
+    let start = Instant::now();
+    let asked = loop {
+        let waiting = inbox.list(false);
+        if waiting.len() == 2 {
+            break waiting;
+        }
+        assert!(
+            start.elapsed() < BOUND,
+            "waited {BOUND:?} for two questions: {waiting:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_ne!(asked[0]["session"], asked[1]["session"], "{asked:?}");
+    for question in &asked {
+        let session = question["session"].as_str().unwrap();
+        assert!(
+            session.starts_with("mcp-call-") && session.len() == 41,
+            "a random call id: {session}"
+        );
+    }
+    // Each answer reaches exactly one of them, and a different one.
+    let mut answered = Vec::new();
+    for (question, label) in asked.iter().zip(["Yes", "No"]) {
+        let output = inbox.answer(
+            question["id"].as_str().unwrap(),
+            &json!({"answers": [{"id": "q", "selected": [label]}]}),
+        );
+        assert!(output.status.success(), "{}", stderr(&output));
+        let start = Instant::now();
+        let got = loop {
+            let replies = [&one, &two].map(|peer| peer.reply(1, Duration::from_millis(50)));
+            if let Some(which) = replies.iter().position(Option::is_some) {
+                break (which, replies[which].clone().unwrap());
+            }
+            assert!(start.elapsed() < BOUND, "no client got the answer {label}");
+        };
+        let text = got.1["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(text.contains(label), "{text}");
+        answered.push(got.0);
+    }
+    assert_ne!(answered[0], answered[1], "one client got both answers");
+}
+
+#[test]
+fn a_reset_database_never_hands_one_agents_answer_to_another() {
+    let mut inbox = Inbox::new();
+    let arguments = choice("Deploy?", &["Yes", "No"]);
+    let first = inbox.agent("s1", &arguments, &[]);
+    let old = inbox.wait_for("the first question", false, |q| q["agentWaiting"] == true);
+    inbox.kill9();
+    for file in ["inbox.sqlite", "inbox.sqlite-wal", "inbox.sqlite-shm"] {
+        let _ = std::fs::remove_file(inbox.state().join(file));
+    }
+    inbox.serve();
+    let second = inbox.agent("s2", &arguments, &[]);
+    // Both ask in the new database, each its own question under a new id.
+    let start = Instant::now();
+    let waiting = loop {
+        let waiting = inbox.list(false);
+        if waiting.len() == 2 {
+            break waiting;
+        }
+        assert!(start.elapsed() < BOUND, "two questions: {waiting:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(waiting.iter().all(|q| q["id"] != old["id"]), "{waiting:?}");
+    let of = |session: &str| {
+        waiting
+            .iter()
+            .find(|q| q["session"] == session)
+            .unwrap_or_else(|| panic!("no question of {session}: {waiting:?}"))["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let answered = inbox.answer(
+        &of("s2"),
+        &json!({"answers": [{"id": "q", "selected": ["No"]}]}),
+    );
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    assert_eq!(
+        answers_of(&second.finish()),
+        json!([{"id": "q", "selected": ["No"]}])
+    );
+    // The first agent still waits for its own.
+    assert_eq!(inbox.list(false).len(), 1);
+    let answered = inbox.answer(
+        &of("s1"),
+        &json!({"answers": [{"id": "q", "selected": ["Yes"]}]}),
+    );
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    let output = first.finish();
+    assert_eq!(
+        answers_of(&output),
+        json!([{"id": "q", "selected": ["Yes"]}])
+    );
+    assert!(!stderr(&output).contains("401"), "{}", stderr(&output));
+}
+
+#[test]
+fn a_locked_database_is_a_retry_not_the_humans_fault() {
+    let inbox = Inbox::new();
+    let agent = inbox.agent("s1", &choice("Deploy?", &["Yes"]), &[]);
+    let asked = inbox.wait_for("the question", false, |q| q["agentWaiting"] == true);
+    let id = asked["id"].as_str().unwrap();
+    let answers = json!({"answers": [{"id": "q", "selected": ["Yes"]}]});
+    // Another process holds the database's write lock.
+    let lock = rusqlite::Connection::open(inbox.state().join("inbox.sqlite")).unwrap();
+    lock.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let refused = inbox.answer(id, &answers);
+    assert_eq!(refused.status.code(), Some(2));
+    let said = stderr(&refused);
+    assert!(
+        said.contains("could not be recorded") && said.contains("try again"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("422") && !said.contains("INVALID_ANSWER"),
+        "{said}"
+    );
+    lock.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(inbox.list(false)[0]["state"], "waiting");
+    let answered = inbox.answer(id, &answers);
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "q", "selected": ["Yes"]}])
+    );
+}
+
+#[test]
+fn a_question_this_version_cannot_read_hides_nothing_and_a_newer_database_is_refused() {
+    let mut inbox = Inbox::new();
+    let _one = inbox.agent("s1", &choice("Readable?", &["Yes"]), &[]);
+    let _two = inbox.agent("s2", &choice("Damaged?", &["Yes"]), &[]);
+    let damaged = inbox.wait_for("the second question", false, |q| q["session"] == "s2");
+    inbox.wait_for("the first question", false, |q| q["session"] == "s1");
+    let database = rusqlite::Connection::open(inbox.state().join("inbox.sqlite")).unwrap();
+    database
+        .execute(
+            "UPDATE questions SET request = ?1 WHERE id = ?2",
+            rusqlite::params![
+                r#"{"questions":[{"id":"q","question":"?","intent":{"kind":"from-the-future"}}]}"#,
+                damaged["id"].as_str().unwrap()
+            ],
+        )
+        .unwrap();
+    let listed = inbox.list(false);
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["session"], "s1");
+    let output = inbox
+        .command()
+        .args(["inbox", "list", "--json"])
+        .output()
+        .unwrap();
+    let list: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(list["unreadable"][0]["id"], damaged["id"], "{list}");
+    let human = inbox.command().args(["inbox", "list"]).output().unwrap();
+    assert!(human.status.success());
+    assert!(
+        stderr(&human).contains(&format!(
+            "question {} cannot be read",
+            damaged["id"].as_str().unwrap()
+        )),
+        "{}",
+        stderr(&human)
+    );
+    // A database a newer version wrote is refused, saying so.
+    inbox.kill9();
+    database.pragma_update(None, "user_version", 99).unwrap();
+    drop(database);
+    let refused = inbox.command().args(["inbox", "serve"]).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("newer ask-user") && stderr(&refused).contains("inbox.sqlite"),
+        "{}",
+        stderr(&refused)
+    );
+}
+
+#[test]
+fn pages_are_told_why_a_question_left() {
+    let inbox = Inbox::with_config("[inbox]\nretention = \"1s\"\n");
+    let (address, token) = inbox.page_token();
+    let mut stream = std::net::TcpStream::connect(&address).unwrap();
+    write!(
+        stream,
+        "GET /events?token={token} HTTP/1.1\r\nHost: {address}\r\n\r\n"
+    )
+    .unwrap();
+    let (tx, frames) = mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines() {
+            let Ok(line) = line else { break };
+            if let Some(frame) = line.strip_prefix("data: ")
+                && tx.send(serde_json::from_str(frame).unwrap()).is_err()
+            {
+                break;
+            }
+        }
+    });
+    let cancel_of = |id: &Value| loop {
+        let frame = frames.recv_timeout(BOUND).expect("a frame in time");
+        if frame["type"] == "cancel" && frame["eventId"] == *id {
+            return frame["reason"].clone();
+        }
+    };
+    // Dismissed on a page: the other pages hear "dismissed".
+    let dismissed = inbox.agent("s1", &choice("Deploy?", &["Yes"]), &[]);
+    let asked = inbox.wait_for("the question", false, |q| q["session"] == "s1");
+    let body = json!({"eventId": asked["id"], "outcome": {"kind": "rejected",
+        "error": {"name": "UserQuestionError", "message": "dismissed", "code": "ASK_CANCELLED"}}})
+    .to_string();
+    let reply = request(
+        &address,
+        "POST /answer HTTP/1.1",
+        &[&format!("x-ask-user-token: {token}")],
+        &body,
+    );
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    assert_eq!(cancel_of(&asked["id"]), "dismissed");
+    drop(dismissed);
+    // Its agent gone past the retention period: "expired".
+    let gone = inbox.agent("s2", &choice("Still there?", &["Yes"]), &[]);
+    let asked = inbox.wait_for("the question", false, |q| {
+        q["session"] == "s2" && q["agentWaiting"] == true
+    });
+    gone.kill9();
+    assert_eq!(cancel_of(&asked["id"]), "expired");
+}
+
+#[test]
+fn a_state_folder_that_cannot_be_made_is_named() {
+    let output = ask_user()
+        .env("ASK_USER_STATE_DIR", "/proc/ask-user-inbox")
+        .args(["inbox", "serve"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("/proc/ask-user-inbox"),
+        "{}",
+        stderr(&output)
+    );
 }

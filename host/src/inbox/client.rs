@@ -75,12 +75,7 @@ impl InboxClient {
     /// inbox not running.
     pub fn check(&self) -> Result<(), ClientError> {
         let dir = &self.state_dir;
-        let not_running = || {
-            ClientError::Unreachable(format!(
-                "no inbox is running for {}; start one with `ask-user inbox serve`",
-                dir.display()
-            ))
-        };
+        let not_running = || ClientError::Unreachable(self.not_running());
         if !dir.exists() {
             return Err(not_running());
         }
@@ -105,6 +100,13 @@ impl InboxClient {
         }
     }
 
+    fn not_running(&self) -> String {
+        format!(
+            "no inbox is running for {}; start one with `ask-user inbox serve`",
+            self.state_dir.display()
+        )
+    }
+
     async fn call(
         &self,
         method: Method,
@@ -123,10 +125,13 @@ impl InboxClient {
                 .header("content-type", "application/json")
                 .body(body);
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| ClientError::Unreachable(plain(&e)))?;
+        let response = request.send().await.map_err(|e| {
+            ClientError::Unreachable(match e.is_connect() {
+                // A socket left by an inbox that stopped.
+                true => self.not_running(),
+                false => plain(&e),
+            })
+        })?;
         let status = response.status();
         let text = response
             .text()

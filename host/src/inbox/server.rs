@@ -422,13 +422,17 @@ fn frame(record: &Record) -> Value {
 }
 
 /// Counts an agent as waiting for a question while its request is open.
-struct Attached<'a> {
-    inbox: &'a Inbox,
+/// As it leaves, when its agent was last here is written first, and only
+/// then does the question stop counting as attached: a sweep in between
+/// never expires a question whose agent has just been waiting (it is
+/// written once per wait, never on a timer).
+struct Attached {
+    inbox: Arc<Inbox>,
     id: String,
 }
 
-impl<'a> Attached<'a> {
-    fn new(inbox: &'a Inbox, id: &str) -> Self {
+impl Attached {
+    fn new(inbox: &Arc<Inbox>, id: &str) -> Self {
         *inbox
             .waiting
             .lock()
@@ -436,35 +440,34 @@ impl<'a> Attached<'a> {
             .entry(id.to_owned())
             .or_default() += 1;
         Attached {
-            inbox,
+            inbox: inbox.clone(),
             id: id.to_owned(),
+        }
+    }
+
+    fn leave(inbox: &Inbox, id: &str) {
+        if let Err(error) = inbox.store.seen(id, super::now()) {
+            tracing::warn!(%error, "the inbox could not note that an agent waited");
+        }
+        let mut waiting = inbox
+            .waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(n) = waiting.get_mut(id) {
+            *n -= 1;
+            if *n == 0 {
+                waiting.remove(id);
+            }
         }
     }
 }
 
-impl Drop for Attached<'_> {
+impl Drop for Attached {
     fn drop(&mut self) {
-        let mut waiting = self
-            .inbox
-            .waiting
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(n) = waiting.get_mut(&self.id) {
-            *n -= 1;
-            if *n == 0 {
-                waiting.remove(&self.id);
-            }
-        }
-        drop(waiting);
-        // When its agent was last here: written once, as it leaves, on a
-        // blocking thread.
-        let (store, id) = (self.inbox.store.clone(), std::mem::take(&mut self.id));
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn_blocking(move || {
-                if let Err(error) = store.seen(&id, super::now()) {
-                    tracing::warn!(%error, "the inbox could not note that an agent waited");
-                }
-            });
+        let (inbox, id) = (self.inbox.clone(), std::mem::take(&mut self.id));
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(move || Attached::leave(&inbox, &id))),
+            Err(_) => Attached::leave(&inbox, &id),
         }
     }
 }

@@ -640,7 +640,9 @@ mod tests {
         store.seen(&seen.id, 100).unwrap();
         let (attached, _) = store.ask(asked("s", "Attached?"), 0, 10).unwrap();
         assert_eq!(
-            store.expire(50, 200, std::slice::from_ref(&attached.id)).unwrap(),
+            store
+                .expire(50, 200, std::slice::from_ref(&attached.id))
+                .unwrap(),
             vec![old.id.clone()]
         );
         let waiting: Vec<String> = store
