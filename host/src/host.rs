@@ -25,6 +25,7 @@ use std::sync::Arc;
 
 use ask_user_seam::{AgentRegistry, Answerer, UserQuestions};
 
+use crate::answerers::Page;
 use crate::audit::AuditLog;
 use crate::cache::CodeCache;
 use crate::config::{AnswererEntry, Config};
@@ -150,7 +151,7 @@ pub struct Host {
     agents: Arc<AgentRegistry>,
     answerers: Vec<Arc<dyn Answerer>>,
     notices: Vec<String>,
-    pages: Vec<String>,
+    pages: Vec<Page>,
 }
 
 impl Host {
@@ -176,7 +177,7 @@ impl Host {
     }
 
     /// Pages where the human can answer, in chain order (the web answerer's).
-    pub fn pages(&self) -> &[String] {
+    pub fn pages(&self) -> &[Page] {
         &self.pages
     }
 

@@ -38,8 +38,43 @@ pub struct Started {
     /// What to tell the human, e.g. the web page's address.
     pub notice: Option<String>,
     /// A page where the human can answer, to send them to (the web
-    /// answerer's address, token included).
-    pub page: Option<String>,
+    /// answerer's).
+    pub page: Option<Page>,
+}
+
+/// A page where the human can answer, which a front end may send them to
+/// (an MCP client offers its address).
+#[derive(Clone)]
+pub struct Page {
+    /// Its address, token included.
+    pub url: String,
+    offer: Arc<dyn Fn() -> Box<dyn Send + Sync> + Send + Sync>,
+}
+
+impl Page {
+    /// The page at `url`; `offer` makes the guard of [`Page::offered`].
+    pub fn new(
+        url: String,
+        offer: impl Fn() -> Box<dyn Send + Sync> + Send + Sync + 'static,
+    ) -> Self {
+        Page {
+            url,
+            offer: Arc::new(offer),
+        }
+    }
+
+    /// A person has been sent to the page: while the guard lives, the page
+    /// waits for them, whatever its grace period (which starts again when
+    /// the guard goes).
+    pub fn offered(&self) -> Box<dyn Send + Sync> {
+        (self.offer)()
+    }
+}
+
+impl Debug for Page {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Page").finish_non_exhaustive()
+    }
 }
 
 /// An answerer that needs no starting, as a [`Setup`].

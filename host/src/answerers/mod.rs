@@ -10,4 +10,4 @@ pub mod script;
 pub mod terminal;
 pub mod web;
 
-pub use kind::{AnswererKind, ConfigProblem, KindTable, Kinds, Setup, Started, race, ready};
+pub use kind::{AnswererKind, ConfigProblem, KindTable, Kinds, Page, Setup, Started, race, ready};

@@ -15,6 +15,7 @@ use rmcp::service::{PeerRequestOptions, RequestHandle, RoleServer};
 use serde_json::Value;
 
 use super::form;
+use crate::answerers::Page;
 
 /// The code an ask ends with when the client must fill in a form first
 /// (protocol 2026-07-28): the front end answers `input_required` instead.
@@ -27,8 +28,9 @@ pub enum Channel {
     /// Sent to a page, with a URL-mode `elicitation/create`: the client
     /// offers the human the web answerer's address, and the web answerer
     /// (further down the chain) takes the answer from the page. Declining or
-    /// closing the offer dismisses the questions.
-    Page { peer: Peer<RoleServer>, url: String },
+    /// closing the offer dismisses the questions. While the offer is open
+    /// (and the person on their way), the page waits for them.
+    Page { peer: Peer<RoleServer>, page: Page },
     /// Protocol 2026-07-28 has no server-to-client requests.
     Rounds(Box<Rounds>),
 }
@@ -136,8 +138,8 @@ impl Answerer for ElicitationAnswerer {
 
     fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
         Box::pin(async move {
-            if let Channel::Page { peer, url } = &self.channel {
-                return on_page(peer, url, ask, next).await;
+            if let Channel::Page { peer, page } = &self.channel {
+                return on_page(peer, page, ask, next).await;
             }
             let params = params(&ask.request)?;
             match &self.channel {
@@ -197,10 +199,11 @@ impl Answerer for ElicitationAnswerer {
 /// closed offer dismisses the questions, and the page's question with them.
 async fn on_page(
     peer: &Peer<RoleServer>,
-    url: &str,
+    page: &Page,
     ask: &Ask,
     next: Next<'_>,
 ) -> Result<Vec<ask_user_seam::Answer>, AnswerError> {
+    let url = &page.url;
     let offer = ElicitRequestParams::UrlElicitationParams {
         meta: None,
         message: format!(
@@ -218,6 +221,8 @@ async fn on_page(
         return next.run().await;
     };
     let mut open = OpenForm(Some(handle));
+    // The person may take a while to open it: the page waits for them.
+    let _offered = page.offered();
     let mut answered = next.run();
     loop {
         let reply = async {

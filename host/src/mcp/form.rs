@@ -5,13 +5,41 @@
 //! single-select with options → `<id>`, a titled string enum whose default is
 //! the recommended label; multi-select → `<id>`, a titled array enum; either
 //! also gets `<id>__own`, "Or in your own words" (the answer's `custom`);
-//! free text → `<id>`, a string.
+//! free text → `<id>`, a string. Where `<id>__own` is another question's id,
+//! the own-words property takes the first of `<id>__own2`, `<id>__own3`, …
+//! that is no question's id ([`own_words_keys`]): no answer is ever read
+//! from another question's field.
+
+use std::collections::HashSet;
 
 use ask_user_seam::{Answer, AskError, AskRequest, ErrorCode, Question};
 use serde_json::{Map, Value, json};
 
 /// The companion property of a question's own words.
 pub const OWN_WORDS: &str = "__own";
+
+/// The own-words property of each question with options (`None` for free
+/// text), in question order: `<id>__own`, or, where that is a question's id
+/// or taken already, `<id>__own2`, `<id>__own3`, …
+pub fn own_words_keys(request: &AskRequest) -> Vec<Option<String>> {
+    let mut taken: HashSet<String> = request.questions.iter().map(|q| q.id.clone()).collect();
+    request
+        .questions
+        .iter()
+        .map(|q| {
+            q.options.as_ref().filter(|o| !o.is_empty())?;
+            let key = (1..)
+                .map(|n| match n {
+                    1 => format!("{}{OWN_WORDS}", q.id),
+                    n => format!("{}{OWN_WORDS}{n}", q.id),
+                })
+                .find(|key| !taken.contains(key))
+                .expect("a free key among unboundedly many");
+            taken.insert(key.clone());
+            Some(key)
+        })
+        .collect()
+}
 
 /// The form's `message`: each question's header and text, with the
 /// options' descriptions, as plain text.
@@ -41,7 +69,7 @@ pub fn message(request: &AskRequest) -> String {
 /// The form's `requestedSchema`, as JSON.
 pub fn schema(request: &AskRequest) -> Value {
     let mut properties = Map::new();
-    for q in &request.questions {
+    for (q, own) in request.questions.iter().zip(own_words_keys(request)) {
         let title = q.header.clone().unwrap_or_else(|| q.question.clone());
         let choices: Vec<Value> = q
             .labels()
@@ -64,9 +92,9 @@ pub fn schema(request: &AskRequest) -> Value {
             }),
         };
         properties.insert(q.id.clone(), property);
-        if !choices.is_empty() {
+        if let Some(own) = own {
             properties.insert(
-                format!("{}{OWN_WORDS}", q.id),
+                own,
                 json!({"type": "string", "title": "Or in your own words"}),
             );
         }
@@ -84,11 +112,16 @@ pub fn answers(
     request
         .questions
         .iter()
-        .map(|q| answer(q, content))
+        .zip(own_words_keys(request))
+        .map(|(q, own)| answer(q, own.as_deref(), content))
         .collect()
 }
 
-fn answer(q: &Question, content: &Map<String, Value>) -> Result<Answer, AskError> {
+fn answer(
+    q: &Question,
+    own: Option<&str>,
+    content: &Map<String, Value>,
+) -> Result<Answer, AskError> {
     let wrong = |key: &str, wanted: &str| {
         AskError::new(
             ErrorCode::InvalidAnswer,
@@ -106,14 +139,14 @@ fn answer(q: &Question, content: &Map<String, Value>) -> Result<Answer, AskError
             Some(_) => Err(wrong(key, "a string")),
         }
     };
-    if q.options.as_ref().is_none_or(|o| o.is_empty()) {
+    let Some(own) = own else {
         return Ok(Answer {
             id: q.id.clone(),
             selected: Vec::new(),
             custom: text(&q.id)?,
         });
-    }
-    let custom = text(&format!("{}{OWN_WORDS}", q.id))?;
+    };
+    let custom = text(own)?;
     let mut selected = match content.get(&q.id) {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::String(label)) if !q.is_multi_select() => vec![label.clone()],
@@ -207,6 +240,31 @@ mod tests {
         assert_eq!(answers[1].selected, ["Unit", "E2E"]);
         assert_eq!(answers[1].custom.as_deref(), Some("smoke"));
         assert_eq!(answers[2], Answer::skipped("note"));
+    }
+
+    #[test]
+    fn a_question_named_like_another_ones_own_words_takes_nothing_from_it() {
+        let mut deploy = Question::new("deploy", "Deploy where?");
+        deploy.options = Some(vec![
+            QuestionOption::new("Staging"),
+            QuestionOption::new("Production"),
+        ]);
+        let mut own = Question::new("deploy__own", "And the region?");
+        own.options = Some(vec![QuestionOption::new("eu"), QuestionOption::new("us")]);
+        let request = AskRequest {
+            questions: vec![deploy, own],
+        };
+        let schema = schema(&request);
+        let keys: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            ["deploy", "deploy__own2", "deploy__own", "deploy__own__own"]
+        );
+        let content = json!({"deploy": "Production", "deploy__own": "eu"});
+        let answers = answers(&request, content.as_object().unwrap()).unwrap();
+        assert_eq!(answers[0].selected, ["Production"], "the choice is kept");
+        assert_eq!(answers[0].custom, None);
+        assert_eq!(answers[1].selected, ["eu"]);
     }
 
     #[test]

@@ -126,9 +126,9 @@ impl McpServer {
             .first()
             .filter(|_| !rounds && capability.as_ref().is_some_and(|e| e.url.is_some()));
         let channel = match (page, elicits, rounds) {
-            (Some(url), _, _) => Some(Channel::Page {
+            (Some(page), _, _) => Some(Channel::Page {
                 peer: context.peer.clone(),
-                url: url.clone(),
+                page: page.clone(),
             }),
             (None, false, _) => None,
             (None, true, false) => Some(Channel::Live(context.peer.clone())),

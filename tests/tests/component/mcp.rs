@@ -346,6 +346,9 @@ async fn answer_on_page(url: &str, answers: Value) -> String {
     );
     events.write_all(request.as_bytes()).await.unwrap();
     let mut seen = String::new();
+    // One bound for the whole wait: the stream's keep-alives must not
+    // restart it.
+    let deadline = tokio::time::Instant::now() + PATIENCE;
     let event_id = loop {
         if let Some(at) = seen.find(r#""type":"waterfall""#) {
             let frame = &seen[at..];
@@ -357,7 +360,7 @@ async fn answer_on_page(url: &str, answers: Value) -> String {
             }
         }
         let mut buffer = [0; 4096];
-        let read = tokio::time::timeout(PATIENCE, events.read(&mut buffer))
+        let read = tokio::time::timeout_at(deadline, events.read(&mut buffer))
             .await
             .expect("the question reaches the page")
             .unwrap();
@@ -385,8 +388,10 @@ async fn answer_on_page(url: &str, answers: Value) -> String {
 
 #[tokio::test]
 async fn a_client_that_opens_pages_is_sent_to_the_web_answerer_instead_of_a_form() {
+    // No grace at all: the page still waits for the person the offer sent
+    // there, however long they take to open it.
     let web = ask_user::answerers::web::WebConfig {
-        grace: None,
+        grace: Some(std::time::Duration::ZERO),
         ..Default::default()
     };
     let host = HostBuilder::new().answerer(ask_user::AnswererEntry::new("web", Box::new(web)));

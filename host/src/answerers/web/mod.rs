@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 use ask_user_seam::remote::{Outcome, PendingQuestions, Unsettled};
 use ask_user_seam::{AnswerFuture, Answerer, Ask, Next};
 
-use super::{AnswererKind, ConfigProblem, KindTable, Setup, Started};
+use super::{AnswererKind, ConfigProblem, KindTable, Page, Setup, Started};
 use crate::answer_page::{self, Desk, Gate, Left, cancel};
 use crate::serve::{Serving, client_host};
 
@@ -75,6 +75,9 @@ struct Shared {
     pages: AtomicUsize,
     page_connected: Notify,
     last_page_left: Notify,
+    /// People sent to the page who may not have opened it yet ([`Page::offered`]).
+    offers: AtomicUsize,
+    offer_ended: Notify,
     grace: Option<Duration>,
     /// Ends the pages' streams when the answerer closes.
     closing: CancellationToken,
@@ -107,6 +110,8 @@ impl WebAnswerer {
             pages: AtomicUsize::new(0),
             page_connected: Notify::new(),
             last_page_left: Notify::new(),
+            offers: AtomicUsize::new(0),
+            offer_ended: Notify::new(),
             grace: config.grace,
             closing: CancellationToken::new(),
         });
@@ -142,6 +147,15 @@ impl WebAnswerer {
         )
     }
 
+    /// The page, to send a person to.
+    pub fn page(&self) -> Page {
+        let shared = self.shared.clone();
+        Page::new(self.url(), move || {
+            shared.offers.fetch_add(1, Ordering::SeqCst);
+            Box::new(OfferGuard(shared.clone()))
+        })
+    }
+
     /// Questions (batches) waiting for an answer from a page now.
     pub fn pending(&self) -> usize {
         self.shared.pending.len()
@@ -155,20 +169,32 @@ impl WebAnswerer {
 
 impl Shared {
     /// Waits for a page within the grace period; whether one is connected.
+    /// While a person is on their way to the page (an open offer), it waits
+    /// for them without a bound, and the grace period starts when the last
+    /// offer ends.
     async fn page_present(&self) -> bool {
-        let deadline = self.grace.map(|grace| tokio::time::Instant::now() + grace);
+        let mut deadline = None;
         loop {
             let connected = self.page_connected.notified();
+            let offer_ended = self.offer_ended.notified();
             if self.pages.load(Ordering::SeqCst) > 0 {
                 return true;
             }
-            match deadline {
-                Some(deadline) => {
-                    if tokio::time::timeout_at(deadline, connected).await.is_err() {
-                        return self.pages.load(Ordering::SeqCst) > 0;
-                    }
+            if self.offers.load(Ordering::SeqCst) > 0 {
+                deadline = None;
+                tokio::select! {
+                    () = connected => {}
+                    () = offer_ended => {}
                 }
-                None => connected.await,
+                continue;
+            }
+            let Some(grace) = self.grace else {
+                connected.await;
+                continue;
+            };
+            let until = *deadline.get_or_insert_with(|| tokio::time::Instant::now() + grace);
+            if tokio::time::timeout_at(until, connected).await.is_err() {
+                return self.pages.load(Ordering::SeqCst) > 0;
             }
         }
     }
@@ -216,6 +242,16 @@ impl Desk for Shared {
         // Every other page drops the card, saying how it was settled.
         let _ = self.frames.send(cancel(event_id, left));
         Ok(())
+    }
+}
+
+/// Counts a person as on their way to the page while it lives.
+struct OfferGuard(Arc<Shared>);
+
+impl Drop for OfferGuard {
+    fn drop(&mut self) {
+        self.0.offers.fetch_sub(1, Ordering::SeqCst);
+        self.0.offer_ended.notify_waiters();
     }
 }
 
@@ -323,7 +359,7 @@ impl Setup for WebConfig {
                 );
             }
             Ok(Started {
-                page: Some(web.url()),
+                page: Some(web.page()),
                 answerer: Arc::new(web),
                 notice: Some(notice),
             })
