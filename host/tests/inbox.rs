@@ -5,6 +5,10 @@
 
 #[path = "../../tests/support/browser.rs"]
 mod browser;
+#[path = "support/mcp_peer.rs"]
+mod mcp_peer;
+
+use mcp_peer::McpPeer;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -691,81 +695,6 @@ fn root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// The MCP server on stdio as a raw JSON-RPC peer that declares no form
-/// support, so its calls go to the config's chain (the inbox).
-struct McpPeer {
-    child: Child,
-    replies: mpsc::Receiver<Value>,
-}
-
-impl McpPeer {
-    fn start(inbox: &Inbox) -> McpPeer {
-        let mut child = inbox
-            .command()
-            .arg("mcp")
-            .arg("--config")
-            .arg(inbox.root.path().join("agent.toml"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, replies) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Ok(value) = serde_json::from_str::<Value>(&line)
-                    && tx.send(value).is_err()
-                {
-                    break;
-                }
-            }
-        });
-        let mut peer = McpPeer { child, replies };
-        peer.send(
-            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"}}}),
-        );
-        peer.reply(0, BOUND);
-        peer.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        peer
-    }
-
-    fn send(&mut self, message: &Value) {
-        let stdin = self.child.stdin.as_mut().unwrap();
-        writeln!(stdin, "{message}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// Calls the tool with `arguments` as request `id`.
-    fn call(&mut self, id: u64, arguments: &Value) {
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": "ask_user_question", "arguments": arguments}}));
-    }
-
-    /// The reply to request `id` within `wait`, if any.
-    fn reply(&self, id: u64, wait: Duration) -> Option<Value> {
-        let start = Instant::now();
-        while let Some(left) = wait.checked_sub(start.elapsed()) {
-            match self.replies.recv_timeout(left) {
-                Ok(reply) if reply["id"] == id => return Some(reply),
-                Ok(_) => {}
-                Err(_) => return None,
-            }
-        }
-        None
-    }
-}
-
-impl Drop for McpPeer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn a_stopped_inbox_leaves_nothing_for_whoever_takes_its_port() {
     let mut inbox = Inbox::new();
@@ -926,8 +855,16 @@ fn text_from_a_model_stays_text_in_the_list_and_the_notifications() {
 fn mcp_calls_of_two_processes_never_share_a_question() {
     let inbox = Inbox::new();
     let arguments = choice("Merge it?", &["Yes", "No"]);
-    let mut one = McpPeer::start(&inbox);
-    let mut two = McpPeer::start(&inbox);
+    let peer = || {
+        let mut command = inbox.command();
+        command
+            .arg("mcp")
+            .arg("--config")
+            .arg(inbox.root.path().join("agent.toml"));
+        // No form support: the calls go to the config's chain (the inbox).
+        McpPeer::start(command, json!({}))
+    };
+    let (mut one, mut two) = (peer(), peer());
     one.call(1, &arguments);
     two.call(1, &arguments);
     let start = Instant::now();

@@ -15,6 +15,7 @@ use rmcp::service::{PeerRequestOptions, RequestHandle, RoleServer};
 use serde_json::Value;
 
 use super::form;
+use super::stdio::{Dropped, MAX_MESSAGE_BYTES};
 use crate::answerers::Page;
 
 /// The code an ask ends with when the client must fill in a form first
@@ -55,11 +56,13 @@ impl Channel {
 /// Answers a batch with one form in the MCP client's UI.
 pub struct ElicitationAnswerer {
     channel: Channel,
+    /// A message from the client dropped for its size (see [`super::stdio`]).
+    dropped: Dropped,
 }
 
 impl ElicitationAnswerer {
-    pub fn new(channel: Channel) -> Self {
-        ElicitationAnswerer { channel }
+    pub fn new(channel: Channel, dropped: Dropped) -> Self {
+        ElicitationAnswerer { channel, dropped }
     }
 
     /// The form the client must fill in before the call can finish, when an
@@ -119,6 +122,20 @@ fn outcome(
     }
 }
 
+/// The client's reply to an open form or offer was too large to take.
+fn too_large() -> AnswerError {
+    AskError::new(
+        ErrorCode::InvalidAnswer,
+        format!(
+            "the client sent a message larger than {} MiB, the most this server takes, while \
+             the form was open: most likely its answer, which was dropped, and the form with \
+             it. Ask again, and ask for shorter answers",
+            (MAX_MESSAGE_BYTES + 1) >> 20
+        ),
+    )
+    .into()
+}
+
 /// An open `elicitation/create`: cancelled at the client when dropped
 /// before its answer came (the turn was aborted or timed out).
 struct OpenForm(Option<RequestHandle<RoleServer>>);
@@ -139,11 +156,12 @@ impl Answerer for ElicitationAnswerer {
     fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
         Box::pin(async move {
             if let Channel::Page { peer, page } = &self.channel {
-                return on_page(peer, page, ask, next).await;
+                return on_page(peer, page, &self.dropped, ask, next).await;
             }
             let params = params(&ask.request)?;
             match &self.channel {
                 Channel::Live(peer) => {
+                    let too_big = self.dropped.after_now();
                     let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
                     let handle = match peer
                         .send_cancellable_request(request, PeerRequestOptions::no_options())
@@ -155,7 +173,11 @@ impl Answerer for ElicitationAnswerer {
                     };
                     let mut open = OpenForm(Some(handle));
                     let response = match open.0.as_mut() {
-                        Some(handle) => (&mut handle.rx).await,
+                        Some(handle) => tokio::select! {
+                            response = &mut handle.rx => response,
+                            // The form is withdrawn as `open` goes.
+                            () = too_big => return Err(too_large()),
+                        },
                         None => return next.run().await,
                     };
                     open.0 = None;
@@ -200,10 +222,12 @@ impl Answerer for ElicitationAnswerer {
 async fn on_page(
     peer: &Peer<RoleServer>,
     page: &Page,
+    dropped: &Dropped,
     ask: &Ask,
     next: Next<'_>,
 ) -> Result<Vec<ask_user_seam::Answer>, AnswerError> {
     let url = &page.url;
+    let mut too_big = std::pin::pin!(dropped.after_now());
     let offer = ElicitRequestParams::UrlElicitationParams {
         meta: None,
         message: format!(
@@ -233,6 +257,7 @@ async fn on_page(
         };
         tokio::select! {
             result = &mut answered => return result,
+            () = &mut too_big => return Err(too_large()),
             reply = reply => {
                 open.0 = None;
                 // Accepted: the human went to the page, and the answer comes

@@ -17,6 +17,7 @@
 mod elicitation;
 pub mod form;
 mod http;
+pub mod stdio;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,6 +52,8 @@ pub struct McpServer {
     host: Arc<Host>,
     tool: Tool,
     state: Arc<RequestStateCodec>,
+    /// Messages of the client dropped for their size (stdio only).
+    dropped: stdio::Dropped,
 }
 
 impl McpServer {
@@ -75,13 +78,18 @@ impl McpServer {
             host,
             tool,
             state: Arc::new(state),
+            dropped: stdio::Dropped::never(),
         })
     }
 
-    /// Serves one client on standard input and output until it leaves.
+    /// Serves one client on standard input and output until it leaves. A
+    /// message over [`stdio::MAX_MESSAGE_BYTES`] is dropped, and a form open
+    /// then ends with `INVALID_ANSWER` instead of waiting for it.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
-        let service = self
-            .serve(rmcp::transport::stdio())
+        let (input, dropped) = stdio::BoundedLines::new(tokio::io::stdin());
+        let server = McpServer { dropped, ..self };
+        let service = server
+            .serve((input, tokio::io::stdout()))
             .await
             .map_err(|e| std::io::Error::other(format!("the MCP handshake failed: {e}")))?;
         service
@@ -134,7 +142,8 @@ impl McpServer {
             (None, true, false) => Some(Channel::Live(context.peer.clone())),
             (None, true, true) => Some(Channel::rounds(answered)),
         };
-        let answerer = channel.map(ElicitationAnswerer::new);
+        let answerer =
+            channel.map(|channel| ElicitationAnswerer::new(channel, self.dropped.clone()));
         let answerer = answerer.map(Arc::new);
 
         // A root agent of its own, so that its answerer reaches this call
