@@ -463,6 +463,54 @@ async fn answers_that_do_not_fit_are_refused_when_posted_and_the_question_stays_
     );
 }
 
+/// The most a human may answer (every question of a full batch answered
+/// with the longest own words, in four-byte characters) is taken: the
+/// page's body limit is derived from the answer limits.
+#[tokio::test]
+async fn the_largest_answer_the_tool_takes_is_taken_from_a_page() {
+    use ask_user::seam::limits::{MAX_CUSTOM_CHARS, MAX_QUESTIONS};
+    let (h, web) = web_first(WAIT).await;
+    let mut page = open_events(&web).await;
+    let ids: Vec<String> = (1..=MAX_QUESTIONS).map(|n| format!("q{n}")).collect();
+    let questions: Vec<Value> = ids
+        .iter()
+        .map(|id| json!({"id": id, "question": "Anything to add?"}))
+        .collect();
+    let call = {
+        let h = h.clone();
+        let arguments = json!({ "questions": questions }).to_string();
+        tokio::spawn(async move {
+            h.runtime
+                .call(&h.root, &Default::default(), &arguments)
+                .await
+        })
+    };
+    let frames = read_until(&mut page, r#""type":"waterfall""#).await;
+    let event = frames
+        .split(r#""eventId":""#)
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_owned();
+    let words = "\u{1F600}".repeat(MAX_CUSTOM_CHARS);
+    let answers: Vec<Value> = ids
+        .iter()
+        .map(|id| json!({"id": id, "selected": [], "custom": words}))
+        .collect();
+    let body = json!({"eventId": event, "outcome": {"kind":"result","value":{"answers": answers}}})
+        .to_string();
+    assert!(body.len() > 1_000_000, "a body of {} bytes", body.len());
+    let token = web.url().split("token=").nth(1).unwrap().to_owned();
+    let address = web.address();
+    let (status, said) = http(address, &post(address, &token, None, &body)).await;
+    assert_eq!(status, 200, "{said}");
+    let result = result(call).await;
+    assert!(!result.is_error, "{}", result.text());
+    assert!(result.text().contains(&words));
+}
+
 /// No inline script runs but the page's own: the policy names a nonce,
 /// fresh for every response, that only the page's script and style carry.
 #[tokio::test]
