@@ -479,6 +479,13 @@ fn killing_the_inbox_mid_question_loses_nothing() {
     let id = asked["id"].as_str().unwrap().to_owned();
 
     inbox.kill9();
+    // Down for longer than the retention period, as far as the database
+    // knows: a server that was not running cannot tell a gone agent from one
+    // that could not reach it, and expires nothing at start.
+    rusqlite::Connection::open(inbox.state().join("inbox.sqlite"))
+        .unwrap()
+        .execute("UPDATE questions SET agent_seen_at = 0", [])
+        .unwrap();
     inbox.serve();
     // The same question, under the same id; the agent comes back to it.
     let again = inbox.wait_for("the agent back", false, |q| q["agentWaiting"] == true);

@@ -267,11 +267,14 @@ fn lock(dir: &FilePath) -> std::io::Result<std::fs::File> {
 }
 
 /// Expires the questions whose agent has been gone past the retention
-/// period: at start, then every minute (or tenth of the period). It writes
-/// only what expires.
+/// period: every minute (or tenth of the period), once this server has
+/// served for a whole period (an inbox that was not running cannot tell an
+/// agent that is gone from one that could not reach it). It writes only
+/// what expires.
 async fn sweep(inbox: Arc<Inbox>) {
     let retention = inbox.retention;
     let every = (retention / 10).clamp(Duration::from_millis(100), Duration::from_secs(60));
+    tokio::time::sleep(retention).await;
     loop {
         // An agent in the middle of a wait is here, however short the period.
         let attached: Vec<String> = inbox

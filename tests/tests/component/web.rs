@@ -153,7 +153,7 @@ async fn a_question_answered_elsewhere_says_so() {
         r#"{"answers":[{"id":"q","selected":["B"]}]}"#
     );
     let end = s.browser.wait_for(".ended").await.text().await.unwrap();
-    assert_eq!(end, "Answered in another window");
+    assert_eq!(end, "Answered elsewhere");
     s.browser.close().await;
 }
 
