@@ -406,16 +406,24 @@ async fn read_until(stream: &mut tokio::net::TcpStream, text: &str) -> String {
     String::from_utf8_lossy(&seen).into_owned()
 }
 
-#[tokio::test]
-async fn answers_that_do_not_fit_are_refused_when_posted_and_the_question_stays_open() {
-    let (h, web) = web_first(WAIT).await;
-    let mut page = open_events(&web).await;
+/// Calls the tool with `arguments` in the background, once a page's event
+/// stream is open; the pending call, the event id the page was sent, and
+/// the page's stream (open while it is kept).
+async fn asked_on_a_page(
+    h: &Arc<Harness>,
+    web: &WebAnswerer,
+    arguments: Value,
+) -> (
+    tokio::task::JoinHandle<ToolResult>,
+    String,
+    tokio::net::TcpStream,
+) {
+    let mut page = open_events(web).await;
     let call = {
         let h = h.clone();
         tokio::spawn(async move {
-            let arguments = one_question(&["A", "B"]).to_string();
             h.runtime
-                .call(&h.root, &Default::default(), &arguments)
+                .call(&h.root, &Default::default(), &arguments.to_string())
                 .await
         })
     };
@@ -428,6 +436,13 @@ async fn answers_that_do_not_fit_are_refused_when_posted_and_the_question_stays_
         .next()
         .unwrap()
         .to_owned();
+    (call, event, page)
+}
+
+#[tokio::test]
+async fn answers_that_do_not_fit_are_refused_when_posted_and_the_question_stays_open() {
+    let (h, web) = web_first(WAIT).await;
+    let (call, event, _page) = asked_on_a_page(&h, &web, one_question(&["A", "B"])).await;
     let token = web.url().split("token=").nth(1).unwrap().to_owned();
     let answering = |answer: Value| {
         json!({"eventId": event, "outcome": {"kind":"result","value":{"answers":[answer]}}})
@@ -470,30 +485,12 @@ async fn answers_that_do_not_fit_are_refused_when_posted_and_the_question_stays_
 async fn the_largest_answer_the_tool_takes_is_taken_from_a_page() {
     use ask_user::seam::limits::{MAX_CUSTOM_CHARS, MAX_QUESTIONS};
     let (h, web) = web_first(WAIT).await;
-    let mut page = open_events(&web).await;
     let ids: Vec<String> = (1..=MAX_QUESTIONS).map(|n| format!("q{n}")).collect();
     let questions: Vec<Value> = ids
         .iter()
         .map(|id| json!({"id": id, "question": "Anything to add?"}))
         .collect();
-    let call = {
-        let h = h.clone();
-        let arguments = json!({ "questions": questions }).to_string();
-        tokio::spawn(async move {
-            h.runtime
-                .call(&h.root, &Default::default(), &arguments)
-                .await
-        })
-    };
-    let frames = read_until(&mut page, r#""type":"waterfall""#).await;
-    let event = frames
-        .split(r#""eventId":""#)
-        .nth(1)
-        .unwrap()
-        .split('"')
-        .next()
-        .unwrap()
-        .to_owned();
+    let (call, event, _page) = asked_on_a_page(&h, &web, json!({ "questions": questions })).await;
     let words = "\u{1F600}".repeat(MAX_CUSTOM_CHARS);
     let answers: Vec<Value> = ids
         .iter()
