@@ -3,11 +3,12 @@
 //! - the seam ([`ask_user_seam`], re-exported here): questions, error codes,
 //!   agents and scopes, the answerer [`Waterfall`], the [`UserQuestions`]
 //!   pipeline every ask goes through, the audit trail. No WebAssembly in it.
-//! - [`engine`]: one wasmtime engine per process, pooling, the CPU ticker.
-//! - [`contract`]: the WIT package, one module per frozen version, and
-//!   [`contract::add_to_linker`] for an embedder with a linker of its own.
-//! - [`runtime`]: [`ToolRuntime`] loads the component (the sandbox: no WASI
-//!   capabilities, a CPU deadline, a memory cap) and runs tool calls.
+//! - the runtime ([`ask_user_runtime`], re-exported here): [`engine`],
+//!   [`contract`] (the WIT package, one module per frozen version),
+//!   [`runtime`] ([`ToolRuntime`] loads the component in the sandbox: no WASI
+//!   capabilities, a CPU deadline, a memory cap, and runs tool calls), the
+//!   code [`cache`], and the shipped [`COMPONENT`]. No HTTP, database,
+//!   terminal or MCP crate in it: what an embedder adds.
 //! - [`answerers`]: terminal, script, bridge and web, and the registry of
 //!   kinds a [`Config`] file names (the inbox's answerer is one more kind).
 //! - [`inbox`]: the inbox service that keeps every agent's questions on
@@ -42,22 +43,18 @@
 
 mod answer_page;
 pub mod answerers;
-pub mod cache;
 pub mod config;
-pub mod contract;
-mod cpu;
-pub mod engine;
-mod files;
 pub mod host;
 pub mod inbox;
 pub mod mcp;
-pub mod runtime;
-pub mod sandbox;
 pub use secret::id as new_id;
 mod secret;
 pub mod serve;
 pub mod text;
-pub mod tool_result;
+
+pub use ask_user_runtime::{
+    COMPONENT, cache, contract, engine, files, runtime, sandbox, tool_result, wasmtime,
+};
 
 pub use ask_user_seam::{
     self as seam, AgentHandle, AgentRegistry, Answer, AnswerError, AnswerFuture, Answerer,
@@ -71,9 +68,3 @@ pub use engine::{Engine, EngineConfig};
 pub use host::{Host, HostBuilder, HostError};
 pub use runtime::{RuntimeConfig, ToolDefinition, ToolRuntime};
 pub use tool_result::ToolResult;
-/// The wasmtime this host is built on (its `Error` is the load error type).
-pub use wasmtime;
-
-/// The `ask_user_question` component built from this repository's `guest/`
-/// (release profile, `wasm32-wasip2`).
-pub const COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/ask_user_tool.wasm"));

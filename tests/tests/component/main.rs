@@ -10,6 +10,7 @@ mod errors;
 mod mcp;
 mod policy;
 mod sandbox;
+mod shipped;
 mod tool_calls;
 mod waterfall;
 mod web;

@@ -17,7 +17,7 @@ use crate::sandbox::Breach;
 
 wasmtime::component::bindgen!({
     world: "ask-user-tool",
-    path: "../wit/v0.1.0",
+    path: "wit/v0.1.0",
     imports: { default: async | trappable },
     exports: { default: async },
 });
@@ -199,7 +199,7 @@ mod tests {
             let crossed = error_to_wit(&AskError::new(code.clone(), "m"))
                 .code
                 .unwrap();
-            let seam = code.name() == Some(crate::error::USER_QUESTION_ERROR);
+            let seam = code.name() == Some(ask_user_seam::error::USER_QUESTION_ERROR);
             match crossed {
                 wit::ErrorCode::Other(spelled) => {
                     assert!(!seam, "{code} has no case of its own");

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 /// Reads the text file at `path`, refusing one larger than `limit` bytes
 /// (`/dev/zero` is not read for ever).
-pub(crate) fn read_bounded(path: &Path, limit: u64) -> std::io::Result<String> {
+pub fn read_bounded(path: &Path, limit: u64) -> std::io::Result<String> {
     use std::io::Read;
     let mut text = String::new();
     std::fs::File::open(path)?
@@ -28,7 +28,7 @@ pub(crate) fn read_bounded(path: &Path, limit: u64) -> std::io::Result<String> {
 /// This user's `ask-user` directory of one XDG kind: `$<xdg_var>/ask-user`
 /// when that variable is set and not empty, else `~/<home_default>/ask-user`;
 /// `None` when neither is known.
-pub(crate) fn user_dir(xdg_var: &str, home_default: &str) -> Option<PathBuf> {
+pub fn user_dir(xdg_var: &str, home_default: &str) -> Option<PathBuf> {
     let base = std::env::var_os(xdg_var)
         .filter(|dir| !dir.is_empty())
         .map(PathBuf::from)
@@ -38,7 +38,7 @@ pub(crate) fn user_dir(xdg_var: &str, home_default: &str) -> Option<PathBuf> {
 
 /// Makes `dir` (mode 0700) when it is missing, then refuses it unless it is
 /// [`trusted_dir`]. Every error names the folder.
-pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
+pub fn private_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new()
         .recursive(true)
@@ -55,7 +55,7 @@ pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
 
 /// Whether `dir` is a folder only this user controls (module docs); the
 /// error says whose it is and what to do.
-pub(crate) fn trusted_dir(dir: &Path) -> std::io::Result<()> {
+pub fn trusted_dir(dir: &Path) -> std::io::Result<()> {
     let refused = |why: String| {
         Err(std::io::Error::new(
             std::io::ErrorKind::PermissionDenied,
@@ -101,12 +101,12 @@ pub(crate) fn trusted_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 /// Owned by this user, and writable by nobody else.
-pub(crate) fn private(metadata: &std::fs::Metadata) -> bool {
+pub fn private(metadata: &std::fs::Metadata) -> bool {
     metadata.uid() == me() && metadata.mode() & 0o022 == 0
 }
 
 /// This process's effective user.
-pub(crate) fn me() -> u32 {
+pub fn me() -> u32 {
     // SAFETY: geteuid cannot fail and touches no memory.
     unsafe { libc::geteuid() }
 }
