@@ -1,5 +1,5 @@
 //! Serving HTTP on a port of this machine (the web answerer's page, MCP over
-//! HTTP) or on a [`PrivateSocket`] (the inbox's API for this user's agents
+//! HTTP) or on a private Unix socket (the inbox's API for this user's agents
 //! and commands), hardened against clients that never authenticate: each
 //! connection must send its request head within [`HEADER_TIMEOUT`] (also
 //! while idle between requests), at most [`MAX_CONNECTIONS`] are served at
