@@ -412,12 +412,13 @@ fn print_questions(questions: &[ask_user::inbox::QuestionView]) -> Result<(), Us
         text.push_str("no questions are waiting\n");
     }
     for view in questions {
-        let waiting = match (view.state.as_str(), view.agent_waiting) {
-            ("waiting", true) => "waiting".to_owned(),
-            ("waiting", false) => {
+        use ask_user::inbox::store::State;
+        let waiting = match (view.state, view.agent_waiting) {
+            (State::Waiting, true) => "waiting".to_owned(),
+            (State::Waiting, false) => {
                 "waiting (its agent is gone; answer it for when it asks again)".to_owned()
             }
-            (state, _) => state.to_owned(),
+            (state, _) => state.as_str().to_owned(),
         };
         // Every text here came from a model, an agent or a file: cleaned
         // before it reaches the terminal.

@@ -41,6 +41,10 @@ use ask_user_seam::remote::{self, Outcome, Unsettled, UpFrame};
 
 const PAGE: &str = include_str!("page.html");
 
+/// Frames a page's stream may fall behind by. A page further behind has
+/// missed some: its stream is ended, and it reconnects to what is pending.
+pub const FRAME_BACKLOG: usize = 256;
+
 /// The largest body a page may post, in bytes: the largest answer set the
 /// tool takes ([`ask_user_seam::limits::MAX_ANSWERS_JSON_BYTES`]), and the
 /// frame around it.

@@ -27,6 +27,7 @@ use ask_user_seam::remote::Outcome;
 use ask_user_seam::{AnswerError, AnswerFuture, Answerer, Ask, Next};
 
 use super::client::{ClientError, InboxClient};
+use super::store::State as QuestionState;
 use super::{AskBody, QuestionView};
 use crate::answerers::{AnswererKind, ConfigProblem, KindTable, Setup, Started};
 
@@ -115,7 +116,7 @@ impl InboxAnswerer {
                             ),
                         });
                     }
-                    Some(view) if view.state == "waiting" => continue,
+                    Some(view) if view.state == QuestionState::Waiting => continue,
                     Some(view) => return Ok(view),
                     // The inbox forgot it (a new database): ask again.
                     None => break,
@@ -204,7 +205,7 @@ impl Answerer for InboxAnswerer {
                 }
                 // Withdrawn or expired in the inbox: the next answerer's turn.
                 None => {
-                    next.pass(format!("the question was {} in the inbox", view.state))
+                    next.pass(format!("the question was {} in the inbox", view.state.as_str()))
                         .await
                 }
             }

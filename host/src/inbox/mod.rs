@@ -87,8 +87,7 @@ pub struct QuestionView {
     pub cwd: Option<String>,
     /// RFC 3339, UTC.
     pub asked_at: String,
-    /// `waiting`, `answered`, `cancelled`, `withdrawn` or `expired`.
-    pub state: String,
+    pub state: store::State,
     /// Whether its agent is waiting for it now (false: the agent is gone,
     /// or has not come back since the inbox restarted).
     pub agent_waiting: bool,

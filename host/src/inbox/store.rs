@@ -18,8 +18,9 @@ use ask_user_seam::AskRequest;
 /// Milliseconds since the Unix epoch.
 pub type Millis = i64;
 
-/// Where a question stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where a question stands; on the wire as its name (`"waiting"`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum State {
     /// Open: no outcome yet.
     Waiting,

@@ -35,9 +35,7 @@ use crate::serve::{Serving, client_host};
 /// tool takes, and its frame.
 pub use crate::answer_page::MAX_BODY_BYTES;
 
-/// Frames a page's stream may fall behind by. A page further behind has
-/// missed some: its stream is ended, and it reconnects to what is pending.
-pub const FRAME_BACKLOG: usize = 256;
+pub use crate::answer_page::FRAME_BACKLOG;
 
 /// Where and how the web answerer serves.
 #[derive(Debug, Clone)]
