@@ -65,7 +65,8 @@ export class Agents {
 
 /** The component, transpiled by jco and compiled once; hosts may share it. */
 export class Component {
-  static load(file: string | Uint8Array): Promise<Component>;
+  /** Without `file`, the component this package carries. */
+  static load(file?: string | Uint8Array): Promise<Component>;
 }
 
 export interface HostOptions {
@@ -78,7 +79,8 @@ export interface HostOptions {
 /** The component, loaded once, and the seam it asks through. */
 export class Host {
   constructor(component: Component, options?: HostOptions);
-  static load(file: string | Uint8Array, options?: HostOptions): Promise<Host>;
+  /** Without `file`, the component this package carries. */
+  static load(file?: string | Uint8Array, options?: HostOptions): Promise<Host>;
   readonly agents: Agents;
   answerer<A extends Answerer>(answerer: A): A;
   definition(): Promise<ToolDefinition>;

@@ -16,6 +16,8 @@
  */
 
 import { Buffer } from 'node:buffer';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { readFile } from 'node:fs/promises';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { transpileBytes } from '@bytecodealliance/jco-transpile';
@@ -114,10 +116,11 @@ export class Component {
 
   /**
    * Transpiles and compiles a component (`ask-user component --out FILE`
-   * writes one). Rejects bytes that are not a component.
-   * @param {string | Uint8Array} file a path, or the component's bytes
+   * writes one); without one, the component this package carries. Rejects
+   * bytes that are not a component.
+   * @param {string | Uint8Array} [file] a path, or the component's bytes
    */
-  static async load(file) {
+  static async load(file = carried()) {
     const bytes = typeof file === 'string' ? await readFile(file) : file;
     const { files } = await transpileBytes(bytes, {
       name: 'tool',
@@ -133,6 +136,18 @@ export class Component {
     const url = `data:text/javascript;base64,${Buffer.from(files['tool.js']).toString('base64')}`;
     return new Component(url, modules);
   }
+}
+
+/**
+ * The component this package carries: packed into it (`npm pack` copies it
+ * in), or, in the repository it comes from, the runtime crate's copy.
+ */
+function carried() {
+  for (const at of ['../ask_user_tool.wasm', '../../../host/runtime/component/ask_user_tool.wasm']) {
+    const url = new URL(at, import.meta.url);
+    if (existsSync(url)) return fileURLToPath(url);
+  }
+  throw new Error('this package carries no component: pass Host.load a path to one');
 }
 
 /** The component, loaded once, and the seam it asks through. */
@@ -165,7 +180,7 @@ export class Host {
     this.agents = new Agents();
   }
 
-  /** `Host` on a component file. */
+  /** `Host` on a component file; without one, the component this package carries. */
   static async load(file, options) {
     return new Host(await Component.load(file), options);
   }

@@ -1,10 +1,11 @@
-// The README's quick start for this package, run as written: in a folder of
-// its own where `ask-user` is this package (as `npm install ./packages/js`
-// links it) and ask_user_tool.wasm is the component.
+// The README's quick start for this package, run as written where a user
+// would run it: the tarball `npm pack` makes of this folder, installed into a
+// fresh folder outside the repository, with no component file and no Rust
+// binary beside it.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,15 +21,24 @@ function quickStart() {
   return block[1];
 }
 
-test('the README quick start works as written', async (t) => {
+test('the packed package carries the component and the README quick start works as written', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'ask-user-js-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  mkdirSync(join(dir, 'node_modules'));
-  symlinkSync(fileURLToPath(new URL('..', import.meta.url)), join(dir, 'node_modules', 'ask-user'));
-  copyFileSync(process.env.ASK_USER_COMPONENT, join(dir, 'ask_user_tool.wasm'));
-  writeFileSync(join(dir, 'quickstart.mjs'), quickStart());
+  const npm = (args, cwd) => execFileSync('npm', args, { cwd, encoding: 'utf8', timeout: 300_000 });
+  const packed = npm(['pack', '--silent', '--pack-destination', dir], fileURLToPath(new URL('..', import.meta.url))).trim();
+  const tarball = join(dir, packed.split('\n').pop());
+  const listing = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' });
+  assert.ok(listing.includes('package/ask_user_tool.wasm'), listing);
 
-  const child = spawn(process.execPath, ['quickstart.mjs'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const work = join(dir, 'work');
+  mkdirSync(work);
+  writeFileSync(join(work, 'package.json'), '{"private": true}');
+  npm(['install', '--silent', '--prefer-offline', '--no-audit', '--no-fund', tarball], work);
+  const shipped = readFileSync(new URL('host/runtime/component/ask_user_tool.wasm', REPO));
+  assert.deepEqual(readFileSync(join(work, 'node_modules', 'ask-user', 'ask_user_tool.wasm')), shipped);
+  writeFileSync(join(work, 'quickstart.mjs'), quickStart());
+
+  const child = spawn(process.execPath, ['quickstart.mjs'], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (chunk) => { out += chunk; });
@@ -38,4 +48,5 @@ test('the README quick start works as written', async (t) => {
   clearTimeout(bound);
   assert.equal(code, 0, `the quick start failed:\n${err}`);
   assert.equal(out, '{"answers":[{"id":"q","selected":["Yes"]}]}\n');
+  assert.deepEqual(readdirSync(work).sort(), ['node_modules', 'package-lock.json', 'package.json', 'quickstart.mjs']);
 });

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import importlib.resources
 import inspect
 import json
 import threading
@@ -33,6 +34,9 @@ import wasmtime
 from wasmtime.component import Component, Linker, Record, Variant
 
 __all__ = ["Host", "Agents", "Agent", "AskError", "Answerer"]
+
+# The tool component this package carries.
+COMPONENT = importlib.resources.files(__name__) / "ask_user_tool.wasm"
 
 SEAM = "dsh:ask-user/user-questions@0.1.0"
 TOOL = "dsh:ask-user/tool@0.1.0"
@@ -141,7 +145,11 @@ class Host:
         self.agents = Agents()
 
     @classmethod
-    def load(cls, path: str, *, max_calls: int = 32) -> "Host":
+    def load(cls, path: Optional[str] = None, *, max_calls: int = 32) -> "Host":
+        """The component at ``path``; without one, the component this
+        package carries (built from the same source as the Rust host's)."""
+        if path is None:
+            return cls(COMPONENT.read_bytes(), max_calls=max_calls)
         with open(path, "rb") as file:
             return cls(file.read(), max_calls=max_calls)
 
