@@ -108,7 +108,7 @@ pub struct InboxSettings {
     pub retention: Option<Duration>,
     pub bind: Option<std::net::IpAddr>,
     pub port: Option<u16>,
-    /// `[inbox.notify]`: which notifications to send.
+    /// `[inbox.notify]`: the channels to notify.
     pub notify: crate::inbox::notify::Notifications,
 }
 
@@ -151,17 +151,8 @@ struct RawInbox {
     retention: Option<toml::Spanned<String>>,
     bind: Option<std::net::IpAddr>,
     port: Option<u16>,
-    #[serde(default)]
-    notify: RawNotify,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawNotify {
-    #[serde(default)]
-    desktop: bool,
-    ntfy: Option<String>,
-    webhook: Option<String>,
+    /// Read by the channels' registry ([`crate::inbox::notify::Channels`]).
+    notify: Option<toml::Spanned<toml::Table>>,
 }
 
 #[derive(Deserialize)]
@@ -229,10 +220,11 @@ impl Config {
                     .transpose()?,
                 bind: inbox.bind,
                 port: inbox.port,
-                notify: crate::inbox::notify::Notifications {
-                    desktop: inbox.notify.desktop,
-                    ntfy: inbox.notify.ntfy,
-                    webhook: inbox.notify.webhook,
+                notify: match inbox.notify {
+                    Some(table) => crate::inbox::notify::Channels::builtin()
+                        .configure(table.get_ref())
+                        .map_err(|problem| (table.span(), problem))?,
+                    None => Default::default(),
                 },
             },
             None => InboxSettings::default(),
@@ -472,14 +464,10 @@ mod tests {
         .unwrap();
         assert_eq!(config.inbox.retention, Some(Duration::from_secs(7200)));
         assert_eq!(config.inbox.port, Some(8766));
-        assert!(config.inbox.notify.desktop);
-        assert_eq!(
-            config.inbox.notify.webhook.as_deref(),
-            Some("http://127.0.0.1:9/hook")
-        );
-        assert_eq!(config.inbox.notify.ntfy, None);
+        assert_eq!(config.inbox.notify.names(), ["desktop", "webhook"]);
         assert!(problem("[inbox]\nretention = \"soon\"").contains("not a duration"));
-        assert!(problem("[inbox.notify]\nslack = \"x\"").contains("unknown field `slack`"));
+        let slack = problem("[inbox.notify]\nslack = \"x\"");
+        assert!(slack.contains("no channel `slack`"), "{slack}");
     }
 
     #[test]

@@ -205,8 +205,11 @@ impl Answerer for InboxAnswerer {
                 }
                 // Withdrawn or expired in the inbox: the next answerer's turn.
                 None => {
-                    next.pass(format!("the question was {} in the inbox", view.state.as_str()))
-                        .await
+                    next.pass(format!(
+                        "the question was {} in the inbox",
+                        view.state.as_str()
+                    ))
+                    .await
                 }
             }
         })
