@@ -418,7 +418,7 @@ fn an_answer_from_the_command_reaches_the_waiting_agent_and_is_recorded() {
     let refused = inbox.answer(id, &json!({"answers": [{"id": "q", "selected": ["yarn"]}]}));
     assert_eq!(refused.status.code(), Some(2));
     assert!(
-        stderr(&refused).contains("422") && stderr(&refused).contains("yarn"),
+        stderr(&refused).contains("refused (422)") && stderr(&refused).contains("yarn"),
         "{}",
         stderr(&refused)
     );
@@ -692,7 +692,7 @@ fn a_question_expires_only_once_its_agent_is_gone_past_the_retention_period() {
         &json!({"answers": [{"id": "q", "selected": ["Yes"]}]}),
     );
     assert_eq!(late.status.code(), Some(2));
-    assert!(stderr(&late).contains("409"), "{}", stderr(&late));
+    assert!(stderr(&late).contains("refused (409)"), "{}", stderr(&late));
     drop(waiting);
 }
 
@@ -973,7 +973,11 @@ fn a_reset_database_never_hands_one_agents_answer_to_another() {
         answers_of(&output),
         json!([{"id": "q", "selected": ["Yes"]}])
     );
-    assert!(!stderr(&output).contains("401"), "{}", stderr(&output));
+    assert!(
+        !stderr(&output).contains("refused (401)"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
@@ -994,7 +998,7 @@ fn a_locked_database_is_a_retry_not_the_humans_fault() {
         "{said}"
     );
     assert!(
-        !said.contains("422") && !said.contains("INVALID_ANSWER"),
+        !said.contains("refused (422)") && !said.contains("INVALID_ANSWER"),
         "{said}"
     );
     lock.execute_batch("ROLLBACK").unwrap();
