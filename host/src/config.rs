@@ -167,6 +167,14 @@ struct RawSandbox {
     max_concurrent_calls: Option<u32>,
 }
 
+/// The answerer kinds a config file may name: those of [`crate::answerers`]
+/// (terminal, script, bridge, web) and the inbox's.
+pub fn kinds() -> Kinds {
+    let mut kinds = Kinds::builtin();
+    kinds.register(crate::inbox::InboxKind);
+    kinds
+}
+
 impl Config {
     /// The default location: `$XDG_CONFIG_HOME/ask-user/config.toml`, else
     /// `~/.config/ask-user/config.toml`.
@@ -174,9 +182,10 @@ impl Config {
         Some(crate::files::user_dir("XDG_CONFIG_HOME", ".config")?.join("config.toml"))
     }
 
-    /// Reads and checks the file at `path`, with the built-in answerer kinds.
+    /// Reads and checks the file at `path`, with the built-in answerer
+    /// kinds ([`kinds`]).
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        Self::load_with(path, &Kinds::builtin())
+        Self::load_with(path, &kinds())
     }
 
     /// Reads and checks the file at `path`; its answerers may be of `kinds`.
@@ -373,9 +382,7 @@ impl RawSandbox {
 /// The largest config file read, in bytes.
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
-/// The longest duration a config may give (a timeout, a grace period, a CPU
-/// deadline): 30 days. Longer ones are refused rather than overflow a clock.
-pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 60 * 60);
+pub use crate::answerers::{MAX_DURATION, duration};
 
 /// The line (from 1) of byte `offset` in `text`; an offset past the end, or
 /// inside a character, counts the lines before it.
@@ -384,38 +391,12 @@ fn line_of(text: &str, offset: usize) -> usize {
     before.iter().filter(|&&b| b == b'\n').count() + 1
 }
 
-/// Reads a duration, the one syntax of the config file and the command:
-/// `"30s"`, `"5m"`, `"1h 30m"`, or a plain number of seconds (`"90"`,
-/// `"0.5"`); at most [`MAX_DURATION`]. Zero is a duration (a grace period
-/// of `"0s"` passes on at once); a caller that needs more says so.
-pub fn duration(text: &str) -> Result<Duration, String> {
-    let not_one = |e: &dyn std::fmt::Display| {
-        format!("{text:?} is not a duration such as \"30s\", \"5m\" or 90 (seconds) ({e})")
-    };
-    let duration = match text.trim().parse::<f64>() {
-        Ok(seconds) => Duration::try_from_secs_f64(seconds).map_err(|e| {
-            if seconds.is_finite() && seconds > 0.0 {
-                format!("{text:?} is longer than the longest duration allowed, 30 days")
-            } else {
-                not_one(&e)
-            }
-        })?,
-        Err(_) => humantime::parse_duration(text).map_err(|e| not_one(&e))?,
-    };
-    if duration > MAX_DURATION {
-        return Err(format!(
-            "{text:?} is longer than the longest duration allowed, 30 days"
-        ));
-    }
-    Ok(duration)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Config, String> {
-        Config::parse(text, Path::new("/etc/ask-user"), &Kinds::builtin()).map_err(|(_, e)| e)
+        Config::parse(text, Path::new("/etc/ask-user"), &kinds()).map_err(|(_, e)| e)
     }
 
     fn problem(text: &str) -> String {
@@ -445,7 +426,7 @@ mod tests {
             }
             let text: String = text.into_iter().collect();
             if let Err((span, message)) =
-                Config::parse(&text, Path::new("/nonexistent"), &Kinds::builtin())
+                Config::parse(&text, Path::new("/nonexistent"), &kinds())
             {
                 proptest::prop_assert!(!message.is_empty());
                 proptest::prop_assert!(line_of(&text, span.start) <= text.lines().count() + 1);
@@ -608,7 +589,7 @@ mod tests {
                 ))
             }
         }
-        let mut kinds = Kinds::builtin();
+        let mut kinds = kinds();
         kinds.register(Pager);
         let config = Config::parse(
             "[[answerer]]\nkind = \"pager\"\nnumber = \"555\"",

@@ -6,6 +6,7 @@ use std::ops::Range;
 use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use ask_user_seam::Answerer;
 use serde::de::DeserializeOwned;
@@ -153,6 +154,36 @@ impl KindTable<'_> {
     }
 }
 
+/// The longest duration a config may give (a timeout, a grace period, a CPU
+/// deadline): 30 days. Longer ones are refused rather than overflow a clock.
+pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 60 * 60);
+
+/// Reads a duration, the one syntax of the config file and the command:
+/// `"30s"`, `"5m"`, `"1h 30m"`, or a plain number of seconds (`"90"`,
+/// `"0.5"`); at most [`MAX_DURATION`]. Zero is a duration (a grace period
+/// of `"0s"` passes on at once); a caller that needs more says so.
+pub fn duration(text: &str) -> Result<Duration, String> {
+    let not_one = |e: &dyn std::fmt::Display| {
+        format!("{text:?} is not a duration such as \"30s\", \"5m\" or 90 (seconds) ({e})")
+    };
+    let duration = match text.trim().parse::<f64>() {
+        Ok(seconds) => Duration::try_from_secs_f64(seconds).map_err(|e| {
+            if seconds.is_finite() && seconds > 0.0 {
+                format!("{text:?} is longer than the longest duration allowed, 30 days")
+            } else {
+                not_one(&e)
+            }
+        })?,
+        Err(_) => humantime::parse_duration(text).map_err(|e| not_one(&e))?,
+    };
+    if duration > MAX_DURATION {
+        return Err(format!(
+            "{text:?} is longer than the longest duration allowed, 30 days"
+        ));
+    }
+    Ok(duration)
+}
+
 /// What is wrong in a config file, and where when it is known (byte
 /// offsets into the file).
 #[derive(Debug)]
@@ -182,14 +213,14 @@ pub struct Kinds {
 }
 
 impl Kinds {
-    /// The kinds that ship with the host: terminal, script, bridge, web, inbox.
+    /// The kinds of this module: terminal, script, bridge, web. (A config
+    /// file reads [`crate::config::kinds`]: these and the inbox's.)
     pub fn builtin() -> Self {
         let mut kinds = Kinds { kinds: Vec::new() };
         kinds.register(super::terminal::TerminalKind);
         kinds.register(super::script::ScriptKind);
         kinds.register(super::bridge::BridgeKind);
         kinds.register(super::web::WebKind);
-        kinds.register(crate::inbox::InboxKind);
         kinds
     }
 
@@ -207,11 +238,5 @@ impl Kinds {
     /// The names of every kind, in registration order.
     pub fn names(&self) -> Vec<&'static str> {
         self.kinds.iter().map(|k| k.name()).collect()
-    }
-}
-
-impl Default for Kinds {
-    fn default() -> Self {
-        Self::builtin()
     }
 }

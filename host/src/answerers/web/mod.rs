@@ -335,7 +335,7 @@ impl AnswererKind for WebKind {
             grace: match table.grace.as_deref() {
                 None => defaults.grace,
                 Some("forever") => None,
-                Some(grace) => Some(crate::config::duration(grace)?),
+                Some(grace) => Some(super::duration(grace)?),
             },
         }))
     }
