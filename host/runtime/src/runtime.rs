@@ -13,7 +13,9 @@ use wasmtime::Store;
 use wasmtime::component::{Component, Linker};
 
 use crate::cache::CodeCache;
-use crate::contract::{self, AskContext, AskLimits, RawDefinition, ToolOutput, ToolPre, Version};
+use crate::contract::{
+    self, AskContext, AskLimits, RawDefinition, Refusal, ToolOutput, ToolPre, Version,
+};
 use crate::cpu::CpuClock;
 use crate::engine::Engine;
 use crate::sandbox::{Breach, CallState};
@@ -305,8 +307,8 @@ async fn read_definition(
         }))
         .await
         .map_err(|error| {
-            let why = match error.downcast_ref::<Breach>() {
-                Some(breach) => breach.to_string(),
+            let why = match stopped_by(&error) {
+                Some((_, why)) => why,
                 None => format!("{error:#}"),
             };
             wasmtime::format_err!("the component failed while it was being loaded: {why}")
@@ -334,6 +336,16 @@ fn busy(why: &str) -> ToolResult {
     )
 }
 
+/// Why the sandbox or the contract stopped a call, when one of them did:
+/// its code and what it says.
+fn stopped_by(error: &wasmtime::Error) -> Option<(ErrorCode, String)> {
+    if let Some(breach) = error.downcast_ref::<Breach>() {
+        return Some((breach.code(), breach.to_string()));
+    }
+    let refusal = error.downcast_ref::<Refusal>()?;
+    Some((refusal.code(), refusal.to_string()))
+}
+
 /// Names what went wrong while the component was started or run: a breach
 /// of the sandbox by its own code, a pool with no free slot (`HOST_BUSY`),
 /// else a trap of the component.
@@ -344,8 +356,8 @@ fn sandbox_failure(error: &wasmtime::Error) -> ToolResult {
     {
         return busy("every instance slot of the engine's pool is in use");
     }
-    let (code, message) = match error.downcast_ref::<Breach>() {
-        Some(breach) => (breach.code(), format!("{breach}; the call was stopped")),
+    let (code, message) = match stopped_by(error) {
+        Some((code, why)) => (code, format!("{why}; the call was stopped")),
         None => (
             ErrorCode::GuestTrapped,
             format!("the tool component failed: {error:#}"),
@@ -374,15 +386,23 @@ mod tests {
                 Breach::Memory { cap: 1, desired: 2 },
                 "GUEST_MEMORY_EXCEEDED",
             ),
-            (Breach::TooManyAsks(1), "GUEST_TOO_MANY_ASKS"),
+        ]
+        .map(|(breach, code)| (wasmtime::Error::new(breach), code));
+        let refusals = [
+            (Refusal::TooManyAsks(1), "GUEST_TOO_MANY_ASKS"),
             (
-                Breach::RequestTooLarge { size: 2, limit: 1 },
+                Refusal::RequestTooLarge { size: 2, limit: 1 },
                 "GUEST_REQUEST_TOO_LARGE",
             ),
-        ];
-        for (breach, code) in breaches {
+            (
+                Refusal::Violation("a label of 0 characters".into()),
+                "GUEST_CONTRACT_VIOLATION",
+            ),
+        ]
+        .map(|(refusal, code)| (wasmtime::Error::new(refusal), code));
+        for (error, code) in breaches.into_iter().chain(refusals) {
             // As instantiation or a call reports it: wrapped in context.
-            let error = wasmtime::Error::new(breach).context("while instantiating");
+            let error = error.context("while instantiating");
             let result = sandbox_failure(&error);
             assert_eq!(result.code(), Some(code));
             assert!(

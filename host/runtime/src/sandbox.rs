@@ -13,24 +13,19 @@ use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use crate::contract::{AskContext, ContractViolation, UserQuestionsView};
+use crate::contract::{AskContext, UserQuestionsView};
 use crate::cpu::CpuClock;
 use ask_user_seam::ErrorCode;
 
 /// Why the sandbox stopped a call: the error a trap carries, so the host can
-/// name it to the model with a code of its own.
+/// name it to the model with a code of its own. (What the contract refuses
+/// at the seam is [`crate::contract::Refusal`].)
 #[derive(Debug)]
 pub enum Breach {
     /// More CPU time inside the guest than the deadline allows.
     Deadline(Duration),
     /// More linear memory than the cap allows.
     Memory { cap: usize, desired: usize },
-    /// More asks in one call than allowed (0 while the component is loaded).
-    TooManyAsks(u32),
-    /// A request larger than the host shows the human.
-    RequestTooLarge { size: usize, limit: usize },
-    /// Something the WIT contract forbids.
-    Contract(ContractViolation),
 }
 
 impl Breach {
@@ -39,9 +34,6 @@ impl Breach {
         match self {
             Breach::Deadline(_) => ErrorCode::GuestDeadlineExceeded,
             Breach::Memory { .. } => ErrorCode::GuestMemoryExceeded,
-            Breach::TooManyAsks(_) => ErrorCode::GuestTooManyAsks,
-            Breach::RequestTooLarge { .. } => ErrorCode::GuestRequestTooLarge,
-            Breach::Contract(_) => ErrorCode::GuestContractViolation,
         }
     }
 }
@@ -57,22 +49,6 @@ impl std::fmt::Display for Breach {
                 f,
                 "the component asked for {desired} bytes of memory, over its cap of {cap} bytes"
             ),
-            Breach::TooManyAsks(0) => write!(
-                f,
-                "the component asked the human while it was being loaded, where no ask is \
-                 allowed; the request reached no answerer"
-            ),
-            Breach::TooManyAsks(max) => write!(
-                f,
-                "the component asked more than the {max} time(s) one call may ask; the extra \
-                 request reached no answerer"
-            ),
-            Breach::RequestTooLarge { size, limit } => write!(
-                f,
-                "the component sent a request of {size} bytes, over the host's limit of {limit} \
-                 bytes; it reached no answerer"
-            ),
-            Breach::Contract(violation) => violation.fmt(f),
         }
     }
 }

@@ -20,8 +20,6 @@ use tokio_util::sync::CancellationToken;
 use wasmtime::Store;
 use wasmtime::component::{Component, Linker};
 
-use crate::sandbox::Breach;
-
 /// The WIT package versions this host can load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Version {
@@ -149,7 +147,7 @@ impl AskContext {
     /// Counts an ask against the limit; past it the call traps.
     fn count_ask(&mut self) -> wasmtime::Result<()> {
         if self.asks == self.limits.max_asks {
-            return Err(wasmtime::Error::new(Breach::TooManyAsks(
+            return Err(wasmtime::Error::new(Refusal::TooManyAsks(
                 self.limits.max_asks,
             )));
         }
@@ -164,7 +162,7 @@ impl AskContext {
     ) -> wasmtime::Result<Result<Vec<Answer>, AskError>> {
         let size = request_size(&request);
         if size > self.limits.max_request_bytes {
-            return Err(wasmtime::Error::new(Breach::RequestTooLarge {
+            return Err(wasmtime::Error::new(Refusal::RequestTooLarge {
                 size,
                 limit: self.limits.max_request_bytes,
             }));
@@ -217,18 +215,55 @@ pub(crate) fn json_len(value: &impl serde::Serialize) -> usize {
     count.0
 }
 
-/// The component sent something its contract does not allow. The call is
-/// ended with a trap: a component that breaks the contract gets no answer.
+/// Why the contract ended a call at the seam: the error its trap carries.
+/// A component that asks more, or more at once, than the host allows, or
+/// sends what the contract forbids, gets no answer; the runtime names the
+/// refusal to the model with its own code.
 #[derive(Debug)]
-pub struct ContractViolation(pub String);
+pub enum Refusal {
+    /// More asks in one call than allowed (0 while the component is loaded).
+    TooManyAsks(u32),
+    /// A request larger than the host shows the human.
+    RequestTooLarge { size: usize, limit: usize },
+    /// Something the WIT contract forbids, said.
+    Violation(String),
+}
 
-impl std::fmt::Display for ContractViolation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "the component broke the contract: {}", self.0)
+impl Refusal {
+    /// The code of the error result (`GUEST_*`).
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Refusal::TooManyAsks(_) => ErrorCode::GuestTooManyAsks,
+            Refusal::RequestTooLarge { .. } => ErrorCode::GuestRequestTooLarge,
+            Refusal::Violation(_) => ErrorCode::GuestContractViolation,
+        }
     }
 }
 
-impl std::error::Error for ContractViolation {}
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::TooManyAsks(0) => write!(
+                f,
+                "the component asked the human while it was being loaded, where no ask is \
+                 allowed; the request reached no answerer"
+            ),
+            Refusal::TooManyAsks(max) => write!(
+                f,
+                "the component asked more than the {max} time(s) one call may ask; the extra \
+                 request reached no answerer"
+            ),
+            Refusal::RequestTooLarge { size, limit } => write!(
+                f,
+                "the component sent a request of {size} bytes, over the host's limit of {limit} \
+                 bytes; it reached no answerer"
+            ),
+            Refusal::Violation(what) => write!(f, "the component broke the contract: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for Refusal {}
 
 /// The tool's definition as the component states it, before its schemas
 /// are read.

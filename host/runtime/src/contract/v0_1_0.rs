@@ -10,10 +10,7 @@ use serde_json::{Map, Value};
 use wasmtime::Store;
 use wasmtime::component::{HasData, Linker};
 
-use super::{
-    AskContext, ContractViolation, RawDefinition, ToolFailure, ToolOutput, UserQuestionsView,
-};
-use crate::sandbox::Breach;
+use super::{AskContext, RawDefinition, Refusal, ToolFailure, ToolOutput, UserQuestionsView};
 
 wasmtime::component::bindgen!({
     world: "ask-user-tool",
@@ -47,8 +44,7 @@ impl user_questions::Host for AskContext {
         request: wit::Request,
     ) -> wasmtime::Result<Result<Vec<wit::Answer>, wit::AskError>> {
         self.count_ask()?;
-        let request = request_from_wit(request)
-            .map_err(|violation| wasmtime::Error::new(Breach::Contract(violation)))?;
+        let request = request_from_wit(request).map_err(wasmtime::Error::new)?;
         Ok(AskContext::ask(self, request)
             .await?
             .map(|answers| answers.into_iter().map(answer_to_wit).collect())
@@ -91,7 +87,7 @@ pub(super) async fn execute<T: Send>(
     })
 }
 
-fn request_from_wit(request: wit::Request) -> Result<AskRequest, ContractViolation> {
+fn request_from_wit(request: wit::Request) -> Result<AskRequest, Refusal> {
     let questions = request
         .questions
         .into_iter()
@@ -102,7 +98,7 @@ fn request_from_wit(request: wit::Request) -> Result<AskRequest, ContractViolati
                 (None, None) => None,
             };
             if let Some(field) = host_only {
-                return Err(ContractViolation(format!(
+                return Err(Refusal::Violation(format!(
                     "question {:?} sets `{field}`, which only the host's own askers may set",
                     q.id
                 )));
@@ -130,13 +126,13 @@ fn request_from_wit(request: wit::Request) -> Result<AskRequest, ContractViolati
     Ok(AskRequest { questions })
 }
 
-fn option_from_wit(option: wit::QuestionOption) -> Result<QuestionOption, ContractViolation> {
+fn option_from_wit(option: wit::QuestionOption) -> Result<QuestionOption, Refusal> {
     let extra = match option.extra_json {
         None => Map::new(),
         Some(json) => match serde_json::from_str::<Value>(&json) {
             Ok(Value::Object(extra)) => extra,
             _ => {
-                return Err(ContractViolation(format!(
+                return Err(Refusal::Violation(format!(
                     "the extra-json of option {:?} is not the text of a JSON object",
                     option.label
                 )));
@@ -234,7 +230,7 @@ mod tests {
             questions: vec![staged],
         })
         .unwrap_err();
-        assert!(refused.0.contains("`detail`"), "{refused}");
+        assert!(refused.to_string().contains("`detail`"), "{refused}");
 
         let mut staged = question();
         staged.intent = Some(wit::Intent::PlanReview(wit::PlanReview {
@@ -244,7 +240,7 @@ mod tests {
             questions: vec![staged],
         })
         .unwrap_err();
-        assert!(refused.0.contains("`intent`"), "{refused}");
+        assert!(refused.to_string().contains("`intent`"), "{refused}");
     }
 
     #[test]
