@@ -71,6 +71,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use crate::answerers::{ConfigProblem, KindTable, Kinds, Setup};
+use crate::inbox::settings::{InboxSettings, RawInbox};
 use crate::runtime::RuntimeConfig;
 use crate::waterfall::Placement;
 
@@ -97,19 +98,8 @@ pub struct Config {
     pub answerers: Vec<AnswererEntry>,
     /// The sandbox's limits: the defaults, with what the file sets.
     pub sandbox: RuntimeConfig,
-    /// How `ask-user inbox serve` serves (`[inbox]`).
+    /// How `ask-user inbox serve` serves (`[inbox]`, read by the inbox).
     pub inbox: InboxSettings,
-}
-
-/// The `[inbox]` table: what `ask-user inbox serve` reads.
-#[derive(Debug, Clone, Default)]
-pub struct InboxSettings {
-    /// How long a question whose agent is gone stays answerable.
-    pub retention: Option<Duration>,
-    pub bind: Option<std::net::IpAddr>,
-    pub port: Option<u16>,
-    /// `[inbox.notify]`: the channels to notify.
-    pub notify: crate::inbox::notify::Notifications,
 }
 
 /// One answerer of the chain, configured but not started.
@@ -143,16 +133,6 @@ struct RawConfig {
     _answerer: Vec<toml::Table>,
     sandbox: Option<toml::Spanned<RawSandbox>>,
     inbox: Option<RawInbox>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawInbox {
-    retention: Option<toml::Spanned<String>>,
-    bind: Option<std::net::IpAddr>,
-    port: Option<u16>,
-    /// Read by the channels' registry ([`crate::inbox::notify::Channels`]).
-    notify: Option<toml::Spanned<toml::Table>>,
 }
 
 #[derive(Deserialize)]
@@ -222,20 +202,7 @@ impl Config {
             None => RuntimeConfig::default(),
         };
         let inbox = match raw.inbox {
-            Some(inbox) => InboxSettings {
-                retention: inbox
-                    .retention
-                    .map(|t| duration(t.as_ref()).map_err(|e| (t.span(), e)))
-                    .transpose()?,
-                bind: inbox.bind,
-                port: inbox.port,
-                notify: match inbox.notify {
-                    Some(table) => crate::inbox::notify::Channels::builtin()
-                        .configure(table.get_ref())
-                        .map_err(|problem| (table.span(), problem))?,
-                    None => Default::default(),
-                },
-            },
+            Some(inbox) => InboxSettings::read(inbox)?,
             None => InboxSettings::default(),
         };
         Ok(Config {

@@ -328,11 +328,8 @@ async fn inbox(command: InboxCommand) -> Result<ExitCode, Usage> {
     match command {
         InboxCommand::Serve { port, config } => {
             let settings = load_config(config.as_deref())?.inbox;
-            let mut config = InboxConfig::new(&state_dir);
-            config.port = port.or(settings.port);
-            config.bind = settings.bind.unwrap_or(config.bind);
-            config.retention = settings.retention.unwrap_or(config.retention);
-            config.notify = settings.notify;
+            let mut config = settings.apply(InboxConfig::new(&state_dir));
+            config.port = port.or(config.port);
             let exposed = !config.bind.is_loopback();
             let server = InboxServer::start(config)
                 .await

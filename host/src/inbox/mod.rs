@@ -28,6 +28,7 @@ pub mod answerer;
 pub mod client;
 pub mod notify;
 pub mod server;
+pub mod settings;
 pub mod store;
 
 pub use answerer::{InboxAnswerer, InboxKind};
