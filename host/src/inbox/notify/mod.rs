@@ -73,6 +73,22 @@ pub struct Note {
     pub link: Option<String>,
 }
 
+impl Note {
+    /// The text of each question, in order.
+    pub fn questions(&self) -> Vec<&str> {
+        questions(&self.record)
+    }
+}
+
+fn questions(record: &Record) -> Vec<&str> {
+    record
+        .request
+        .questions
+        .iter()
+        .map(|q| q.question.as_str())
+        .collect()
+}
+
 /// The channel kinds `[inbox.notify]` may name.
 pub struct Channels {
     kinds: Vec<Box<dyn ChannelKind>>,
@@ -163,12 +179,7 @@ impl Notifier {
         if channels.is_empty() {
             return;
         }
-        let questions: Vec<&str> = record
-            .request
-            .questions
-            .iter()
-            .map(|q| q.question.as_str())
-            .collect();
+        let questions = questions(record);
         let first = questions.first().copied().unwrap_or_default();
         let more = match questions.len() {
             0 | 1 => String::new(),

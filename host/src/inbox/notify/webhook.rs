@@ -41,12 +41,6 @@ impl Channel for WebhookChannel {
         http: reqwest::Client,
     ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send>> {
         let record = &note.record;
-        let questions: Vec<&str> = record
-            .request
-            .questions
-            .iter()
-            .map(|q| q.question.as_str())
-            .collect();
         let body = json!({
             "text": format!(
                 "An agent is waiting for your answer: {}\n{}",
@@ -57,7 +51,7 @@ impl Channel for WebhookChannel {
             "session": record.session,
             "agent": record.agent,
             "cwd": record.cwd,
-            "questions": questions,
+            "questions": note.questions(),
             "url": note.address,
         });
         let request = http
