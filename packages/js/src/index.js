@@ -17,10 +17,9 @@
 
 import { Buffer } from 'node:buffer';
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { MessageChannel, Worker } from 'node:worker_threads';
-import { transpileBytes } from '@bytecodealliance/jco-transpile';
+import { transpile } from './transpile.js';
 
 /** The seam's error codes; the WIT variant spells them in kebab case. */
 const CODES = [
@@ -115,20 +114,16 @@ export class Component {
   }
 
   /**
-   * Transpiles and compiles a component (`ask-user component --out FILE`
-   * writes one); without one, the component this package carries. Rejects
-   * bytes that are not a component.
+   * Transpiles (with jco, an optional dependency) and compiles a component
+   * (`ask-user component --out FILE` writes one); without one, the
+   * component this package carries, transpiled when it was packed (no jco
+   * needed). Rejects bytes that are not a component.
    * @param {string | Uint8Array} [file] a path, or the component's bytes
    */
-  static async load(file = carried()) {
-    const bytes = typeof file === 'string' ? await readFile(file) : file;
-    const { files } = await transpileBytes(bytes, {
-      name: 'tool',
-      instantiation: 'sync',
-      noComponentErrorWrapping: true,
-      emitTypescriptDeclarations: false,
-    });
-    if (!files['tool.js']) throw new Error('jco made no module of the component');
+  static async load(file) {
+    const files = file === undefined ? await carried() : await transpile(
+      typeof file === 'string' ? await readFile(file) : file,
+    );
     const modules = {};
     for (const [name, data] of Object.entries(files)) {
       if (name.endsWith('.wasm')) modules[name] = await WebAssembly.compile(data);
@@ -139,14 +134,19 @@ export class Component {
 }
 
 /**
- * The component this package carries: packed into it (`npm pack` copies it
- * in), or, in the repository it comes from, the runtime crate's copy.
+ * jco's output of the component this package carries: transpiled when it
+ * was packed (`npm pack` does it), or, in the repository it comes from, the
+ * runtime crate's copy transpiled now.
  */
-function carried() {
-  for (const at of ['../ask_user_tool.wasm', '../../../host/runtime/component/ask_user_tool.wasm']) {
-    const url = new URL(at, import.meta.url);
-    if (existsSync(url)) return fileURLToPath(url);
+async function carried() {
+  const packed = new URL('../transpiled/', import.meta.url);
+  if (existsSync(new URL('tool.js', packed))) {
+    const files = {};
+    for (const name of await readdir(packed)) files[name] = await readFile(new URL(name, packed));
+    return files;
   }
+  const checkout = new URL('../../../host/runtime/component/ask_user_tool.wasm', import.meta.url);
+  if (existsSync(checkout)) return transpile(await readFile(checkout));
   throw new Error('this package carries no component: pass Host.load a path to one');
 }
 

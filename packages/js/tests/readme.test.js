@@ -49,4 +49,12 @@ test('the packed package carries the component and the README quick start works 
   assert.equal(code, 0, `the quick start failed:\n${err}`);
   assert.equal(out, '{"answers":[{"id":"q","selected":["Yes"]}]}\n');
   assert.deepEqual(readdirSync(work).sort(), ['node_modules', 'package-lock.json', 'package.json', 'quickstart.mjs']);
+  // The component came transpiled: jco (an optional peer) was not installed.
+  assert.deepEqual(readdirSync(join(work, 'node_modules')).filter((n) => !n.startsWith('.')), ['ask-user']);
+  // Another component needs it, and says so.
+  const other = execFileSync(process.execPath, ['--input-type=module', '-e', `
+    import { Host } from 'ask-user';
+    try { await Host.load('quickstart.mjs'); } catch (error) { console.log(error.message); }`],
+  { cwd: work, encoding: 'utf8' });
+  assert.match(other, /needs jco: npm install @bytecodealliance\/jco-transpile/);
 });
