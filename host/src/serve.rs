@@ -233,6 +233,26 @@ async fn connection(
 mod tests {
     use super::*;
 
+    #[tokio::test]
+    async fn a_socket_path_too_long_is_refused_saying_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let long = dir.path().join("x".repeat(MAX_SOCKET_PATH));
+        let error = PrivateSocket::bind(&long).err().expect("too long");
+        assert!(
+            error.to_string().contains("give a shorter state folder"),
+            "{error}"
+        );
+        // One that fits is made for this user alone, and goes with it.
+        let path = dir.path().join("inbox.sock");
+        let socket = PrivateSocket::bind(&path).unwrap();
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(&path).unwrap().permissions(),
+        );
+        assert_eq!(mode & 0o777, 0o600);
+        drop(socket);
+        assert!(!path.exists());
+    }
+
     #[test]
     fn a_client_writes_the_host_it_can_reach() {
         let host = |a: &str| client_host(a.parse().unwrap());

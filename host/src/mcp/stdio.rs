@@ -135,14 +135,14 @@ impl<R: AsyncRead + Unpin> AsyncRead for BoundedLines<R> {
                 return Poll::Ready(Ok(()));
             }
             let mut chunk = [0u8; 16 * 1024];
-            let mut read = ReadBuf::new(&mut chunk);
-            ready!(Pin::new(&mut this.inner).poll_read(cx, &mut read))?;
-            match read.filled() {
-                [] => this.ended = true,
-                bytes => {
-                    let bytes = bytes.to_vec();
-                    this.take(&bytes);
-                }
+            let filled = {
+                let mut read = ReadBuf::new(&mut chunk);
+                ready!(Pin::new(&mut this.inner).poll_read(cx, &mut read))?;
+                read.filled().len()
+            };
+            match filled {
+                0 => this.ended = true,
+                n => this.take(&chunk[..n]),
             }
         }
     }
