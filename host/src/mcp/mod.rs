@@ -27,7 +27,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
     ElicitResult, Implementation, InputRequest, InputRequests, InputRequiredResult, JsonObject,
     ListToolsResult, MetaObject, PaginatedRequestParams, ProtocolVersion, RequestStateCodec,
-    SealOptions, ServerCapabilities, ServerConfig, Tool,
+    SealOptions, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
@@ -73,7 +73,15 @@ impl McpServer {
             definition.description.clone(),
             object(&definition.input_schema),
         )
-        .with_raw_output_schema(object(&definition.output_schema));
+        .with_raw_output_schema(object(&definition.output_schema))
+        // It only reads from the human and changes nothing: clients that
+        // honour the hints need not ask for approval before each call.
+        .annotate(
+            ToolAnnotations::with_title("Ask the user")
+                .read_only(true)
+                .destructive(false)
+                .open_world(false),
+        );
         Ok(McpServer {
             host,
             tool,

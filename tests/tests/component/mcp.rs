@@ -168,6 +168,12 @@ async fn the_tool_is_listed_with_the_components_schemas() {
     assert_eq!(tool["description"], definition["description"]);
     assert_eq!(tool["inputSchema"], definition["inputSchema"]);
     assert_eq!(tool["outputSchema"], definition["outputSchema"]);
+    // It changes nothing on the machine: clients may call it unasked.
+    assert_eq!(
+        tool["annotations"],
+        json!({"title": "Ask the user", "readOnlyHint": true, "destructiveHint": false,
+               "openWorldHint": false})
+    );
 }
 
 #[tokio::test]
