@@ -188,9 +188,16 @@ impl Inbox {
     /// Waits until the list (with `all`) has a question for which `holds`,
     /// and returns it.
     fn wait_for(&self, what: &str, all: bool, holds: impl Fn(&Value) -> bool) -> Value {
+        self.wait_until(what, all, |list| list.into_iter().find(|q| holds(q)))
+    }
+
+    /// Waits until `found` finds something in the list (with `all`), and
+    /// returns it. The list is another process's state, with no event to
+    /// wait on from here: it is read again every 50 ms, for at most [`BOUND`].
+    fn wait_until<T>(&self, what: &str, all: bool, found: impl Fn(Vec<Value>) -> Option<T>) -> T {
         let start = Instant::now();
         loop {
-            if let Some(found) = self.list(all).into_iter().find(|q| holds(q)) {
+            if let Some(found) = found(self.list(all)) {
                 return found;
             }
             assert!(
@@ -874,18 +881,9 @@ fn mcp_calls_of_two_processes_never_share_a_question() {
     let (mut one, mut two) = (peer(), peer());
     one.call(1, &arguments);
     two.call(1, &arguments);
-    let start = Instant::now();
-    let asked = loop {
-        let waiting = inbox.list(false);
-        if waiting.len() == 2 {
-            break waiting;
-        }
-        assert!(
-            start.elapsed() < BOUND,
-            "waited {BOUND:?} for two questions: {waiting:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let asked = inbox.wait_until("two questions", false, |list| {
+        (list.len() == 2).then_some(list)
+    });
     assert_ne!(asked[0]["session"], asked[1]["session"], "{asked:?}");
     for question in &asked {
         let session = question["session"].as_str().unwrap();
@@ -933,15 +931,9 @@ fn a_reset_database_never_hands_one_agents_answer_to_another() {
     inbox.serve();
     let second = inbox.agent("s2", &arguments, &[]);
     // Both ask in the new database, each its own question under a new id.
-    let start = Instant::now();
-    let waiting = loop {
-        let waiting = inbox.list(false);
-        if waiting.len() == 2 {
-            break waiting;
-        }
-        assert!(start.elapsed() < BOUND, "two questions: {waiting:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let waiting = inbox.wait_until("two questions", false, |list| {
+        (list.len() == 2).then_some(list)
+    });
     assert!(waiting.iter().all(|q| q["id"] != old["id"]), "{waiting:?}");
     let of = |session: &str| {
         waiting
