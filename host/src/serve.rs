@@ -46,6 +46,13 @@ pub(crate) fn client_host(address: SocketAddr) -> String {
     }
 }
 
+/// Listens on `address` for `what` (e.g. "the inbox"); the error names both.
+pub(crate) async fn listen(what: &str, address: SocketAddr) -> std::io::Result<TcpListener> {
+    TcpListener::bind(address).await.map_err(|e| {
+        std::io::Error::new(e.kind(), format!("{what} cannot listen on {address}: {e}"))
+    })
+}
+
 /// Where connections come from.
 pub(crate) trait Accept: Send + 'static {
     type Stream: AsyncRead + AsyncWrite + Unpin + Send + 'static;

@@ -256,7 +256,7 @@ impl<D: Desk> FromRequestParts<Arc<D>> for Authorized {
 async fn page<D: Desk>(
     State(desk): State<Arc<D>>,
     Query(query): Query<TokenQuery>,
-    parts: Parts,
+    mut parts: Parts,
 ) -> Response {
     let gate = desk.gate();
     if let Some(ticket) = &query.ticket {
@@ -285,7 +285,6 @@ async fn page<D: Desk>(
         )
             .into_response();
     }
-    let mut parts = parts;
     if let Err(refused) = Authorized::from_request_parts(&mut parts, &desk).await {
         return refused;
     }

@@ -64,11 +64,6 @@ impl InboxClient {
         })
     }
 
-    /// The state directory it asks.
-    pub fn state_dir(&self) -> &std::path::Path {
-        &self.state_dir
-    }
-
     /// Whether the inbox's socket may be used: the folder is this user's
     /// alone ([`crate::files::trusted_dir`]) and the socket in it is a
     /// socket of this user's. A folder or socket that is not there is an

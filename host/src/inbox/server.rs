@@ -59,7 +59,7 @@ use super::{
     UnreadableView, WithdrawBody,
 };
 use crate::answer_page::{self, Desk, Gate, Left, cancel};
-use crate::serve::{PrivateSocket, Serving, client_host};
+use crate::serve::{PrivateSocket, Serving, client_host, listen};
 
 /// The largest ask taken, in bytes: the host's largest request by default
 /// ([`crate::RuntimeConfig`]), and what asked (session, agent, folder). A
@@ -153,18 +153,11 @@ impl InboxServer {
                 .map_err(std::io::Error::other)?
                 .map_err(std::io::Error::other)?,
         );
-        let listener = tokio::net::TcpListener::bind((config.bind, config.port.unwrap_or(0)))
-            .await
-            .map_err(|e| {
-                std::io::Error::new(
-                    e.kind(),
-                    format!(
-                        "the inbox cannot listen on {}:{}: {e}",
-                        config.bind,
-                        config.port.unwrap_or(0)
-                    ),
-                )
-            })?;
+        let listener = listen(
+            "the inbox",
+            std::net::SocketAddr::new(config.bind, config.port.unwrap_or(0)),
+        )
+        .await?;
         let bound = listener.local_addr()?;
         let address = format!("http://{}:{}", client_host(bound), bound.port());
         // New at every start, and kept nowhere: a browser or a copy that

@@ -32,12 +32,7 @@ pub struct McpHttp {
 impl McpHttp {
     /// Binds `bind` (port 0: any free port) and starts serving `server`.
     pub async fn start(server: McpServer, bind: SocketAddr) -> std::io::Result<Self> {
-        let listener = tokio::net::TcpListener::bind(bind).await.map_err(|e| {
-            std::io::Error::new(
-                e.kind(),
-                format!("ask-user mcp cannot listen on {bind}: {e}"),
-            )
-        })?;
+        let listener = crate::serve::listen("ask-user mcp", bind).await?;
         let address = listener.local_addr()?;
         let token = crate::secret::token()?;
         let stop = CancellationToken::new();

@@ -29,7 +29,7 @@ use ask_user_seam::{AnswerFuture, Answerer, Ask, Next};
 
 use super::{AnswererKind, ConfigProblem, KindTable, Page, Setup, Started};
 use crate::answer_page::{self, Desk, Gate, Left, cancel};
-use crate::serve::{Serving, client_host};
+use crate::serve::{Serving, client_host, listen};
 
 /// The largest answer body accepted, in bytes: the largest answer set the
 /// tool takes, and its frame.
@@ -84,17 +84,11 @@ struct Shared {
 impl WebAnswerer {
     /// Binds and starts serving.
     pub async fn start(config: WebConfig) -> std::io::Result<Self> {
-        let listener = tokio::net::TcpListener::bind((config.bind, config.port))
-            .await
-            .map_err(|e| {
-                std::io::Error::new(
-                    e.kind(),
-                    format!(
-                        "the web answerer cannot listen on {}:{}: {e}",
-                        config.bind, config.port
-                    ),
-                )
-            })?;
+        let listener = listen(
+            "the web answerer",
+            SocketAddr::new(config.bind, config.port),
+        )
+        .await?;
         let address = listener.local_addr()?;
         let frames = broadcast::channel(FRAME_BACKLOG).0;
         let withdrawn = frames.clone();
