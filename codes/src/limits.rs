@@ -29,6 +29,12 @@ pub const MAX_OPTION_EXTRA_BYTES: usize = 4 * 1024;
 /// Length of one answer's free text (output).
 pub const MAX_CUSTOM_CHARS: usize = 16_000;
 
+/// The largest request a component may put to the human in one ask, by
+/// default, in bytes: its text plus a little per question and option (a host
+/// may set another limit; what goes past it reaches no answerer). A service
+/// that takes requests from hosts (an inbox) sizes its bodies by it.
+pub const DEFAULT_MAX_REQUEST_BYTES: usize = 1 << 20;
+
 /// The longest JSON escape of one character (`\u001f`), in bytes.
 const MAX_ESCAPE_BYTES: usize = 6;
 

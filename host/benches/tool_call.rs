@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use ask_user::answerers::script::ScriptAnswerer;
+use ask_user::wasmtime::Store;
+use ask_user::wasmtime::component::{Component, Linker};
 use ask_user::{
     AgentHandle, AgentRegistry, AnswerFuture, Answerer, Ask, AskRequest, CodeCache, Engine,
     EngineConfig, ErrorCode, Next, Placement, Question, QuestionOption, RuntimeConfig, ToolResult,
@@ -18,8 +20,6 @@ use ask_user::{
 use ask_user_tool::args::Arguments;
 use ask_user_tool::output::Output;
 use tokio_util::sync::CancellationToken;
-use wasmtime::Store;
-use wasmtime::component::{Component, Linker};
 
 const ARGUMENTS: &str = include_str!("../../examples/deploy.json");
 const ANSWERS: &str = include_str!("../../examples/deploy.answers.json");

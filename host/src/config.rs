@@ -282,7 +282,7 @@ fn answerer(
         )
         .into());
     };
-    let own = KindTable(Spanned::new(span, DeValue::Table(table)));
+    let own = KindTable::new(span, table);
     Ok(AnswererEntry {
         setup: kind.configure(own, base)?,
         kind: name,

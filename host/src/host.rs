@@ -114,7 +114,7 @@ impl HostBuilder {
         }
         .map_err(HostError::Component)?;
         let mut host = Host {
-            runtime,
+            runtime: Arc::new(runtime),
             agents,
             answerers: Vec::new(),
             notices: Vec::new(),
@@ -147,7 +147,7 @@ impl HostBuilder {
 
 /// A loaded component with its seam, agents and started answerers.
 pub struct Host {
-    runtime: ToolRuntime,
+    runtime: Arc<ToolRuntime>,
     agents: Arc<AgentRegistry>,
     answerers: Vec<Arc<dyn Answerer>>,
     notices: Vec<String>,
@@ -155,8 +155,8 @@ pub struct Host {
 }
 
 impl Host {
-    /// Runs tool calls.
-    pub fn runtime(&self) -> &ToolRuntime {
+    /// Runs tool calls (shared: an MCP server holds it too).
+    pub fn runtime(&self) -> &Arc<ToolRuntime> {
         &self.runtime
     }
 
@@ -201,7 +201,7 @@ pub enum HostError {
         error: std::io::Error,
     },
     /// The component could not be loaded.
-    Component(wasmtime::Error),
+    Component(ask_user_runtime::wasmtime::Error),
     /// An answerer could not be started (1 is the first of the chain).
     Answerer {
         position: usize,

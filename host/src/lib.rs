@@ -1,20 +1,27 @@
-//! The host of the `ask_user_question` tool component, in layers:
+//! The host of the `ask_user_question` tool component: the `ask-user`
+//! command, and [`HostBuilder`], which assembles a host from a
+//! configuration. Each layer is a crate of its own, re-exported here:
 //!
-//! - the seam ([`ask_user_seam`], re-exported here): questions, error codes,
-//!   agents and scopes, the answerer [`Waterfall`], the [`UserQuestions`]
-//!   pipeline every ask goes through, the audit trail. No WebAssembly in it.
-//! - the runtime ([`ask_user_runtime`], re-exported here): [`engine`],
-//!   [`contract`] (the WIT package, one module per frozen version),
-//!   [`runtime`] ([`ToolRuntime`] loads the component in the sandbox: no WASI
+//! - the seam ([`ask_user_seam`]): questions, error codes, agents and
+//!   scopes, the answerer [`Waterfall`], the [`UserQuestions`] pipeline every
+//!   ask goes through, the audit trail, this user's [`files`]. No
+//!   WebAssembly in it.
+//! - the contract ([`contract`], crate `ask-user-contract`): the WIT package
+//!   and its bindings, one module per frozen version.
+//! - the runtime ([`ask_user_runtime`]): [`engine`], [`runtime`]
+//!   ([`ToolRuntime`] loads the component in the sandbox: no WASI
 //!   capabilities, a CPU deadline, a memory cap, and runs tool calls), the
 //!   code [`cache`], and the shipped [`COMPONENT`]. No HTTP, database,
 //!   terminal or MCP crate in it: what an embedder adds.
-//! - [`answerers`]: terminal, script, bridge and web, and the registry of
-//!   kinds a [`Config`] file names (the inbox's answerer is one more kind).
-//! - [`inbox`]: the inbox service that keeps every agent's questions on
-//!   disk and answers them from one page, and its client and answerer.
-//! - [`host`]: [`HostBuilder`] assembles all of it from a configuration;
-//!   the `ask-user` command is a thin shell over it.
+//! - [`answerers`] (crate `ask-user-answerers`): terminal, script, bridge
+//!   and web, and the registry of kinds a [`Config`] file names.
+//! - [`inbox`] (crate `ask-user-inbox`): the service that keeps every
+//!   agent's questions on disk and answers them from one page, and its
+//!   client and answerer kind.
+//! - [`mcp`] (crate `ask-user-mcp`): the tool as an MCP server.
+//! - [`config`] and [`host`], here: the configuration file (the answerer
+//!   kinds above, the inbox's table) and [`HostBuilder`]; the `ask-user`
+//!   command is a thin shell over them.
 //!
 //! Each call asks through the seam: the caller's identity is checked against
 //! the [`AgentRegistry`] (only a live root agent may ask the human), then the
@@ -41,26 +48,21 @@
 //! # Ok(()) }
 //! ```
 
-mod answer_page;
-pub mod answerers;
 pub mod config;
 pub mod host;
-pub mod inbox;
-pub mod mcp;
-pub use secret::id as new_id;
-mod secret;
-pub mod serve;
-pub mod text;
 
+pub use ask_user_answerers::{self as answerers, secret::id as new_id, serve, text};
+pub use ask_user_inbox as inbox;
+pub use ask_user_mcp as mcp;
 pub use ask_user_runtime::{
-    COMPONENT, cache, contract, engine, files, runtime, sandbox, tool_result, wasmtime,
+    COMPONENT, cache, contract, engine, runtime, sandbox, tool_result, wasmtime,
 };
 
 pub use ask_user_seam::{
     self as seam, AgentHandle, AgentRegistry, Answer, AnswerError, AnswerFuture, Answerer,
     AnswererHandle, Ask, AskError, AskRequest, ErrorCode, Intent, Next, Placement, Question,
     QuestionOption, Race, Scope, TransportedError, UserQuestions, Waterfall, agents, audit, error,
-    question, remote, scope, waterfall,
+    files, question, remote, scope, waterfall,
 };
 pub use cache::CodeCache;
 pub use config::{AnswererEntry, Config};

@@ -497,7 +497,8 @@ async fn serve_mcp(
     for notice in host.notices() {
         say(notice);
     }
-    let server = McpServer::new(host.clone()).map_err(|e| Usage(e.to_string()))?;
+    let server =
+        McpServer::new(host.runtime().clone(), host.pages()).map_err(|e| Usage(e.to_string()))?;
     let stop = stop_requested();
     let served = match http {
         None => tokio::select! {

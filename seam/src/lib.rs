@@ -11,11 +11,13 @@
 //! Answerers on the far side of a stream (a bridge process, a web page, an
 //! inbox) share [`remote`]: the frames they exchange and the
 //! [`PendingQuestions`](remote::PendingQuestions) that hold what is waiting
-//! for them.
+//! for them. [`files`] keeps what this user's programs write (the audit
+//! trail, the code cache, an inbox's state) to this user.
 
 pub mod agents;
 pub mod audit;
 pub mod error;
+pub mod files;
 pub mod question;
 pub mod remote;
 pub mod scope;

@@ -38,7 +38,7 @@ impl CodeCache {
     /// `~/.cache/ask-user/compiled`; `None` when neither is known or the
     /// directory cannot be made safe (the reason is logged).
     pub fn user_default() -> Option<CodeCache> {
-        let dir = crate::files::user_dir("XDG_CACHE_HOME", ".cache")?.join("compiled");
+        let dir = ask_user_seam::files::user_dir("XDG_CACHE_HOME", ".cache")?.join("compiled");
         CodeCache::at(&dir)
             .inspect_err(|error| {
                 tracing::warn!(
@@ -54,7 +54,7 @@ impl CodeCache {
     /// is not a directory of this user's that only this user may write.
     pub fn at(dir: impl Into<PathBuf>) -> std::io::Result<CodeCache> {
         let dir = dir.into();
-        crate::files::private_dir(&dir)?;
+        ask_user_seam::files::private_dir(&dir)?;
         Ok(CodeCache { dir })
     }
 
@@ -99,7 +99,7 @@ impl CodeCache {
         let file = std::fs::File::open(path).map_err(|_| "no entry")?;
         let metadata = file.metadata().map_err(|_| "unreadable")?;
         if !metadata.is_file()
-            || !crate::files::private(&metadata)
+            || !ask_user_seam::files::private(&metadata)
             || metadata.len() > MAX_ENTRY_BYTES
         {
             return Err("an entry that is not this user's own file");

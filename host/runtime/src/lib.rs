@@ -2,7 +2,7 @@
 //! more: what an embedder adds to give its agents the tool, with answerers
 //! of its own behind the seam ([`ask_user_seam`]).
 //!
-//! - [`contract`]: the WIT package (inside this crate, `wit/`), one module
+//! - [`contract`] (crate `ask-user-contract`): the WIT package, one module
 //!   per frozen version, and [`contract::add_to_linker`] for an embedder
 //!   with a linker of its own;
 //! - [`engine`]: one wasmtime engine per process, pooling, the CPU ticker;
@@ -38,17 +38,17 @@
 //! ```
 
 pub mod cache;
-pub mod contract;
 mod cpu;
 pub mod engine;
-pub mod files;
 pub mod runtime;
 pub mod sandbox;
 pub mod tool_result;
 
+/// The WIT contract (crate `ask-user-contract`).
+pub use ask_user_contract as contract;
 pub use cache::CodeCache;
 pub use engine::{Engine, EngineConfig};
-pub use runtime::{DEFAULT_MAX_REQUEST_BYTES, RuntimeConfig, ToolDefinition, ToolRuntime};
+pub use runtime::{RuntimeConfig, ToolDefinition, ToolRuntime};
 pub use tool_result::ToolResult;
 /// The wasmtime this runtime is built on (its `Error` is the load error type).
 pub use wasmtime;

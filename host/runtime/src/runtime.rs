@@ -21,9 +21,6 @@ use crate::engine::Engine;
 use crate::sandbox::{Breach, CallState};
 use crate::tool_result::ToolResult;
 
-/// The largest request a component may ask by default, as JSON, in bytes.
-pub const DEFAULT_MAX_REQUEST_BYTES: usize = 1 << 20;
-
 /// The limits of the sandbox. Every one is per call unless it says otherwise.
 #[derive(Debug, Clone)]
 pub struct RuntimeConfig {
@@ -76,7 +73,7 @@ impl Default for RuntimeConfig {
             max_output_bytes: 4 << 20,
             max_arguments_bytes: 1 << 20,
             max_asks_per_call: 1,
-            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
+            max_request_bytes: ask_user_seam::limits::DEFAULT_MAX_REQUEST_BYTES,
         }
     }
 }

@@ -105,12 +105,13 @@ async fn connect_to(
     user: User,
 ) -> Session {
     let host = host.build().await.expect("the host builds");
-    let server = McpServer::new(Arc::new(host)).unwrap();
+    let server = McpServer::new(host.runtime().clone(), host.pages()).unwrap();
     let (server_end, client_end) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
         if let Ok(service) = server.serve(server_end).await {
             let _ = service.waiting().await;
         }
+        host.close().await;
     });
     let handler = TestClient {
         version: version.clone(),

@@ -35,25 +35,14 @@ fn the_shipped_component_is_the_one_guest_builds() {
     );
 }
 
-/// What an embedder gets with `ask-user-runtime`: no HTTP, database,
-/// terminal, MCP or notification crate, and no build of a wasm32 guest.
-#[test]
-fn the_runtime_crate_brings_no_network_database_or_terminal_crates() {
+/// The crates `package` builds on with `flags` (normal and build edges,
+/// as an embedder's `cargo add` gets them).
+fn crates_under(package: &str, flags: &[&str]) -> std::collections::BTreeSet<String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let tree = Command::new(cargo)
-        .args([
-            "tree",
-            "--offline",
-            "--locked",
-            "-p",
-            "ask-user-runtime",
-            "-e",
-            "normal,build",
-            "--prefix",
-            "none",
-            "--format",
-            "{p}",
-        ])
+        .args(["tree", "--offline", "--locked", "-p", package])
+        .args(flags)
+        .args(["-e", "normal,build", "--prefix", "none", "--format", "{p}"])
         .output()
         .unwrap();
     assert!(
@@ -61,28 +50,86 @@ fn the_runtime_crate_brings_no_network_database_or_terminal_crates() {
         "{}",
         String::from_utf8_lossy(&tree.stderr)
     );
-    let tree = String::from_utf8(tree.stdout).unwrap();
-    let crates: std::collections::BTreeSet<&str> = tree
+    String::from_utf8(tree.stdout)
+        .unwrap()
         .lines()
-        .filter_map(|line| line.split_whitespace().next())
-        .collect();
-    for heavy in [
-        "hyper",
-        "axum",
-        "reqwest",
-        "rustls",
-        "rusqlite",
-        "crossterm",
-        "rmcp",
-        "notify-rust",
-        "zbus",
-        "clap",
-        "guest-build",
-    ] {
+        .filter_map(|line| line.split_whitespace().next().map(str::to_owned))
+        .collect()
+}
+
+fn assert_without(package: &str, flags: &[&str], unwanted: &[&str]) {
+    let crates = crates_under(package, flags);
+    for heavy in unwanted {
         assert!(
-            !crates.contains(heavy),
-            "ask-user-runtime pulls {heavy}: {crates:?}"
+            !crates.contains(*heavy),
+            "{package} {flags:?} pulls {heavy}: {crates:?}"
         );
     }
+}
+
+/// An HTTP, database, terminal, MCP, notification or command-line crate, or
+/// the build of a wasm32 guest: what only the `ask-user` command needs.
+const APPLICATION: &[&str] = &[
+    "hyper",
+    "axum",
+    "reqwest",
+    "rustls",
+    "rusqlite",
+    "crossterm",
+    "rmcp",
+    "notify-rust",
+    "zbus",
+    "clap",
+    "guest-build",
+];
+
+/// What an embedder gets with `ask-user-runtime`: none of the application's
+/// crates; wasmtime, with its compiler.
+#[test]
+fn the_runtime_crate_brings_no_network_database_or_terminal_crates() {
+    assert_without("ask-user-runtime", &[], APPLICATION);
+    let crates = crates_under("ask-user-runtime", &[]);
     assert!(crates.contains("wasmtime"), "{crates:?}");
+    assert!(crates.contains("cranelift-codegen"), "{crates:?}");
+}
+
+/// The contract is bindings only: wasmtime's runtime without its compiler.
+#[test]
+fn the_contract_crate_brings_no_compiler() {
+    let unwanted: Vec<&str> = APPLICATION
+        .iter()
+        .copied()
+        .chain(["cranelift-codegen", "ask-user-runtime"])
+        .collect();
+    assert_without("ask-user-contract", &[], &unwanted);
+}
+
+/// Each heavy answerer is behind its feature: without them, the answerers
+/// crate is script and bridge only; `terminal` brings no HTTP, `web` no
+/// terminal; none brings WebAssembly.
+#[test]
+fn the_answerers_crate_brings_what_its_features_ask_for() {
+    let wasm = ["wasmtime", "ask-user-runtime"];
+    let lean: Vec<&str> = APPLICATION.iter().copied().chain(wasm).collect();
+    assert_without("ask-user-answerers", &["--no-default-features"], &lean);
+    let terminal = crates_under(
+        "ask-user-answerers",
+        &["--no-default-features", "--features", "terminal"],
+    );
+    assert!(terminal.contains("crossterm"), "{terminal:?}");
+    assert_without(
+        "ask-user-answerers",
+        &["--no-default-features", "--features", "terminal"],
+        &["hyper", "axum", "wasmtime"],
+    );
+    let web = crates_under(
+        "ask-user-answerers",
+        &["--no-default-features", "--features", "web"],
+    );
+    assert!(web.contains("axum"), "{web:?}");
+    assert_without(
+        "ask-user-answerers",
+        &["--no-default-features", "--features", "web"],
+        &["crossterm", "wasmtime", "rusqlite", "rmcp"],
+    );
 }

@@ -1,0 +1,451 @@
+//! The answer page: the HTML page where a human answers, its event stream
+//! and its answer endpoint, served for a [`Desk`], the questions behind it
+//! (the web answerer's own, or every session's in the inbox).
+//!
+//! `GET /?token=…` serves the page; `GET /events?token=…` is a server-sent
+//! event stream of the frames of [`ask_user_seam::remote`] (`ready`, then
+//! every pending `waterfall`, then new ones and `cancel`s as they happen);
+//! `POST /answer` (token in the `x-ask-user-token` header) takes
+//! `{"eventId":…,"outcome":…}`. The first outcome for an event wins; a second
+//! or late one gets 409 and changes nothing; answers that do not fit the
+//! question get 422 with the reason, and the question stays open.
+//!
+//! Security ([`Gate`]): every request needs the desk's random token (401
+//! without), in a header, the query, or the cookie a one-time link sets
+//! (`GET /?ticket=…`: the link works once, so a copy of it in a
+//! notification's history or a browser's is worth nothing after); the Host
+//! header must name this server and an Origin header,
+//! when sent, must be this server's (403 otherwise, against DNS rebinding
+//! and cross-site posts); the page shows everything from the model as text,
+//! never as HTML, and runs only its own script (a fresh CSP nonce per
+//! response).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::{FromRequestParts, Query, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use futures_util::stream::{self, Stream, StreamExt};
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use ask_user_seam::remote::{self, Outcome, Unsettled, UpFrame};
+
+const PAGE: &str = include_str!("page.html");
+
+/// Frames a page's stream may fall behind by. A page further behind has
+/// missed some: its stream is ended, and it reconnects to what is pending.
+pub const FRAME_BACKLOG: usize = 256;
+
+/// The largest body a page may post, in bytes: the largest answer set the
+/// tool takes ([`ask_user_seam::limits::MAX_ANSWERS_JSON_BYTES`]), and the
+/// frame around it.
+pub const MAX_BODY_BYTES: usize = ask_user_seam::limits::MAX_ANSWERS_JSON_BYTES + 4096;
+
+/// The questions behind an answer page.
+pub trait Desk: Send + Sync + 'static {
+    /// Who may use the page.
+    fn gate(&self) -> &Gate;
+
+    /// The live frames: new questions and `cancel`s. A page subscribes
+    /// before it reads [`pending_frames`](Self::pending_frames), so nothing
+    /// falls between.
+    fn subscribe(&self) -> broadcast::Receiver<Value>;
+
+    /// The `waterfall` frames of the questions open now.
+    fn pending_frames(&self) -> impl Future<Output = Vec<Value>> + Send;
+
+    /// A page's stream opened; the returned guard is dropped when it ends.
+    fn page_opened(self: Arc<Self>) -> Box<dyn Send + Sync>;
+
+    /// Fires when the desk closes: every page's stream ends.
+    fn closing(&self) -> CancellationToken;
+
+    /// Settles question `event_id` with a page's `outcome`, first outcome
+    /// wins; answers that do not fit leave it open.
+    fn settle(
+        &self,
+        event_id: &str,
+        outcome: Outcome,
+    ) -> impl Future<Output = Result<(), Unsettled>> + Send;
+}
+
+/// The routes of the page for `desk`.
+pub fn routes<D: Desk>(desk: Arc<D>) -> Router {
+    Router::new()
+        .route("/", get(page::<D>))
+        .route("/events", get(events::<D>))
+        .route("/answer", post(answer::<D>))
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(desk)
+}
+
+/// How long a one-time link stays good when nobody opens it.
+pub const TICKET_LIFETIME: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// One-time links not yet used, at most: the oldest goes first past it.
+const MAX_TICKETS: usize = 1024;
+
+/// The checks every request passes: a Host naming this server, no foreign
+/// Origin, and the token.
+pub struct Gate {
+    token: String,
+    /// The port the Host header must name.
+    port: u16,
+    /// One-time links not used yet, and when each was made.
+    tickets: Mutex<HashMap<String, Instant>>,
+}
+
+impl Gate {
+    pub fn new(token: String, port: u16) -> Self {
+        Gate {
+            token,
+            port,
+            tickets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// A new one-time link to the page at `address` (`http://host:port`):
+    /// opened once within [`TICKET_LIFETIME`], it lets that browser in, and
+    /// is worth nothing after.
+    pub fn ticket(&self, address: &str) -> std::io::Result<String> {
+        let ticket = crate::secret::token()?;
+        let mut tickets = self.tickets();
+        tickets.retain(|_, made| made.elapsed() < TICKET_LIFETIME);
+        if tickets.len() >= MAX_TICKETS
+            && let Some(oldest) = tickets
+                .iter()
+                .min_by_key(|(_, made)| **made)
+                .map(|(t, _)| t.clone())
+        {
+            tickets.remove(&oldest);
+        }
+        tickets.insert(ticket.clone(), Instant::now());
+        Ok(format!("{address}/?ticket={ticket}"))
+    }
+
+    /// Uses up `ticket`; whether it was good.
+    fn redeem(&self, ticket: &str) -> bool {
+        let mut tickets = self.tickets();
+        let found = tickets
+            .keys()
+            .find(|t| crate::secret::same(t.as_bytes(), ticket.as_bytes()))
+            .cloned();
+        found
+            .and_then(|t| tickets.remove(&t))
+            .is_some_and(|made| made.elapsed() < TICKET_LIFETIME)
+    }
+
+    fn tickets(&self) -> std::sync::MutexGuard<'_, HashMap<String, Instant>> {
+        self.tickets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The cookie a one-time link sets; named for the port, since a
+    /// browser sends a 127.0.0.1 cookie to every port of it.
+    fn cookie(&self) -> String {
+        format!("ask-user-{}", self.port)
+    }
+
+    /// Whether a Host header may name this server: `localhost` or an IP
+    /// address, with its port. A domain name could be rebound to this
+    /// address by a hostile page (DNS rebinding); an IP literal cannot, so
+    /// a server bound beyond loopback is reachable under its own addresses.
+    fn names_this_server(&self, host: &str) -> bool {
+        match host.strip_prefix("localhost:") {
+            Some(port) => port.parse() == Ok(self.port),
+            None => host
+                .parse::<std::net::SocketAddr>()
+                .is_ok_and(|address| address.port() == self.port),
+        }
+    }
+
+    /// The Host and Origin checks.
+    fn check_origin(&self, headers: &HeaderMap) -> Result<(), StatusCode> {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or_default();
+        if !self.names_this_server(host) {
+            return Err(StatusCode::FORBIDDEN);
+        }
+        let origin = headers
+            .get(header::ORIGIN)
+            .map(|o| o.to_str().unwrap_or_default());
+        if origin.is_some_and(|origin| origin != format!("http://{host}")) {
+            return Err(StatusCode::FORBIDDEN);
+        }
+        Ok(())
+    }
+
+    fn check(&self, headers: &HeaderMap, token: Option<&str>) -> Result<(), StatusCode> {
+        self.check_origin(headers)?;
+        if crate::secret::same(token.unwrap_or_default().as_bytes(), self.token.as_bytes()) {
+            Ok(())
+        } else {
+            Err(StatusCode::UNAUTHORIZED)
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct TokenQuery {
+    token: Option<String>,
+    ticket: Option<String>,
+}
+
+/// A request that passed its desk's [`Gate`]. The token comes from the
+/// `x-ask-user-token` header, an `Authorization: Bearer` header, the
+/// `token` query parameter where a browser cannot set headers, or the
+/// cookie a one-time link set (the first of them given). Every route takes
+/// it.
+pub struct Authorized;
+
+impl<D: Desk> FromRequestParts<Arc<D>> for Authorized {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, desk: &Arc<D>) -> Result<Self, Response> {
+        let gate = desk.gate();
+        let query = Query::<TokenQuery>::try_from_uri(&parts.uri).ok();
+        let header = |name| {
+            parts
+                .headers
+                .get(name)
+                .and_then(|value| value.to_str().ok())
+        };
+        let bearer = header(header::AUTHORIZATION).and_then(|value| value.strip_prefix("Bearer "));
+        let cookie = parts
+            .headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(';'))
+            .filter_map(|pair| pair.trim().split_once('='))
+            .find(|(name, _)| *name == gate.cookie())
+            .map(|(_, value)| value);
+        let token = [
+            header(header::HeaderName::from_static("x-ask-user-token")),
+            bearer,
+            query.as_ref().and_then(|q| q.token.as_deref()),
+            cookie,
+        ]
+        .into_iter()
+        .flatten()
+        .find(|token| !token.is_empty());
+        gate.check(&parts.headers, token)
+            .map(|()| Authorized)
+            .map_err(refusal)
+    }
+}
+
+/// The page; with a one-time link (`?ticket=`), first the cookie that lets
+/// this browser in, and a redirect to the page without the ticket.
+async fn page<D: Desk>(
+    State(desk): State<Arc<D>>,
+    Query(query): Query<TokenQuery>,
+    mut parts: Parts,
+) -> Response {
+    let gate = desk.gate();
+    if let Some(ticket) = &query.ticket {
+        if let Err(status) = gate.check_origin(&parts.headers) {
+            return refusal(status);
+        }
+        if !gate.redeem(ticket) {
+            return (
+                StatusCode::UNAUTHORIZED,
+                "this link was used already or has expired: `ask-user inbox page` prints a new one",
+            )
+                .into_response();
+        }
+        let cookie = format!(
+            "{}={}; Path=/; HttpOnly; SameSite=Strict",
+            gate.cookie(),
+            gate.token()
+        );
+        return (
+            StatusCode::SEE_OTHER,
+            [
+                (header::LOCATION, "/".to_owned()),
+                (header::SET_COOKIE, cookie),
+                (header::REFERRER_POLICY, "no-referrer".to_owned()),
+            ],
+        )
+            .into_response();
+    }
+    if let Err(refused) = Authorized::from_request_parts(&mut parts, &desk).await {
+        return refused;
+    }
+    page_html()
+}
+
+/// The page, its script and style allowed by a nonce fresh for each
+/// response: nothing inline but them runs or applies.
+fn page_html() -> Response {
+    let Ok(nonce) = crate::secret::token() else {
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    };
+    let policy = format!(
+        "default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; \
+         connect-src 'self'; base-uri 'none'; form-action 'none'"
+    );
+    let page = PAGE
+        .replacen("<script>", &format!("<script nonce=\"{nonce}\">"), 1)
+        .replacen("<style>", &format!("<style nonce=\"{nonce}\">"), 1);
+    (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8".to_owned()),
+            (header::CONTENT_SECURITY_POLICY, policy),
+            (header::REFERRER_POLICY, "no-referrer".to_owned()),
+            (header::X_FRAME_OPTIONS, "DENY".to_owned()),
+        ],
+        Html(page),
+    )
+        .into_response()
+}
+
+async fn events<D: Desk>(_: Authorized, State(desk): State<Arc<D>>) -> Response {
+    // Subscribe before reading what is pending, so nothing falls between.
+    let live = desk.subscribe();
+    let client = format!("page-{}", crate::secret::token().unwrap_or_default());
+    let mut first = vec![remote::ready(&client)];
+    first.extend(desk.pending_frames().await);
+    let closing = desk.closing();
+    let guard = desk.page_opened();
+    let live = stream::unfold(
+        (live, guard, closing, false),
+        |(mut live, guard, closing, closed)| async move {
+            // Closing: the frames already sent (the cancels of questions
+            // that just left) still reach the page, then the stream ends.
+            if closed {
+                let frame = live.try_recv().ok()?;
+                return Some((frame, (live, guard, closing, true)));
+            }
+            let next = tokio::select! {
+                biased;
+                frame = live.recv() => Some(frame),
+                () = closing.cancelled() => None,
+            };
+            match next {
+                // On lag (a page too slow to keep up has missed frames) or
+                // close, the stream ends, and the page reconnects to what
+                // is pending now.
+                Some(frame) => Some((frame.ok()?, (live, guard, closing, false))),
+                None => {
+                    let frame = live.try_recv().ok()?;
+                    Some((frame, (live, guard, closing, true)))
+                }
+            }
+        },
+    );
+    let frames: std::pin::Pin<Box<dyn Stream<Item = Value> + Send>> =
+        Box::pin(stream::iter(first).chain(live));
+    Sse::new(
+        frames.map(|frame| {
+            Ok::<_, std::convert::Infallible>(Event::default().data(frame.to_string()))
+        }),
+    )
+    .keep_alive(KeepAlive::default())
+    .into_response()
+}
+
+async fn answer<D: Desk>(
+    _: Authorized,
+    State(desk): State<Arc<D>>,
+    body: axum::body::Bytes,
+) -> Response {
+    let frame: UpFrame = match serde_json::from_slice(&body) {
+        Ok(frame) => frame,
+        Err(error) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                format!("not an outcome frame: {error}"),
+            )
+                .into_response();
+        }
+    };
+    settled(desk.settle(&frame.event_id, frame.outcome).await)
+}
+
+/// The reply to a settlement: 200, 422 with why the answers do not fit
+/// (the question stays open, so the human can correct them), 503 when it
+/// could not be recorded (the same answer may be sent again), or 409.
+pub fn settled(result: Result<(), Unsettled>) -> Response {
+    match result {
+        Ok(()) => StatusCode::OK.into_response(),
+        Err(Unsettled::Misfit(error)) => {
+            (StatusCode::UNPROCESSABLE_ENTITY, error.message().to_owned()).into_response()
+        }
+        Err(Unsettled::Unrecorded(why)) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the answer could not be recorded ({why}); nothing changed: try again"),
+        )
+            .into_response(),
+        Err(Unsettled::NotPending) => (
+            StatusCode::CONFLICT,
+            "this question was already answered or withdrawn",
+        )
+            .into_response(),
+    }
+}
+
+/// Why a question left the pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Left {
+    /// A human answered it elsewhere (another window, the command line).
+    Answered,
+    /// A human dismissed it elsewhere.
+    Dismissed,
+    /// Its agent stopped waiting (its call ended: aborted, timed out).
+    Withdrawn,
+    /// Its agent was gone longer than the retention period.
+    Expired,
+}
+
+impl Left {
+    /// As a `cancel` frame's `reason`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Left::Answered => "answered",
+            Left::Dismissed => "dismissed",
+            Left::Withdrawn => "withdrawn",
+            Left::Expired => "expired",
+        }
+    }
+
+    /// Why an `outcome` settled a question.
+    pub fn settled_by(outcome: &Outcome) -> Left {
+        match outcome {
+            Outcome::Rejected { .. } => Left::Dismissed,
+            _ => Left::Answered,
+        }
+    }
+}
+
+/// A `cancel` frame (SPEC §5) with why the question left, so that a page
+/// can say it.
+pub fn cancel(event_id: &str, why: Left) -> Value {
+    let mut frame = remote::cancel(event_id);
+    frame["reason"] = why.as_str().into();
+    frame
+}
+
+fn refusal(status: StatusCode) -> Response {
+    let why = match status {
+        StatusCode::UNAUTHORIZED => "open the address ask-user printed: it carries the token",
+        _ => "this server answers only its own page on its own address",
+    };
+    (status, why).into_response()
+}

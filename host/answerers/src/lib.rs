@@ -1,0 +1,37 @@
+//! Answerers of `ask_user_question`: the parts of a host that put a question
+//! in front of the human and bring the answer back through the seam
+//! ([`ask_user_seam`]), and the registry of answerer kinds a configuration
+//! file can name.
+//!
+//! - [`script`]: answers from a file, matched by question id or text
+//!   (tests, CI, replays);
+//! - [`bridge`]: a child process spoken to in JSON lines (any language);
+//! - [`terminal`] (feature `terminal`): an interactive prompt on the
+//!   controlling terminal;
+//! - [`web`] (feature `web`): a page on 127.0.0.1, with its shared parts
+//!   ([`answer_page`], [`serve`]) that the inbox serves too.
+//!
+//! A kind is one file: its answerer, its own config table and its start-up
+//! (an [`AnswererKind`]), and one line in [`Kinds::builtin`]; a kind of
+//! another crate is [`Kinds::register`]ed by whoever reads the configuration.
+//! Untrusted text shown to a human goes through [`text`]; identities and
+//! page tokens come from [`secret`].
+
+#[cfg(feature = "web")]
+pub mod answer_page;
+pub mod bridge;
+mod kind;
+pub mod script;
+pub mod secret;
+#[cfg(feature = "web")]
+pub mod serve;
+#[cfg(feature = "terminal")]
+pub mod terminal;
+pub mod text;
+#[cfg(feature = "web")]
+pub mod web;
+
+pub use kind::{
+    AnswererKind, ConfigProblem, KindTable, Kinds, MAX_DURATION, Page, Setup, Started, duration,
+    race, ready,
+};

@@ -1,0 +1,543 @@
+//! What the prompt looks like: lines for the current screen, wrapped to the
+//! terminal's width, with colour unless `NO_COLOR` is set.
+
+use crossterm::style::Stylize;
+use tui_input::Input;
+use unicode_width::UnicodeWidthStr;
+
+use super::prompt::{Prompt, SKIP, Screen, TYPE_OWN};
+use crate::text::clean;
+
+/// The current screen in three parts, each line already wrapped to the
+/// width. When they do not all fit the height ([`Painter::fit`]), the keys
+/// stay whole, the rows keep the highlighted one in view, and the question
+/// (or the review) scrolls.
+pub struct Frame {
+    /// The question and its detail, or the review: scrolls.
+    pub top: Vec<String>,
+    /// The rows to choose among, or the line being typed.
+    pub rows: Vec<String>,
+    /// The blank line and the key line: always shown.
+    pub keys: Vec<String>,
+    /// The line of `rows` that stays in view: the highlighted row's first.
+    pub focus: usize,
+    /// Where the text cursor belongs while typing: (line of `rows`, column).
+    pub caret: Option<(usize, usize)>,
+}
+
+/// A frame fitted to the screen: the lines to draw, the caret's (line,
+/// column), and the question's scroll offset and page as used.
+pub struct Layout {
+    pub lines: Vec<String>,
+    pub caret: Option<(usize, usize)>,
+    pub scroll: usize,
+    pub page: usize,
+}
+
+pub struct Painter {
+    pub color: bool,
+    pub width: usize,
+}
+
+impl Painter {
+    /// One line of `text`, cleaned, in `style` when colour is on.
+    fn paint(&self, text: &str, style: fn(&str) -> String) -> String {
+        let text = clean(text, false);
+        if self.color {
+            style(&text)
+        } else {
+            text.into_owned()
+        }
+    }
+
+    /// `text` wrapped to the width, the first line after `first`, the rest
+    /// indented by `indent` columns.
+    fn wrap(
+        &self,
+        out: &mut Vec<String>,
+        first: &str,
+        indent: usize,
+        text: &str,
+        style: fn(&str) -> String,
+    ) {
+        let room = self.width.saturating_sub(indent).max(20);
+        let text = clean(text, true);
+        for (n, line) in textwrap::wrap(&text, room).iter().enumerate() {
+            let lead = if n == 0 {
+                first.to_owned()
+            } else {
+                " ".repeat(indent)
+            };
+            out.push(format!("{lead}{}", self.paint(line, style)));
+        }
+        if text.is_empty() {
+            out.push(first.to_owned());
+        }
+    }
+
+    pub fn frame(&self, prompt: &Prompt) -> Frame {
+        let (mut top, mut rows, mut keys) = (Vec::new(), Vec::new(), vec![String::new()]);
+        let (mut focus, mut caret) = (0, None);
+        let key_line = match &prompt.screen {
+            Screen::Review => {
+                self.review(prompt, &mut top);
+                "Enter send · 1-9 change an answer · ⇧Tab/← back · Esc dismiss all".to_owned()
+            }
+            Screen::Choosing => {
+                self.question(prompt, &mut top);
+                focus = self.rows(prompt, &mut rows, None).0;
+                let toggle = if prompt.question().is_multi_select() {
+                    " · Space tick"
+                } else {
+                    ""
+                };
+                format!(
+                    "↑↓ move · 1-9 pick{toggle} · Enter confirm · Tab/→ next · ⇧Tab/← back · \
+                     Esc dismiss all"
+                )
+            }
+            Screen::Typing(input) => {
+                self.question(prompt, &mut top);
+                if prompt.options() > 0 {
+                    // Typed in place of "Type your own answer", among the
+                    // options and their ticks.
+                    (focus, caret) = self.rows(prompt, &mut rows, Some(input));
+                } else {
+                    caret = Some(self.typing(input, &mut rows, "› "));
+                }
+                let back = if prompt.options() > 0 {
+                    "⇧Tab back to the options"
+                } else {
+                    "⇧Tab back"
+                };
+                let empty = if prompt.drafts[prompt.index].chosen.is_empty() {
+                    "empty skips"
+                } else {
+                    "empty keeps your choice"
+                };
+                format!(
+                    "Type your answer · Enter confirm ({empty}) · Alt+Enter new line · Tab next \
+                     · {back} · Esc dismiss all"
+                )
+            }
+        };
+        // Wrapped here, not by the terminal: every line drawn is one row.
+        self.wrap(&mut keys, "", 0, &key_line, dim);
+        Frame {
+            top,
+            rows,
+            keys,
+            focus,
+            caret,
+        }
+    }
+
+    /// Fits `frame` into `height` rows, the question scrolled by `scroll`
+    /// lines (clamped to what there is).
+    pub fn fit(&self, frame: &Frame, height: usize, scroll: usize) -> Layout {
+        let height = height.max(3);
+        let (top, rows) = (&frame.top, &frame.rows);
+        let whole = top.len() + rows.len() + frame.keys.len();
+        if whole <= height {
+            let lines: Vec<String> = top.iter().chain(rows).chain(&frame.keys).cloned().collect();
+            return Layout {
+                caret: frame.caret.map(|(line, column)| (top.len() + line, column)),
+                lines,
+                scroll: 0,
+                page: height,
+            };
+        }
+        // Short of room: no blank line above the keys; the keys whole (but
+        // one row for the rest); the rows around the highlighted one; the
+        // question in what is left, with a line saying how to scroll it.
+        let keys: Vec<String> = frame
+            .keys
+            .iter()
+            .filter(|k| !k.is_empty())
+            .cloned()
+            .collect();
+        let keys_shown = keys.len().min(height - 1);
+        let keep_top = usize::from(!top.is_empty());
+        let rows_room = rows
+            .len()
+            .min(height - keys_shown - keep_top)
+            .max(usize::from(!rows.is_empty()));
+        let focus = frame.caret.map_or(frame.focus, |(line, _)| line);
+        let first_row = focus
+            .saturating_sub(rows_room / 2)
+            .min(rows.len().saturating_sub(rows_room));
+        let top_room = height.saturating_sub(keys_shown + rows_room);
+        let mut lines = Vec::new();
+        let (asked, mut scroll, mut page) = (scroll, 0, 1);
+        if top.len() <= top_room {
+            lines.extend(top.iter().cloned());
+        } else if top_room > 0 {
+            page = (top_room - 1).max(1);
+            let shown = top_room - 1;
+            scroll = asked.min(top.len() - shown);
+            lines.extend(top[scroll..scroll + shown].iter().cloned());
+            let note = format!(
+                "⋯ lines {}–{} of {} · PgUp/PgDn scroll",
+                scroll + 1,
+                scroll + shown,
+                top.len()
+            );
+            lines.push(self.paint(&cut(&note, self.width), dim));
+        }
+        let rows_at = lines.len();
+        lines.extend(rows[first_row..first_row + rows_room].iter().cloned());
+        lines.extend(keys[keys.len() - keys_shown..].iter().cloned());
+        Layout {
+            caret: frame
+                .caret
+                .filter(|(line, _)| (first_row..first_row + rows_room).contains(line))
+                .map(|(line, column)| (rows_at + line - first_row, column)),
+            lines,
+            scroll,
+            page,
+        }
+    }
+
+    /// The bar of all questions: each one's header (or number) with its
+    /// state, ✓ answered, – skipped, · not yet; the current one in brackets.
+    fn bar(&self, prompt: &Prompt, out: &mut Vec<String>) {
+        let items: Vec<String> = prompt
+            .questions
+            .iter()
+            .zip(&prompt.drafts)
+            .enumerate()
+            .map(|(n, (q, draft))| {
+                let name = q.header.clone().unwrap_or_else(|| format!("Q{}", n + 1));
+                let state = match (
+                    draft.done,
+                    draft.chosen.is_empty() && draft.custom.is_none(),
+                ) {
+                    (false, _) => "·",
+                    (true, true) => "–",
+                    (true, false) => "✓",
+                };
+                if n == prompt.index && !matches!(prompt.screen, Screen::Review) {
+                    format!("[{name} {state}]")
+                } else {
+                    format!(" {name} {state} ")
+                }
+            })
+            .collect();
+        let review = if matches!(prompt.screen, Screen::Review) {
+            "[Review]"
+        } else {
+            " Review "
+        };
+        let bar = format!("{}│{review}", items.join("│"));
+        self.wrap(out, "", 0, &bar, header_style);
+    }
+
+    fn question(&self, prompt: &Prompt, out: &mut Vec<String>) {
+        let q = prompt.question();
+        if prompt.questions.len() > 1 {
+            self.bar(prompt, out);
+            out.push(self.paint(
+                &format!("{} of {}", prompt.index + 1, prompt.questions.len()),
+                dim,
+            ));
+        } else if let Some(header) = &q.header {
+            out.push(self.paint(&format!("[{header}]"), header_style));
+        }
+        self.wrap(out, "", 0, &q.question, bold);
+        if let Some(detail) = &q.detail {
+            for paragraph in detail.lines() {
+                self.wrap(out, "  ", 2, paragraph, plain);
+            }
+        }
+        out.push(String::new());
+    }
+
+    /// The line being typed, after `lead`, pushed onto `out`; where the
+    /// caret goes on it (line of `out`, column).
+    fn typing(&self, input: &Input, out: &mut Vec<String>, lead: &str) -> (usize, usize) {
+        let room = self.width.saturating_sub(lead.width() + 1).max(10);
+        let scroll = input.visual_scroll(room);
+        // A new line in the words shows as ↵ on the one line.
+        let value = input.value().replace('\n', "↵");
+        let shown = skip_columns(&clean(&value, false), scroll, room);
+        out.push(format!("{lead}{shown}"));
+        (
+            out.len() - 1,
+            lead.width() + input.visual_cursor().saturating_sub(scroll),
+        )
+    }
+
+    /// Draws the rows, with `typing` in place of "Type your own answer";
+    /// returns the line where the highlighted row starts, and the caret.
+    fn rows(
+        &self,
+        prompt: &Prompt,
+        out: &mut Vec<String>,
+        typing: Option<&Input>,
+    ) -> (usize, Option<(usize, usize)>) {
+        let (mut focus, mut caret) = (0, None);
+        let q = prompt.question();
+        let draft = &prompt.drafts[prompt.index];
+        let multi = q.is_multi_select();
+        let recommended = q.recommended().map(|o| o.label.as_str());
+        let options = q.options.as_deref().unwrap_or_default();
+        for row in 0..prompt.rows() {
+            let pointer = if row == draft.cursor { "›" } else { " " };
+            let (label, description) = match options.get(row) {
+                Some(option) => (option.label.clone(), option.description.as_deref()),
+                None if row == options.len() => match &draft.custom {
+                    Some(text) => (format!("{TYPE_OWN}: {text}"), None),
+                    None => (TYPE_OWN.to_owned(), None),
+                },
+                None => (SKIP.to_owned(), None),
+            };
+            let tick = match (multi, row < options.len()) {
+                (true, true) if draft.chosen.contains(&row) => "[x] ",
+                (true, true) => "[ ] ",
+                _ => "",
+            };
+            let mut mark = if recommended == Some(label.as_str()) {
+                " ★"
+            } else {
+                ""
+            }
+            .to_owned();
+            // Coming back to an answered question shows what was chosen.
+            if !multi && draft.chosen.contains(&row) {
+                mark.push_str(" ✓ chosen");
+            }
+            // Numbers right-aligned, so "10." lines up under " 9.".
+            let digits = prompt.rows().to_string().len();
+            let lead = format!("{pointer} {:>digits$}. {tick}", row + 1);
+            if row == draft.cursor {
+                focus = out.len();
+            }
+            if let Some(input) = typing.filter(|_| row == options.len()) {
+                let at = self.typing(input, out, &format!("{lead}› "));
+                (focus, caret) = (at.0, Some(at));
+                continue;
+            }
+            let style: fn(&str) -> String = if row == draft.cursor { selected } else { plain };
+            self.wrap(out, &lead, lead.width(), &format!("{label}{mark}"), style);
+            if let Some(description) = description {
+                self.wrap(
+                    out,
+                    &" ".repeat(lead.width()),
+                    lead.width(),
+                    description,
+                    dim,
+                );
+            }
+        }
+        (focus, caret)
+    }
+
+    fn review(&self, prompt: &Prompt, out: &mut Vec<String>) {
+        if prompt.questions.len() > 1 {
+            self.bar(prompt, out);
+        }
+        out.push(self.paint("Review your answers", bold));
+        out.push(String::new());
+        for (n, (q, answer)) in prompt.questions.iter().zip(prompt.answers()).enumerate() {
+            let tag = q
+                .header
+                .as_deref()
+                .map(|h| format!("[{h}] "))
+                .unwrap_or_default();
+            let lead = format!("{}. ", n + 1);
+            self.wrap(
+                out,
+                &lead,
+                lead.width(),
+                &format!("{tag}{}", q.question),
+                plain,
+            );
+            let mut parts = answer.selected.clone();
+            if let Some(custom) = &answer.custom {
+                parts.push(format!("“{custom}”"));
+            }
+            let shown = if parts.is_empty() {
+                "(skipped)".to_owned()
+            } else {
+                parts.join(", ")
+            };
+            self.wrap(
+                out,
+                &format!("{}→ ", " ".repeat(lead.width())),
+                lead.width() + 2,
+                &shown,
+                answer_style,
+            );
+        }
+    }
+}
+
+/// `text` cut to `width` columns.
+fn cut(text: &str, width: usize) -> String {
+    skip_columns(text, 0, width)
+}
+
+/// The part of `text` after its first `skip` columns that fits in `room`.
+fn skip_columns(text: &str, skip: usize, room: usize) -> String {
+    let (mut column, mut out) = (0, String::new());
+    for c in text.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if column >= skip && column + w <= skip + room {
+            out.push(c);
+        }
+        column += w;
+    }
+    out
+}
+
+fn plain(text: &str) -> String {
+    text.to_owned()
+}
+fn bold(text: &str) -> String {
+    text.bold().to_string()
+}
+fn dim(text: &str) -> String {
+    text.dim().to_string()
+}
+fn selected(text: &str) -> String {
+    text.bold().cyan().to_string()
+}
+fn header_style(text: &str) -> String {
+    text.bold().magenta().to_string()
+}
+fn answer_style(text: &str) -> String {
+    text.green().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ask_user_seam::question::{Question, QuestionOption};
+
+    #[test]
+    fn nothing_the_model_wrote_draws_an_escape() {
+        let evil = "\u{1b}[1A\u{1b}[2KApproved\u{1b}]52;c;ZXZpbA==\u{7}";
+        let mut q = Question::new("q", format!("Deploy?{evil}"));
+        q.header = Some(format!("H{evil}"));
+        let mut option = QuestionOption::new(format!("Yes{evil}"));
+        option.description = Some(format!("Ships it{evil}"));
+        q.options = Some(vec![option]);
+        let questions = [q];
+        let prompt = super::super::prompt::Prompt::new(&questions);
+        let painter = Painter {
+            color: false,
+            width: 79,
+        };
+        let frame = painter.frame(&prompt);
+        let text = [frame.top, frame.rows, frame.keys].concat().join("\n");
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{text:?}"
+        );
+        assert!(
+            text.contains("Deploy?[1A[2KApproved]52;c;ZXZpbA=="),
+            "{text}"
+        );
+    }
+
+    fn fitted(prompt: &Prompt, width: usize, height: usize) -> Layout {
+        let painter = Painter {
+            color: false,
+            width,
+        };
+        painter.fit(&painter.frame(prompt), height, prompt.scroll)
+    }
+
+    fn choice(text: &str, labels: usize) -> Question {
+        let mut q = Question::new("q", text);
+        q.options = Some(
+            (1..=labels)
+                .map(|n| {
+                    let mut option = QuestionOption::new(format!("Option {n}"));
+                    option.description = Some(format!("What option {n} does."));
+                    option
+                })
+                .collect(),
+        );
+        q
+    }
+
+    /// A question longer than the screen never hides the rows or the keys:
+    /// it scrolls, and says how.
+    #[test]
+    fn a_long_question_scrolls_and_the_rows_and_keys_stay() {
+        let words: Vec<String> = (0..500).map(|n| format!("word{n}")).collect();
+        let questions = [choice(&words.join(" "), 3)];
+        let mut prompt = super::super::prompt::Prompt::new(&questions);
+        let layout = fitted(&prompt, 79, 23);
+        assert!(layout.lines.len() <= 23, "{}", layout.lines.len());
+        let text = layout.lines.join("\n");
+        for row in [
+            "1. Option 1",
+            "3. Option 3",
+            "Type your own answer",
+            "Skip this question",
+        ] {
+            assert!(text.contains(row), "{row:?} hidden:\n{text}");
+        }
+        assert!(
+            layout.lines.last().unwrap().contains("Esc dismiss all"),
+            "{text}"
+        );
+        assert!(text.contains("⋯ lines 1–"), "{text}");
+        assert!(
+            text.contains("word0 ") && !text.contains("word499"),
+            "{text}"
+        );
+        // Scrolled to the end (and no further), the last words show.
+        prompt.scroll = 10_000;
+        let end = fitted(&prompt, 79, 23);
+        let text = end.lines.join("\n");
+        assert!(
+            text.contains("word499") && !text.contains("word0 "),
+            "{text}"
+        );
+        assert!(end.scroll < 10_000 && end.scroll > 0);
+        assert!(text.contains("Skip this question"), "{text}");
+    }
+
+    /// More rows than the screen: the highlighted one stays in view.
+    #[test]
+    fn the_highlighted_row_stays_in_view() {
+        let questions = [choice("Which one?", 30)];
+        let mut prompt = super::super::prompt::Prompt::new(&questions);
+        prompt.drafts[0].cursor = 25;
+        let layout = fitted(&prompt, 79, 15);
+        assert!(layout.lines.len() <= 15);
+        let text = layout.lines.join("\n");
+        assert!(text.contains("› 26. Option 26"), "{text}");
+        assert!(
+            !text.contains("Option 1\n"),
+            "rows far above are left out:\n{text}"
+        );
+        assert!(
+            layout.lines.last().unwrap().contains("dismiss all"),
+            "{text}"
+        );
+    }
+
+    /// Every line fits the width the prompt was given, the key line too:
+    /// the terminal never wraps a line behind the prompt's back.
+    #[test]
+    fn every_line_fits_a_narrow_screen() {
+        let questions = [choice(
+            "Where should this release be deployed, and when?",
+            12,
+        )];
+        let prompt = super::super::prompt::Prompt::new(&questions);
+        let layout = fitted(&prompt, 49, 40);
+        for line in &layout.lines {
+            assert!(line.width() <= 49, "{line:?} is {} wide", line.width());
+        }
+        let text = layout.lines.join("\n");
+        assert!(
+            text.contains(" 9. Option 9") && text.contains("10. Option 10"),
+            "{text}"
+        );
+    }
+}

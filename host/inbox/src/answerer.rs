@@ -1,0 +1,313 @@
+//! The answerer of kind `inbox`: hands each ask to the inbox and waits for
+//! a human's outcome there.
+//!
+//! It claims every request: the question waits in the inbox until it is
+//! answered or dismissed there, or until the ask ends. It survives restarts
+//! on both sides: when the inbox is down or restarting it keeps trying
+//! (logging once) and re-attaches to its question by id; when its own
+//! process was killed and asks the identical batch again in the same
+//! session, the inbox re-attaches it to the stored question (and an answer
+//! given meanwhile comes back at once). The session is the caller's agent
+//! id, which hosts make random (or the user gives, for a run that resumes
+//! another): no other agent's question is ever re-attached. Every question
+//! the inbox hands back is checked to be the one asked (same session, same
+//! questions) before anything is taken from it. When its ask ends first
+//! (aborted, timed out) it withdraws the question; [`Answerer::close`] waits
+//! for the withdrawals to reach the inbox, briefly.
+
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use tokio_util::task::TaskTracker;
+
+use ask_user_seam::remote::Outcome;
+use ask_user_seam::{AnswerError, AnswerFuture, Answerer, Ask, Next};
+
+use crate::client::{ClientError, InboxClient};
+use crate::store::State as QuestionState;
+use crate::{AskBody, QuestionView};
+use ask_user_answerers::{AnswererKind, ConfigProblem, KindTable, Setup, Started};
+
+/// One wait's length: the inbox replies within it even with no news.
+const WAIT: Duration = Duration::from_secs(25);
+
+/// The longest pause between two tries to reach an inbox that is down.
+const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+/// How long [`Answerer::close`] waits for withdrawals to reach the inbox.
+const CLOSE_GRACE: Duration = Duration::from_secs(3);
+
+/// Asks through the inbox.
+pub struct InboxAnswerer {
+    client: InboxClient,
+    agent: String,
+    cwd: Option<String>,
+    withdrawals: TaskTracker,
+}
+
+impl InboxAnswerer {
+    /// Asks the inbox of `state_dir`, as `agent` working in `cwd`.
+    pub fn new(
+        state_dir: impl Into<PathBuf>,
+        agent: impl Into<String>,
+        cwd: Option<String>,
+    ) -> std::io::Result<Self> {
+        Ok(InboxAnswerer {
+            client: InboxClient::new(state_dir)?,
+            agent: agent.into(),
+            cwd,
+            withdrawals: TaskTracker::new(),
+        })
+    }
+
+    /// Runs `request` until the inbox answers it: while the inbox cannot be
+    /// reached, tries again (logging once). A refusal ends it.
+    async fn reach<T, F>(&self, mut request: impl FnMut() -> F) -> Result<T, ClientError>
+    where
+        F: std::future::Future<Output = Result<T, ClientError>>,
+    {
+        let mut pause = Duration::from_millis(50);
+        let mut told = false;
+        loop {
+            match request().await {
+                Err(ClientError::Unreachable(why)) => {
+                    if !told {
+                        tracing::warn!(
+                            %why,
+                            "the inbox cannot be reached; the question waits for it (start it \
+                             with `ask-user inbox serve`)"
+                        );
+                        told = true;
+                    }
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(MAX_BACKOFF);
+                }
+                other => {
+                    if told {
+                        tracing::info!("the inbox is back");
+                    }
+                    return other;
+                }
+            }
+        }
+    }
+
+    /// Asks, and waits until the question leaves the waiting state.
+    async fn settled(
+        &self,
+        body: &AskBody,
+        withdraw: &mut Withdraw<'_>,
+    ) -> Result<QuestionView, ClientError> {
+        loop {
+            let reply = self.reach(|| self.client.ask(body)).await?;
+            withdraw.id = Some(reply.id.clone());
+            loop {
+                match self.reach(|| self.client.question(&reply.id, WAIT)).await? {
+                    Some(view) if !asked(body, &view) => {
+                        return Err(ClientError::Refused {
+                            status: 200,
+                            message: format!(
+                                "the inbox gave question {} of session {:?} for this agent's \
+                                 question; nothing was taken from it",
+                                view.id, view.session
+                            ),
+                        });
+                    }
+                    Some(view) if view.state == QuestionState::Waiting => continue,
+                    Some(view) => return Ok(view),
+                    // The inbox forgot it (a new database): ask again.
+                    None => break,
+                }
+            }
+        }
+    }
+}
+
+/// Whether `view` is the question `body` asked: the same session, the same
+/// questions.
+fn asked(body: &AskBody, view: &QuestionView) -> bool {
+    view.session == body.session && view.questions == body.request.questions
+}
+
+/// Withdraws the question from the inbox when the ask ends before it left
+/// the waiting state (its future dropped).
+struct Withdraw<'a> {
+    answerer: &'a InboxAnswerer,
+    id: Option<String>,
+}
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        let (Some(id), Ok(runtime)) = (self.id.take(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let client = self.answerer.client.clone();
+        self.answerer.withdrawals.spawn_on(
+            async move {
+                if let Err(error) = client.withdraw(&id, "the agent stopped waiting").await {
+                    tracing::warn!(%error, id, "could not withdraw a question from the inbox");
+                }
+            },
+            &runtime,
+        );
+    }
+}
+
+impl Answerer for InboxAnswerer {
+    fn name(&self) -> &str {
+        "inbox"
+    }
+
+    fn close(&self) -> Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        Box::pin(async move {
+            self.withdrawals.close();
+            let _ = tokio::time::timeout(CLOSE_GRACE, self.withdrawals.wait()).await;
+        })
+    }
+
+    fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
+        Box::pin(async move {
+            let body = AskBody {
+                session: ask
+                    .caller
+                    .as_ref()
+                    .map_or_else(|| "(no agent)".to_owned(), |caller| caller.id().to_owned()),
+                agent: self.agent.clone(),
+                cwd: self.cwd.clone(),
+                request: ask.request.clone(),
+            };
+            let mut withdraw = Withdraw {
+                answerer: self,
+                id: None,
+            };
+            let view = match self.settled(&body, &mut withdraw).await {
+                Ok(view) => view,
+                Err(error) => return Err(AnswerError::other(error)),
+            };
+            // It left the waiting state: nothing to withdraw.
+            withdraw.id = None;
+            let outcome = view.outcome.and_then(|outcome| {
+                serde_json::from_value::<Outcome>(outcome)
+                    .inspect_err(|error| tracing::warn!(%error, "an outcome from the inbox"))
+                    .ok()
+            });
+            match outcome.and_then(Outcome::into_answers) {
+                Some(answered) => {
+                    if let Err(error) = self.client.delivered(&view.id).await {
+                        // Asked again, the same batch would get this outcome again.
+                        tracing::warn!(%error, id = view.id, "could not confirm an outcome to the inbox");
+                    }
+                    answered
+                }
+                // Withdrawn or expired in the inbox: the next answerer's turn.
+                None => {
+                    next.pass(format!(
+                        "the question was {} in the inbox",
+                        view.state.as_str()
+                    ))
+                    .await
+                }
+            }
+        })
+    }
+}
+
+/// `kind = "inbox"`: optional `state_dir` (default: the user's state
+/// directory) and `agent` (how the inbox names this process).
+pub struct InboxKind;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InboxTable {
+    state_dir: Option<PathBuf>,
+    agent: Option<String>,
+}
+
+/// An inbox answerer, configured.
+#[derive(Debug)]
+pub struct InboxSetup {
+    pub state_dir: Option<PathBuf>,
+    pub agent: Option<String>,
+}
+
+impl AnswererKind for InboxKind {
+    fn name(&self) -> &'static str {
+        "inbox"
+    }
+
+    fn configure(
+        &self,
+        table: KindTable<'_>,
+        base: &Path,
+    ) -> Result<Box<dyn Setup>, ConfigProblem> {
+        let table: InboxTable = table.read(self.name())?;
+        Ok(Box::new(InboxSetup {
+            state_dir: table.state_dir.map(|dir| base.join(dir)),
+            agent: table.agent,
+        }))
+    }
+}
+
+impl Setup for InboxSetup {
+    fn start(
+        self: Box<Self>,
+    ) -> Pin<Box<dyn std::future::Future<Output = std::io::Result<Started>> + Send>> {
+        Box::pin(async move {
+            let state_dir = match self.state_dir.or_else(crate::state_dir) {
+                Some(dir) => dir,
+                None => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "no state directory for the inbox: set ASK_USER_STATE_DIR or HOME",
+                    ));
+                }
+            };
+            let agent = self
+                .agent
+                .unwrap_or_else(|| format!("{} (pid {})", program(), std::process::id()));
+            let cwd = std::env::current_dir()
+                .ok()
+                .map(|dir| dir.display().to_string());
+            let answerer = InboxAnswerer::new(&state_dir, agent, cwd)?;
+            // No address and no token here: this goes to standard error,
+            // which MCP clients keep in their logs.
+            let notice = match answerer.client.check() {
+                Ok(()) => format!(
+                    "questions go to the inbox of {} (`ask-user inbox page` prints a link to it)",
+                    state_dir.display()
+                ),
+                Err(ClientError::Untrusted(why)) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::PermissionDenied,
+                        format!("the inbox answerer cannot start: {why}"),
+                    ));
+                }
+                Err(_) => format!(
+                    "no inbox is running for {}; questions wait until `ask-user inbox serve` starts",
+                    state_dir.display()
+                ),
+            };
+            Ok(Started {
+                answerer: Arc::new(answerer),
+                notice: Some(notice),
+                page: None,
+            })
+        })
+    }
+}
+
+/// This program's name, as the inbox shows what asked.
+fn program() -> String {
+    std::env::args_os()
+        .next()
+        .map(PathBuf::from)
+        .and_then(|path| {
+            path.file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "agent".to_owned())
+}

@@ -1,0 +1,265 @@
+//! Telling the human that an agent is waiting. Each channel is opt-in, by
+//! its key in `[inbox.notify]` (`desktop = true`, `ntfy = "https://…"`,
+//! `webhook = "https://…"`), and is a [`ChannelKind`] in the [`Channels`]
+//! registry: a new channel is one module here and one line in
+//! [`Channels::builtin`]. Each notification runs on its own task within
+//! [`NOTIFY_TIMEOUT`]; one that fails is logged, and never delays or fails
+//! an ask.
+//!
+//! No notification carries the page's token. A channel that stays on this
+//! machine (the desktop) gets a one-time link ([`Note::link`]: it works
+//! once, so a notification history keeps nothing of worth); the others get
+//! the address alone (they pass through other people's servers): open the
+//! page with `ask-user inbox page`. The model's words are text in every
+//! channel ([`ask_user_answerers::text`]): each channel escapes [`Note::text`] for where
+//! it goes.
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::store::Record;
+
+mod desktop;
+mod ntfy;
+mod webhook;
+
+/// How long one notification may take.
+pub const NOTIFY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A kind of channel: its key in `[inbox.notify]`, and the channel its value
+/// there configures.
+pub trait ChannelKind: Send + Sync + 'static {
+    fn name(&self) -> &'static str;
+
+    /// The channel `value` configures; `None` when the value turns it off
+    /// (`desktop = false`). An error says what the value should be.
+    fn configure(&self, value: &toml::Value) -> Result<Option<Arc<dyn Channel>>, String>;
+}
+
+/// A channel, configured.
+pub trait Channel: Send + Sync + Debug + 'static {
+    /// Its kind's name, for the log.
+    fn name(&self) -> &'static str;
+
+    /// Whether it stays on this machine, so that a one-time link to the
+    /// page may go into it ([`Note::link`]).
+    fn local(&self) -> bool {
+        false
+    }
+
+    /// Sends `note`, with `http` for a channel that posts.
+    fn send(
+        &self,
+        note: Arc<Note>,
+        http: reqwest::Client,
+    ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
+}
+
+/// What a notification says.
+#[derive(Debug)]
+pub struct Note {
+    /// The question asked.
+    pub record: Record,
+    /// The first question, "(and N more)", and who asked: the model's and
+    /// the agent's words, as they are (escape them for the channel).
+    pub text: String,
+    /// The inbox's page address, without any way in.
+    pub address: String,
+    /// A one-time link to the page, when a [local](Channel::local) channel
+    /// is configured.
+    pub link: Option<String>,
+}
+
+impl Note {
+    /// The text of each question, in order.
+    pub fn questions(&self) -> Vec<&str> {
+        questions(&self.record)
+    }
+}
+
+fn questions(record: &Record) -> Vec<&str> {
+    record
+        .request
+        .questions
+        .iter()
+        .map(|q| q.question.as_str())
+        .collect()
+}
+
+/// The channel kinds `[inbox.notify]` may name.
+pub struct Channels {
+    kinds: Vec<Box<dyn ChannelKind>>,
+}
+
+impl Channels {
+    /// The channels that ship with the inbox: desktop, ntfy, webhook.
+    pub fn builtin() -> Self {
+        let mut channels = Channels { kinds: Vec::new() };
+        channels.register(desktop::Desktop);
+        channels.register(ntfy::Ntfy);
+        channels.register(webhook::Webhook);
+        channels
+    }
+
+    /// Adds `kind`, replacing a kind of the same name.
+    pub fn register(&mut self, kind: impl ChannelKind) {
+        self.kinds.retain(|k| k.name() != kind.name());
+        self.kinds.push(Box::new(kind));
+    }
+
+    /// The names of every kind, in registration order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.kinds.iter().map(|k| k.name()).collect()
+    }
+
+    /// The channels `table` (`[inbox.notify]`) configures, in the table's
+    /// order. A key that names no channel, or a value a channel does not
+    /// take, is an error that says which and what would do.
+    pub fn configure(&self, table: &toml::Table) -> Result<Notifications, String> {
+        let mut channels = Vec::new();
+        for (key, value) in table {
+            let kind = self.kinds.iter().find(|k| k.name() == key).ok_or_else(|| {
+                format!(
+                    "[inbox.notify] has no channel `{key}`; the channels are {}",
+                    self.names().join(", ")
+                )
+            })?;
+            let channel = kind
+                .configure(value)
+                .map_err(|why| format!("[inbox.notify] {key}: {why}"))?;
+            channels.extend(channel);
+        }
+        Ok(Notifications { channels })
+    }
+}
+
+impl Default for Channels {
+    fn default() -> Self {
+        Self::builtin()
+    }
+}
+
+/// The channels to notify.
+#[derive(Debug, Clone, Default)]
+pub struct Notifications {
+    channels: Vec<Arc<dyn Channel>>,
+}
+
+impl Notifications {
+    /// The names of the channels, in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.channels.iter().map(|c| c.name()).collect()
+    }
+}
+
+/// Sends the notifications of new questions.
+pub(crate) struct Notifier {
+    channels: Notifications,
+    /// The inbox's address, without its token.
+    address: String,
+    http: reqwest::Client,
+}
+
+impl Notifier {
+    pub(crate) fn new(channels: Notifications, address: String) -> std::io::Result<Self> {
+        Ok(Notifier {
+            channels,
+            address,
+            http: crate::http_client(None)?,
+        })
+    }
+
+    /// A question arrived: sends it on every channel, each on a task of its
+    /// own; `link` makes the one-time link a local channel carries.
+    pub(crate) fn arrived(&self, record: &Record, link: impl FnOnce() -> Option<String>) {
+        let channels = &self.channels.channels;
+        if channels.is_empty() {
+            return;
+        }
+        let questions = questions(record);
+        let first = questions.first().copied().unwrap_or_default();
+        let more = match questions.len() {
+            0 | 1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        let note = Arc::new(Note {
+            text: format!(
+                "{first}{more}\nsession {} · {}",
+                record.session, record.agent
+            ),
+            record: record.clone(),
+            address: self.address.clone(),
+            link: channels.iter().any(|c| c.local()).then(link).flatten(),
+        });
+        for channel in channels {
+            let kind = channel.name();
+            let sending = channel.send(note.clone(), self.http.clone());
+            tokio::spawn(async move {
+                match tokio::time::timeout(NOTIFY_TIMEOUT, sending).await {
+                    Ok(Ok(())) => tracing::debug!(kind, "notified"),
+                    Ok(Err(error)) => tracing::warn!(kind, %error, "a notification failed"),
+                    Err(_) => tracing::warn!(kind, "a notification took too long and was dropped"),
+                }
+            });
+        }
+    }
+}
+
+/// Sends `request`; a reply that is not a success is a failure.
+async fn sent(request: reqwest::RequestBuilder) -> Result<(), String> {
+    let response = request.send().await.map_err(|e| e.to_string())?;
+    match response.status() {
+        status if status.is_success() => Ok(()),
+        status => Err(format!("the server replied {status}")),
+    }
+}
+
+/// The URL a channel posts to, from its value in `[inbox.notify]`.
+fn url(value: &toml::Value) -> Result<String, String> {
+    match value.as_str() {
+        Some(url) if url.starts_with("https://") || url.starts_with("http://") => {
+            Ok(url.to_owned())
+        }
+        _ => Err(format!("{value} is not an http:// or https:// URL")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(text: &str) -> toml::Table {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn each_key_names_a_channel_and_a_mistake_says_what_would_do() {
+        let channels = Channels::builtin();
+        assert_eq!(channels.names(), ["desktop", "ntfy", "webhook"]);
+        let on = channels
+            .configure(&table(
+                "desktop = true\nwebhook = \"https://hooks.example/x\"",
+            ))
+            .unwrap();
+        assert_eq!(on.names(), ["desktop", "webhook"]);
+        assert!(
+            channels
+                .configure(&table("desktop = false"))
+                .unwrap()
+                .names()
+                .is_empty()
+        );
+        let unknown = channels.configure(&table("slack = \"x\"")).unwrap_err();
+        assert!(
+            unknown.contains("no channel `slack`") && unknown.contains("desktop, ntfy, webhook"),
+            "{unknown}"
+        );
+        let wrong = channels.configure(&table("ntfy = 3")).unwrap_err();
+        assert!(wrong.contains("ntfy: 3 is not an http"), "{wrong}");
+        let wrong = channels.configure(&table("desktop = \"yes\"")).unwrap_err();
+        assert!(wrong.contains("true or false"), "{wrong}");
+    }
+}

@@ -1,0 +1,345 @@
+//! `ask-user mcp`: `ask_user_question` for every MCP client, answered in the
+//! client's own UI through elicitation (SPEC §6).
+//!
+//! Each `tools/call` runs the component exactly as `ask-user ask` does, as a
+//! root agent of its own, with the call's cancellation as the turn's signal
+//! (`notifications/cancelled` aborts it, withdrawing an open form). An
+//! elicitation answerer (the client's own form) goes first for a client that declared form
+//! elicitation; the rest of the chain is the host's (the answerers on the
+//! runtime's seam).
+//!
+//! Protocol 2026-07-28 has no server-to-client requests: a call that needs
+//! the human's answer returns `input_required` with the same form and a
+//! `requestState` sealed (HMAC, a key of this process) to the exact
+//! arguments, valid for [`REQUEST_STATE_TTL`]; the retry carries the
+//! client's answer, the component runs again (it is deterministic) and the
+//! answerer claims with it.
+
+mod elicitation;
+pub mod form;
+mod http;
+pub mod stdio;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ask_user_seam::{ErrorCode, Placement};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
+    ElicitResult, Implementation, InputRequest, InputRequests, InputRequiredResult, JsonObject,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ProtocolVersion, RequestStateCodec,
+    SealOptions, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+use elicitation::{Channel, ElicitationAnswerer};
+pub use http::McpHttp;
+
+use ask_user_answerers::Page;
+use ask_user_runtime::{ToolResult, ToolRuntime};
+
+/// How long a `requestState` stays valid: the time a human has to fill in
+/// the form of a 2026-07-28 client.
+pub const REQUEST_STATE_TTL: Duration = Duration::from_secs(30 * 60);
+
+/// The key under which the form travels in `inputRequests`.
+const FORM_KEY: &str = "ask";
+
+/// The MCP server over a loaded component.
+#[derive(Clone)]
+pub struct McpServer {
+    runtime: Arc<ToolRuntime>,
+    /// Pages where the human can answer (the web answerer's), in chain
+    /// order: a client that can open a URL is sent to the first.
+    pages: Arc<[Page]>,
+    tool: Tool,
+    state: Arc<RequestStateCodec>,
+    /// Messages of the client dropped for their size (stdio only).
+    dropped: stdio::Dropped,
+}
+
+impl McpServer {
+    /// Serves `runtime`'s component; a call asks through its seam, the
+    /// client's own form first. The `requestState` key is random, per
+    /// process.
+    pub fn new(runtime: Arc<ToolRuntime>, pages: &[Page]) -> std::io::Result<Self> {
+        let key = ask_user_answerers::secret::random::<32>()?;
+        let state = RequestStateCodec::try_new(key.to_vec())
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        let definition = runtime.definition();
+        let object = |schema: &Value| match schema {
+            Value::Object(object) => Arc::new(object.clone()),
+            _ => Arc::new(JsonObject::new()),
+        };
+        let tool = Tool::new(
+            definition.name.clone(),
+            definition.description.clone(),
+            object(&definition.input_schema),
+        )
+        .with_raw_output_schema(object(&definition.output_schema))
+        // It only reads from the human and changes nothing: clients that
+        // honour the hints need not ask for approval before each call.
+        .annotate(
+            ToolAnnotations::with_title("Ask the user")
+                .read_only(true)
+                .destructive(false)
+                .open_world(false),
+        );
+        Ok(McpServer {
+            runtime,
+            pages: pages.into(),
+            tool,
+            state: Arc::new(state),
+            dropped: stdio::Dropped::never(),
+        })
+    }
+
+    /// Serves one client on standard input and output until it leaves. A
+    /// message over [`stdio::MAX_MESSAGE_BYTES`] is dropped, and a form open
+    /// then ends with `INVALID_ANSWER` instead of waiting for it.
+    pub async fn serve_stdio(self) -> std::io::Result<()> {
+        let (input, dropped) = stdio::BoundedLines::new(tokio::io::stdin());
+        let server = McpServer { dropped, ..self };
+        let service = server
+            .serve((input, tokio::io::stdout()))
+            .await
+            .map_err(|e| std::io::Error::other(format!("the MCP handshake failed: {e}")))?;
+        service
+            .waiting()
+            .await
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        Ok(())
+    }
+
+    async fn run(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        if request.name != self.tool.name {
+            return Err(McpError::invalid_params(
+                format!(
+                    "there is no tool {:?}; this server offers {:?}",
+                    request.name, self.tool.name
+                ),
+                None,
+            ));
+        }
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default()).to_string();
+        let rounds = context
+            .protocol_version()
+            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+        let answered = match &request.request_state {
+            Some(sealed) => Some(self.answered(sealed, &arguments, &request)?),
+            None => None,
+        };
+        let capability = context.client_capabilities().and_then(|c| c.elicitation);
+        let elicits = capability
+            .as_ref()
+            .is_some_and(|e| e.form.is_some() || e.url.is_none());
+        // A page beats a form where the client can send the human to one
+        // (a form holds a plan under review poorly). Not over 2026-07-28:
+        // its first round ends the call, and the page's question with it.
+        let page = self
+            .pages
+            .first()
+            .filter(|_| !rounds && capability.as_ref().is_some_and(|e| e.url.is_some()));
+        let channel = match (page, elicits, rounds) {
+            (Some(page), _, _) => Some(Channel::Page {
+                peer: context.peer.clone(),
+                page: page.clone(),
+            }),
+            (None, false, _) => None,
+            (None, true, false) => Some(Channel::Live(context.peer.clone())),
+            (None, true, true) => Some(Channel::rounds(answered)),
+        };
+        let answerer =
+            channel.map(|channel| ElicitationAnswerer::new(channel, self.dropped.clone()));
+        let answerer = answerer.map(Arc::new);
+
+        // A root agent of its own, so that its answerer reaches this call
+        // only; random, so that no call of another process (or machine) is
+        // ever taken for it (an inbox re-attaches by it).
+        let agents = self.runtime.seam().agents();
+        let id = ask_user_answerers::secret::id("mcp-call-")
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let agent = agents.register_root(id.clone(), None);
+        let registered = answerer.as_ref().map(|answerer| {
+            self.runtime.seam().waterfall().register_arc(
+                answerer.clone(),
+                Placement {
+                    scope: Some(id),
+                    prepend: true,
+                    timeout: None,
+                },
+            )
+        });
+        let result = self.runtime.call(&agent, &context.ct, &arguments).await;
+        if let Some(handle) = registered {
+            handle.dispose();
+        }
+        agents.end(&agent);
+
+        if let Some(form) = answerer.as_ref().and_then(|a| a.wanted()) {
+            let sealed = self
+                .state
+                .seal_json_with(
+                    &json!({"form": FORM_KEY}),
+                    &SealOptions::new()
+                        .associated_data(arguments.as_bytes())
+                        .ttl(REQUEST_STATE_TTL),
+                )
+                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+            let mut requests = InputRequests::new();
+            requests.insert(
+                FORM_KEY.to_owned(),
+                InputRequest::Elicitation(ElicitRequest::new(form)),
+            );
+            return Ok(InputRequiredResult::new(Some(requests), Some(sealed)).into());
+        }
+        Ok(CallToolResponse::from(to_mcp(result, elicits)))
+    }
+
+    /// The client's answer to the form, from a retry whose `requestState`
+    /// this process sealed for exactly these arguments.
+    fn answered(
+        &self,
+        sealed: &str,
+        arguments: &str,
+        request: &CallToolRequestParams,
+    ) -> Result<ElicitResult, McpError> {
+        self.state
+            .open_with(sealed, arguments.as_bytes())
+            .map_err(|_| {
+                // One answer for every kind of failure, as the codec asks.
+                McpError::invalid_params(
+                    format!(
+                        "the requestState was refused: it belongs to other arguments, to \
+                         another ask-user process, or is older than {} minutes. Call the tool \
+                         again without it",
+                        REQUEST_STATE_TTL.as_secs() / 60
+                    ),
+                    None,
+                )
+            })?;
+        let response = request
+            .input_responses
+            .as_ref()
+            .and_then(|responses| responses.get(FORM_KEY))
+            .ok_or_else(|| {
+                McpError::invalid_params(
+                    format!(
+                        "the retry carries no inputResponses[{FORM_KEY:?}]: the answer to the form"
+                    ),
+                    None,
+                )
+            })?;
+        serde_json::from_value(response.clone()).map_err(|e| {
+            McpError::invalid_params(
+                format!("inputResponses[{FORM_KEY:?}] is not an elicitation result: {e}"),
+                None,
+            )
+        })
+    }
+}
+
+/// The tool result as MCP carries it: the code visible to the model in the
+/// text (`Error [CODE]: …`) and to the client in `_meta`.
+fn to_mcp(result: ToolResult, elicits: bool) -> CallToolResult {
+    let text = result.text().to_owned();
+    let Some(error) = &result.error else {
+        let mut done = CallToolResult::success(vec![ContentBlock::text(text)]);
+        done.structured_content = result.structured_content;
+        return done;
+    };
+    let message = text.strip_prefix("Error: ").unwrap_or(&text);
+    let mut text = match &error.code {
+        Some(code) => format!("Error [{code}]: {message}"),
+        None => format!("Error: {message}"),
+    };
+    if error.code == Some(ErrorCode::NoProvider) {
+        text.push_str(if elicits {
+            " (ask-user: the client did not show its form, and no other answerer is configured.)"
+        } else {
+            " (ask-user: this MCP client cannot show forms (no elicitation), and no other \
+             answerer is configured; give `ask-user mcp` a config file with an answerer such as \
+             kind = \"web\".)"
+        });
+    }
+    let mut failed = CallToolResult::error(vec![ContentBlock::text(text)]);
+    let mut meta = JsonObject::new();
+    if let Some(code) = &error.code {
+        meta.insert("code".into(), json!(code.as_str()));
+    }
+    meta.insert("name".into(), json!(error.name));
+    failed.meta = Some(MetaObject(meta));
+    failed
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        info.protocol_version = ProtocolVersion::V_2026_07_28;
+        info.server_info = Implementation::new("ask-user", env!("CARGO_PKG_VERSION"));
+        info.instructions = Some(
+            "ask_user_question pauses and asks the user a question, shown as a form in this \
+             client when it supports elicitation."
+                .to_owned(),
+        );
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(vec![self.tool.clone()]))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        (name == self.tool.name).then(|| self.tool.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.run(request, context).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_shows_its_code_to_the_model_and_the_client() {
+        let result = ToolResult::coded(ErrorCode::AskCancelled, "the user dismissed it");
+        let mcp = serde_json::to_value(to_mcp(result, true)).unwrap();
+        assert_eq!(mcp["isError"], true);
+        assert_eq!(
+            mcp["content"][0]["text"],
+            "Error [ASK_CANCELLED]: the user dismissed it"
+        );
+        assert_eq!(
+            mcp["_meta"],
+            json!({"code": "ASK_CANCELLED", "name": "UserQuestionError"})
+        );
+    }
+
+    #[test]
+    fn no_provider_says_how_to_give_the_server_an_answerer() {
+        let result = ToolResult::coded(ErrorCode::NoProvider, "no answerer took the question.");
+        let mcp = serde_json::to_value(to_mcp(result, false)).unwrap();
+        let text = mcp["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("Error [NO_PROVIDER]: no answerer"),
+            "{text}"
+        );
+        assert!(text.contains("kind = \"web\""), "{text}");
+    }
+}
