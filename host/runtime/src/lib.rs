@@ -13,8 +13,8 @@
 //!   `guest/` and checked in, so this crate builds with a plain stable
 //!   toolchain and no `wasm32` target.
 //!
-//! It depends on no HTTP, database, terminal or MCP crate; the `ask-user`
-//! crate builds the answerers, the inbox and the command on it.
+//! It depends on no HTTP, database, terminal or MCP crate; answerers come
+//! from `ask-user-answerers` or the embedder.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
