@@ -16,6 +16,7 @@
 
 pub mod agents;
 pub mod audit;
+pub mod call;
 pub mod error;
 pub mod files;
 pub mod question;
@@ -28,6 +29,7 @@ pub mod waterfall;
 
 pub use agents::{AgentHandle, AgentRegistry};
 pub use ask_user_codes::{ErrorCode, limits};
+pub use call::ScopedCall;
 pub use error::{AnswerError, AskError, TransportedError};
 pub use question::{Answer, AskRequest, Intent, Question, QuestionOption};
 pub use scope::Scope;

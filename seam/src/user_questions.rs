@@ -11,6 +11,7 @@ use tracing::Instrument;
 use crate::ErrorCode;
 use crate::agents::{AgentHandle, AgentRegistry};
 use crate::audit::AuditLog;
+use crate::call::ScopedCall;
 use crate::error::AskError;
 use crate::question::{Answer, AskRequest};
 use crate::sync::lock;
@@ -48,8 +49,16 @@ impl UserQuestions {
         self
     }
 
+    /// The live agents: only these may ask.
     pub fn agents(&self) -> &Arc<AgentRegistry> {
         &self.agents
+    }
+
+    /// Runs a call as a new root agent `id` (make it unique: a random id),
+    /// with answerers of its own; both end when the [`ScopedCall`] is
+    /// dropped.
+    pub fn scoped_call(&self, id: impl Into<String>) -> ScopedCall<'_> {
+        ScopedCall::new(self, id.into())
     }
 
     /// Where answerers are registered.
