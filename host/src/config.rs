@@ -43,6 +43,10 @@
 //! # ntfy = "https://ntfy.sh/your-secret-topic"
 //! # webhook = "https://hooks.slack.com/services/…"
 //!
+//! [mcp]                        # how `ask-user mcp` serves
+//! forms = "first"              # the client's own form: "first" (before the answerers
+//!                              # above), "last" (after them) or "never" (headless runs)
+//!
 //! [sandbox]                    # limits on the component, per call (RuntimeConfig)
 //! cpu_deadline = "1s"
 //! memory_cap = 33554432        # bytes
@@ -72,6 +76,7 @@ use toml::de::{DeTable, DeValue};
 
 use crate::answerers::{ConfigProblem, KindTable, Kinds, Setup};
 use crate::inbox::settings::{InboxSettings, RawInbox};
+use crate::mcp::McpSettings;
 use crate::runtime::RuntimeConfig;
 use crate::waterfall::Placement;
 
@@ -100,6 +105,8 @@ pub struct Config {
     pub sandbox: RuntimeConfig,
     /// How `ask-user inbox serve` serves (`[inbox]`, read by the inbox).
     pub inbox: InboxSettings,
+    /// How `ask-user mcp` serves (`[mcp]`).
+    pub mcp: McpSettings,
 }
 
 /// One answerer of the chain, configured but not started.
@@ -133,6 +140,7 @@ struct RawConfig {
     _answerer: Vec<toml::Table>,
     sandbox: Option<toml::Spanned<RawSandbox>>,
     inbox: Option<RawInbox>,
+    mcp: Option<McpSettings>,
 }
 
 #[derive(Deserialize)]
@@ -211,6 +219,7 @@ impl Config {
             answerers,
             sandbox,
             inbox,
+            mcp: raw.mcp.unwrap_or_default(),
         })
     }
 }
@@ -402,6 +411,46 @@ mod tests {
     }
 
     const EXAMPLE: &str = include_str!("../../examples/config.toml");
+
+    /// The README's config files are read as written.
+    #[test]
+    fn every_config_file_in_the_readme_is_read() {
+        const README: &str = include_str!("../../README.md");
+        let blocks: Vec<&str> = README
+            .split("```toml\n")
+            .skip(1)
+            .filter_map(|rest| rest.split("```").next())
+            .collect();
+        assert!(blocks.len() >= 3, "{} blocks", blocks.len());
+        // The files they name, beside them.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("answers.json"), r#"{"answers":[]}"#).unwrap();
+        for block in blocks {
+            if let Err((_, problem)) = Config::parse(block, dir.path(), &kinds()) {
+                panic!("{problem}:\n{block}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_mcp_table_places_the_form_and_names_a_wrong_value() {
+        use crate::mcp::Forms;
+        assert_eq!(parse("").unwrap().mcp.forms, Forms::First);
+        assert_eq!(
+            parse("[mcp]\nforms = \"never\"").unwrap().mcp.forms,
+            Forms::Never
+        );
+        assert_eq!(
+            parse("[mcp]\nforms = \"last\"").unwrap().mcp.forms,
+            Forms::Last
+        );
+        let wrong = problem("[mcp]\nforms = \"sometimes\"");
+        assert!(
+            wrong.contains("first") && wrong.contains("never"),
+            "{wrong}"
+        );
+        assert!(problem("[mcp]\nform = \"last\"").contains("forms"));
+    }
 
     #[test]
     fn the_inbox_table_is_read_and_its_mistakes_named() {

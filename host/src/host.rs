@@ -41,6 +41,7 @@ pub struct HostBuilder {
     engine: Option<Engine>,
     agents: Option<Arc<AgentRegistry>>,
     cache: Option<CodeCache>,
+    tolerant: bool,
 }
 
 impl HostBuilder {
@@ -91,6 +92,14 @@ impl HostBuilder {
         self
     }
 
+    /// Leaves out an answerer that cannot start, saying so in
+    /// [`Host::notices`], instead of failing the build: for a server that
+    /// should serve with the answerers it has rather than not at all.
+    pub fn without_failed_answerers(mut self) -> Self {
+        self.tolerant = true;
+        self
+    }
+
     /// Loads the component, then starts the answerers in order. Nothing is
     /// started when the component cannot be loaded.
     pub async fn build(self) -> Result<Host, HostError> {
@@ -124,6 +133,15 @@ impl HostBuilder {
         for (n, entry) in entries.enumerate() {
             let started = match entry.setup.start().await {
                 Ok(started) => started,
+                Err(error) if self.tolerant => {
+                    let failed = HostError::Answerer {
+                        position: n + 1,
+                        kind: entry.kind,
+                        error,
+                    };
+                    host.notices.push(format!("{failed}; going on without it"));
+                    continue;
+                }
                 Err(error) => {
                     host.close().await;
                     return Err(HostError::Answerer {

@@ -3,14 +3,13 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use ask_user::answerers::script::{self, ScriptAnswerer};
 use ask_user::answerers::terminal::TerminalAnswerer;
 use ask_user::answerers::web::WebConfig;
 use ask_user::answerers::{race, ready};
 use ask_user::inbox::{InboxClient, InboxConfig, InboxServer};
-use ask_user::mcp::{McpHttp, McpServer};
+use ask_user::mcp::{Forms, McpHttp, McpServer};
 use ask_user::text::clean;
 use ask_user::{AnswererEntry, CodeCache, Config, ErrorCode, HostBuilder, ToolResult};
 use clap::{Parser, Subcommand};
@@ -173,10 +172,20 @@ enum InboxCommand {
 /// A reason to exit with status 2.
 struct Usage(String);
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     init_logging();
-    match run(Cli::parse()).await {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            say(&format!("cannot start: {error}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    let code = match runtime.block_on(run(cli)) {
         Ok(code) => code,
         Err(Usage(reason)) => {
             // One line, whatever the underlying error looks like.
@@ -184,7 +193,12 @@ async fn main() -> ExitCode {
             say(&reason.join(" "));
             ExitCode::from(2)
         }
-    }
+    };
+    // Everything that must finish has (results written, answerers closed);
+    // a read of standard input may still hold a thread until input comes,
+    // which must not keep the process alive (`ask-user mcp` on a signal).
+    runtime.shutdown_background();
+    code
 }
 
 /// `tracing` to standard error: warnings, or what `ASK_USER_LOG` says.
@@ -227,12 +241,15 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
                 Some(path) => Config::load(&path).map_err(|e| Usage(e.to_string()))?,
                 None => Config::default(),
             };
-            let builder = HostBuilder::from_config(config);
+            let forms = config.mcp.forms;
+            // An answerer that cannot start (a web port taken) is reported
+            // and left out: the tool stays in the client's session.
+            let builder = HostBuilder::from_config(config).without_failed_answerers();
             let builder = match component {
                 Some(component) => builder.component(component),
                 None => builder,
             };
-            return serve_mcp(builder, http).await;
+            return serve_mcp(builder, forms, http).await;
         }
         Command::Ask {
             file,
@@ -306,7 +323,7 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
         return Ok(ExitCode::SUCCESS);
     };
 
-    let root = host.agents().register_root(session, None);
+    let call = host.seam().scoped_call(session);
     let signal = CancellationToken::new();
     let interrupt = signal.clone();
     let stop = stop_requested();
@@ -314,7 +331,8 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
         stop.await;
         interrupt.cancel();
     });
-    let result = host.runtime().call(&root, &signal, &arguments).await;
+    let result = host.runtime().call(call.agent(), &signal, &arguments).await;
+    drop(call);
     host.close().await;
     finish(&result)
 }
@@ -484,27 +502,25 @@ fn finish(result: &ToolResult) -> Result<ExitCode, Usage> {
 }
 
 /// Serves MCP on standard input and output until the client leaves, or on
-/// HTTP at `http` until interrupted.
+/// HTTP at `http`, until interrupted (open calls then end `ASK_ABORTED`).
 async fn serve_mcp(
     builder: HostBuilder,
+    forms: Forms,
     http: Option<std::net::SocketAddr>,
 ) -> Result<ExitCode, Usage> {
     let host = cached(builder)
         .build()
         .await
         .map_err(|e| Usage(e.to_string()))?;
-    let host = Arc::new(host);
     for notice in host.notices() {
         say(notice);
     }
-    let server =
-        McpServer::new(host.runtime().clone(), host.pages()).map_err(|e| Usage(e.to_string()))?;
+    let server = McpServer::new(host.runtime().clone(), host.pages())
+        .map_err(|e| Usage(e.to_string()))?
+        .forms(forms);
     let stop = stop_requested();
     let served = match http {
-        None => tokio::select! {
-            served = server.serve_stdio() => served,
-            () = stop => Ok(()),
-        },
+        None => server.serve_stdio(stop).await,
         Some(address) => {
             let http = McpHttp::start(server, address)
                 .await

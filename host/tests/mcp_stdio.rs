@@ -13,14 +13,125 @@ use serde_json::json;
 /// The longest any state is waited for.
 const BOUND: Duration = Duration::from_secs(60);
 
-#[test]
-fn a_form_answer_too_large_to_take_ends_the_call_with_a_clear_error() {
+/// `ask-user mcp` with `config` (TOML) as its config file, if any.
+fn server(config: Option<&str>) -> (Command, Option<tempfile::TempDir>) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_ask-user"));
     command
         .arg("mcp")
         .env("XDG_CONFIG_HOME", "/nonexistent")
         .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"));
-    let mut peer = McpPeer::start(command, json!({"elicitation": {"form": {}}}));
+    let dir = config.map(|config| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("config.toml"), config).unwrap();
+        command.arg("--config").arg(dir.path().join("config.toml"));
+        dir
+    });
+    (command, dir)
+}
+
+/// A client that shows forms.
+fn forms() -> serde_json::Value {
+    json!({"elicitation": {"form": {}}})
+}
+
+const ONE_QUESTION: &str = r#"{"questions": [{"id": "go", "question": "Ship it?"}]}"#;
+
+#[test]
+fn a_signal_ends_the_server_at_once_and_aborts_its_open_call() {
+    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        let (command, _dir) = server(None);
+        let mut peer = McpPeer::start(command, forms());
+        peer.call(1, &serde_json::from_str(ONE_QUESTION).unwrap());
+        peer.next(BOUND, |m| m["method"] == "elicitation/create")
+            .expect("the form is asked");
+        peer.signal(signal);
+        let reply = peer.reply(1, BOUND).expect("the open call is answered");
+        assert_eq!(reply["result"]["isError"], true, "{reply}");
+        assert_eq!(reply["result"]["_meta"]["code"], "ASK_ABORTED", "{reply}");
+        // Its input is still open: the server exits all the same.
+        let status = peer.exit(BOUND).expect("the server exits");
+        assert!(status.success(), "signal {signal}: {status:?}");
+    }
+}
+
+#[test]
+fn with_forms_never_the_configs_answerers_answer_a_client_that_shows_forms() {
+    let script = r#"
+        [mcp]
+        forms = "never"
+        [[answerer]]
+        kind = "script"
+        rules = [{ id = "go", custom = "yes, from the script" }]
+    "#;
+    let (command, _dir) = server(Some(script));
+    let mut peer = McpPeer::start(command, forms());
+    peer.call(1, &serde_json::from_str(ONE_QUESTION).unwrap());
+    let reply = peer.reply(1, BOUND).expect("the call ends");
+    assert_eq!(
+        reply["result"]["content"][0]["text"],
+        r#"{"answers":[{"id":"go","selected":[],"custom":"yes, from the script"}]}"#,
+        "{reply}"
+    );
+}
+
+#[test]
+fn with_forms_last_the_form_comes_only_when_the_configs_answerers_pass() {
+    let script = r#"
+        [mcp]
+        forms = "last"
+        [[answerer]]
+        kind = "script"
+        rules = [{ id = "go", custom = "from the script" }, { question = ".", pass = true }]
+    "#;
+    let (command, _dir) = server(Some(script));
+    let mut peer = McpPeer::start(command, forms());
+    peer.call(1, &serde_json::from_str(ONE_QUESTION).unwrap());
+    let reply = peer.reply(1, BOUND).expect("the script answers");
+    let text = reply["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("from the script"), "{reply}");
+    // The script passes this one on: the client's form gets it.
+    peer.call(
+        2,
+        &json!({"questions": [{"id": "other", "question": "Anything else?"}]}),
+    );
+    let form = peer
+        .next(BOUND, |m| m["method"] == "elicitation/create")
+        .expect("the form is asked after the script passed");
+    peer.send(&json!({"jsonrpc": "2.0", "id": form["id"],
+        "result": {"action": "accept", "content": {"other": "no"}}}));
+    let reply = peer.reply(2, BOUND).expect("the call ends");
+    assert_eq!(
+        reply["result"]["content"][0]["text"],
+        r#"{"answers":[{"id":"other","selected":[],"custom":"no"}]}"#
+    );
+}
+
+#[test]
+fn an_answerer_that_cannot_start_is_named_and_the_tool_still_served() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let config = format!("[[answerer]]\nkind = \"web\"\nport = {port}\n");
+    let (command, _dir) = server(Some(&config));
+    let mut peer = McpPeer::start(command, forms());
+    let stderr = peer.stderr();
+    assert!(
+        stderr.contains("cannot start answerer 1 (web)") && stderr.contains("without it"),
+        "{stderr}"
+    );
+    peer.call(1, &serde_json::from_str(ONE_QUESTION).unwrap());
+    let form = peer
+        .next(BOUND, |m| m["method"] == "elicitation/create")
+        .expect("the tool is served, with the client's form");
+    peer.send(&json!({"jsonrpc": "2.0", "id": form["id"],
+        "result": {"action": "accept", "content": {"go": "yes"}}}));
+    let reply = peer.reply(1, BOUND).expect("the call ends");
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+}
+
+#[test]
+fn a_form_answer_too_large_to_take_ends_the_call_with_a_clear_error() {
+    let (command, _dir) = server(None);
+    let mut peer = McpPeer::start(command, forms());
     peer.call(
         1,
         &json!({"questions": [{"id": "note", "question": "Anything else?"}]}),

@@ -3,10 +3,11 @@
 //!
 //! Each `tools/call` runs the component exactly as `ask-user ask` does, as a
 //! root agent of its own, with the call's cancellation as the turn's signal
-//! (`notifications/cancelled` aborts it, withdrawing an open form). An
-//! elicitation answerer (the client's own form) goes first for a client that declared form
-//! elicitation; the rest of the chain is the host's (the answerers on the
-//! runtime's seam).
+//! (`notifications/cancelled` aborts it, withdrawing an open form). For a
+//! client that declared form elicitation, an answerer of the call's own (the
+//! client's form) goes where [`Forms`] says: before the host's answerers
+//! (those on the runtime's seam), after them, or nowhere. Stopping the
+//! server ends every open call `ASK_ABORTED` and sends its result.
 //!
 //! Protocol 2026-07-28 has no server-to-client requests: a call that needs
 //! the human's answer returns `input_required` with the same form and a
@@ -23,7 +24,7 @@ pub mod stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ask_user_seam::{ErrorCode, Placement};
+use ask_user_seam::ErrorCode;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
     ElicitResult, Implementation, InputRequest, InputRequests, InputRequiredResult, JsonObject,
@@ -32,6 +33,7 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use elicitation::{Channel, ElicitationAnswerer};
@@ -47,6 +49,31 @@ pub const REQUEST_STATE_TTL: Duration = Duration::from_secs(30 * 60);
 /// The key under which the form travels in `inputRequests`.
 const FORM_KEY: &str = "ask";
 
+/// Where the client's own form stands in each call's chain of answerers
+/// (`[mcp] forms` in the config file).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Forms {
+    /// The form first, the host's answerers when the client has none or it
+    /// passes.
+    #[default]
+    First,
+    /// The host's answerers first, the form only when they all pass.
+    Last,
+    /// Never the client's form: the host's answerers only (what a headless
+    /// client, which cannot show a form, needs).
+    Never,
+}
+
+/// The `[mcp]` table of the config file: how `ask-user mcp` serves.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpSettings {
+    /// Where the client's form goes (`"first"`, `"last"`, `"never"`).
+    #[serde(default)]
+    pub forms: Forms,
+}
+
 /// The MCP server over a loaded component.
 #[derive(Clone)]
 pub struct McpServer {
@@ -54,6 +81,7 @@ pub struct McpServer {
     /// Pages where the human can answer (the web answerer's), in chain
     /// order: a client that can open a URL is sent to the first.
     pages: Arc<[Page]>,
+    forms: Forms,
     tool: Tool,
     state: Arc<RequestStateCodec>,
     /// Messages of the client dropped for their size (stdio only).
@@ -90,27 +118,45 @@ impl McpServer {
         Ok(McpServer {
             runtime,
             pages: pages.into(),
+            forms: Forms::default(),
             tool,
             state: Arc::new(state),
             dropped: stdio::Dropped::never(),
         })
     }
 
-    /// Serves one client on standard input and output until it leaves. A
+    /// Puts the client's own form where `forms` says in each call's chain.
+    pub fn forms(self, forms: Forms) -> Self {
+        McpServer { forms, ..self }
+    }
+
+    /// Serves one client on standard input and output until it leaves or
+    /// `stop` resolves. On `stop`, every open call ends `ASK_ABORTED` (its
+    /// question withdrawn) and its result is sent before this returns. A
     /// message over [`stdio::MAX_MESSAGE_BYTES`] is dropped, and a form open
     /// then ends with `INVALID_ANSWER` instead of waiting for it.
-    pub async fn serve_stdio(self) -> std::io::Result<()> {
+    pub async fn serve_stdio(self, stop: impl Future<Output = ()>) -> std::io::Result<()> {
         let (input, dropped) = stdio::BoundedLines::new(tokio::io::stdin());
         let server = McpServer { dropped, ..self };
-        let service = server
-            .serve((input, tokio::io::stdout()))
-            .await
-            .map_err(|e| std::io::Error::other(format!("the MCP handshake failed: {e}")))?;
-        service
-            .waiting()
-            .await
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
-        Ok(())
+        let mut stop = std::pin::pin!(stop);
+        let service = tokio::select! {
+            service = server.serve((input, tokio::io::stdout())) => service
+                .map_err(|e| std::io::Error::other(format!("the MCP handshake failed: {e}")))?,
+            () = &mut stop => return Ok(()),
+        };
+        // Cancelling the service cancels every call under way (each is
+        // answered ASK_ABORTED), sends their results, then closes.
+        let cancel = service.cancellation_token();
+        let mut waiting = std::pin::pin!(service.waiting());
+        let quit = tokio::select! {
+            quit = &mut waiting => quit,
+            () = stop => {
+                cancel.cancel();
+                waiting.await
+            }
+        };
+        quit.map(drop)
+            .map_err(|e| std::io::Error::other(e.to_string()))
     }
 
     async fn run(
@@ -147,6 +193,7 @@ impl McpServer {
             .first()
             .filter(|_| !rounds && capability.as_ref().is_some_and(|e| e.url.is_some()));
         let channel = match (page, elicits, rounds) {
+            _ if self.forms == Forms::Never => None,
             (Some(page), _, _) => Some(Channel::Page {
                 peer: context.peer.clone(),
                 page: page.clone(),
@@ -161,26 +208,19 @@ impl McpServer {
 
         // A root agent of its own, so that its answerer reaches this call
         // only; random, so that no call of another process (or machine) is
-        // ever taken for it (an inbox re-attaches by it).
-        let agents = self.runtime.seam().agents();
+        // ever taken for it (an inbox re-attaches by it). Both go when the
+        // call ends, or when its future is dropped half-way.
         let id = ask_user_answerers::secret::id("mcp-call-")
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-        let agent = agents.register_root(id.clone(), None);
-        let registered = answerer.as_ref().map(|answerer| {
-            self.runtime.seam().waterfall().register_arc(
-                answerer.clone(),
-                Placement {
-                    scope: Some(id),
-                    prepend: true,
-                    timeout: None,
-                },
-            )
-        });
-        let result = self.runtime.call(&agent, &context.ct, &arguments).await;
-        if let Some(handle) = registered {
-            handle.dispose();
+        let mut call = self.runtime.seam().scoped_call(id);
+        if let Some(answerer) = &answerer {
+            call.answer_with(answerer.clone(), self.forms == Forms::First);
         }
-        agents.end(&agent);
+        let result = self
+            .runtime
+            .call(call.agent(), &context.ct, &arguments)
+            .await;
+        drop(call);
 
         if let Some(form) = answerer.as_ref().and_then(|a| a.wanted()) {
             let sealed = self
@@ -260,12 +300,14 @@ fn to_mcp(result: ToolResult, elicits: bool) -> CallToolResult {
         None => format!("Error: {message}"),
     };
     if error.code == Some(ErrorCode::NoProvider) {
+        // Words for the model, which cannot change the setup: what the
+        // user saw (nothing), and why.
         text.push_str(if elicits {
-            " (ask-user: the client did not show its form, and no other answerer is configured.)"
+            " (The user was not shown the question: this client did not display it, and no \
+             other way to reach the user answered.)"
         } else {
-            " (ask-user: this MCP client cannot show forms (no elicitation), and no other \
-             answerer is configured; give `ask-user mcp` a config file with an answerer such as \
-             kind = \"web\".)"
+            " (The user was not shown the question: this client cannot display a tool's \
+             questions, and no other way to reach the user answered.)"
         });
     }
     let mut failed = CallToolResult::error(vec![ContentBlock::text(text)]);
@@ -332,14 +374,29 @@ mod tests {
     }
 
     #[test]
-    fn no_provider_says_how_to_give_the_server_an_answerer() {
-        let result = ToolResult::coded(ErrorCode::NoProvider, "no answerer took the question.");
-        let mcp = serde_json::to_value(to_mcp(result, false)).unwrap();
-        let text = mcp["content"][0]["text"].as_str().unwrap();
-        assert!(
-            text.starts_with("Error [NO_PROVIDER]: no answerer"),
-            "{text}"
-        );
-        assert!(text.contains("kind = \"web\""), "{text}");
+    fn no_provider_tells_the_model_the_user_saw_nothing_and_why() {
+        for elicits in [false, true] {
+            let result = ToolResult::coded(ErrorCode::NoProvider, "no answerer took the question.");
+            let mcp = serde_json::to_value(to_mcp(result, elicits)).unwrap();
+            let text = mcp["content"][0]["text"].as_str().unwrap();
+            assert!(
+                text.starts_with("Error [NO_PROVIDER]: no answerer"),
+                "{text}"
+            );
+            assert!(
+                text.contains("The user was not shown the question"),
+                "{text}"
+            );
+            let why = match elicits {
+                true => "did not display it",
+                false => "cannot display",
+            };
+            assert!(text.contains(why), "{text}");
+            // Nothing the model could act on but the user's setup.
+            assert!(
+                !text.contains("config") && !text.contains("kind ="),
+                "{text}"
+            );
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! malformed or large.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -15,16 +15,19 @@ const HANDSHAKE: Duration = Duration::from_secs(60);
 pub struct McpPeer {
     child: Child,
     messages: mpsc::Receiver<Value>,
+    /// Where the server's standard error goes.
+    stderr: tempfile::NamedTempFile,
 }
 
 impl McpPeer {
     /// Starts `command` (an `ask-user mcp …`) and shakes hands as a client
     /// of protocol 2025-06-18 with `capabilities`.
     pub fn start(mut command: Command, capabilities: Value) -> McpPeer {
+        let stderr = tempfile::NamedTempFile::new_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr.reopen().unwrap())
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
@@ -39,7 +42,11 @@ impl McpPeer {
                 }
             }
         });
-        let mut peer = McpPeer { child, messages };
+        let mut peer = McpPeer {
+            child,
+            messages,
+            stderr,
+        };
         peer.send(
             &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": capabilities,
@@ -84,6 +91,40 @@ impl McpPeer {
                 Ok(message) if wanted(&message) => return Some(message),
                 Ok(_) => {}
                 Err(_) => return None,
+            }
+        }
+        None
+    }
+}
+
+impl McpPeer {
+    /// What the server wrote on standard error so far.
+    #[allow(dead_code)] // not every test that includes this file reads it
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(self.stderr.path()).unwrap()
+    }
+
+    /// Sends the server `signal`.
+    #[allow(dead_code)]
+    pub fn signal(&self, signal: libc::c_int) {
+        assert_eq!(
+            unsafe { libc::kill(self.child.id() as libc::pid_t, signal) },
+            0
+        );
+    }
+
+    /// Waits, at most `wait`, for the server to close its output (messages
+    /// are passed over), then for it to exit, though its input stays open.
+    #[allow(dead_code)]
+    pub fn exit(&mut self, wait: Duration) -> Option<ExitStatus> {
+        let start = Instant::now();
+        while let Some(left) = wait.checked_sub(start.elapsed()) {
+            match self.messages.recv_timeout(left) {
+                Ok(_) => {}
+                Err(mpsc::RecvTimeoutError::Timeout) => return None,
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Some(self.child.wait().unwrap());
+                }
             }
         }
         None

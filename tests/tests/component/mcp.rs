@@ -230,11 +230,11 @@ async fn a_label_the_form_did_not_offer_is_an_invalid_answer() {
 }
 
 #[tokio::test]
-async fn a_client_that_cannot_show_forms_gets_no_provider_and_how_to_fix_it() {
+async fn a_client_that_cannot_show_forms_gets_no_provider_and_why() {
     let session = connect(ProtocolVersion::V_2025_11_25, false, User::Declines).await;
     let said = text(&call(&session, deploy()).await);
     assert!(said.starts_with("Error [NO_PROVIDER]"), "{said}");
-    assert!(said.contains("cannot show forms"), "{said}");
+    assert!(said.contains("cannot display a tool's questions"), "{said}");
     assert!(session.handler.forms.lock().unwrap().is_empty());
 }
 
