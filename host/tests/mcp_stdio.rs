@@ -75,6 +75,60 @@ fn with_forms_never_the_configs_answerers_answer_a_client_that_shows_forms() {
 }
 
 #[test]
+fn a_client_that_sets_a_log_level_is_told_how_each_call_goes() {
+    let script = r#"
+        [mcp]
+        forms = "never"
+        [[answerer]]
+        kind = "script"
+        rules = [{ id = "go", custom = "yes" }, { question = ".", reject = "ASK_CANCELLED" }]
+    "#;
+    let (command, _dir) = server(Some(script));
+    let mut peer = McpPeer::start(command, forms());
+    let logged = |m: &serde_json::Value| m["method"] == "notifications/message";
+    // No level set: nothing is logged before the reply.
+    peer.call(1, &serde_json::from_str(ONE_QUESTION).unwrap());
+    let first = peer
+        .next(BOUND, |m| logged(m) || m["id"] == 1)
+        .expect("the call ends");
+    assert_eq!(first["id"], 1, "logged without a level: {first}");
+
+    peer.send(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel",
+        "params": {"level": "info"}}),
+    );
+    let set = peer.reply(2, BOUND).expect("the level is taken");
+    assert_eq!(set["result"], json!({}), "{set}");
+    peer.call(3, &serde_json::from_str(ONE_QUESTION).unwrap());
+    let asking = peer.next(BOUND, logged).expect("the ask is logged");
+    assert_eq!(asking["params"]["level"], "info", "{asking}");
+    assert_eq!(asking["params"]["logger"], "ask-user", "{asking}");
+    assert_eq!(asking["params"]["data"]["event"], "asking", "{asking}");
+    assert_eq!(asking["params"]["data"]["questions"], 1, "{asking}");
+    let answered = peer.next(BOUND, logged).expect("the answer is logged");
+    assert_eq!(
+        answered["params"]["data"]["event"], "answered",
+        "{answered}"
+    );
+    peer.reply(3, BOUND).expect("the call ends");
+
+    // At "warning", only a call that ends without an answer is logged.
+    peer.send(
+        &json!({"jsonrpc": "2.0", "id": 4, "method": "logging/setLevel",
+        "params": {"level": "warning"}}),
+    );
+    peer.reply(4, BOUND).expect("the level is taken");
+    peer.call(
+        5,
+        &json!({"questions": [{"id": "other", "question": "Anything else?"}]}),
+    );
+    let ended = peer.next(BOUND, logged).expect("the refusal is logged");
+    assert_eq!(ended["params"]["level"], "warning", "{ended}");
+    assert_eq!(ended["params"]["data"]["code"], "ASK_CANCELLED", "{ended}");
+    peer.reply(5, BOUND).expect("the call ends");
+}
+
+#[test]
 fn with_forms_last_the_form_comes_only_when_the_configs_answerers_pass() {
     let script = r#"
         [mcp]

@@ -47,7 +47,7 @@ impl McpHttp {
             .map(|host| format!("http://{host}:{}", address.port()))
             .collect();
         let service = StreamableHttpService::new(
-            move || Ok(server.clone()),
+            move || Ok(server.for_session()),
             Arc::new(LocalSessionManager::default()),
             config,
         );

@@ -19,6 +19,7 @@
 mod elicitation;
 pub mod form;
 mod http;
+mod log;
 pub mod stdio;
 
 use std::sync::Arc;
@@ -82,6 +83,9 @@ pub struct McpServer {
     /// order: a client that can open a URL is sent to the first.
     pages: Arc<[Page]>,
     forms: Forms,
+    /// The level the client set for log messages: one client's, so each
+    /// HTTP session gets its own ([`for_session`](Self::for_session)).
+    log: log::CallLog,
     tool: Tool,
     state: Arc<RequestStateCodec>,
     /// Messages of the client dropped for their size (stdio only).
@@ -119,10 +123,20 @@ impl McpServer {
             runtime,
             pages: pages.into(),
             forms: Forms::default(),
+            log: log::CallLog::default(),
             tool,
             state: Arc::new(state),
             dropped: stdio::Dropped::never(),
         })
+    }
+
+    /// This server for one more client: shares everything but what the
+    /// client sets (its log level).
+    pub(crate) fn for_session(&self) -> Self {
+        McpServer {
+            log: log::CallLog::default(),
+            ..self.clone()
+        }
     }
 
     /// Puts the client's own form where `forms` says in each call's chain.
@@ -216,11 +230,19 @@ impl McpServer {
         if let Some(answerer) = &answerer {
             call.answer_with(answerer.clone(), self.forms == Forms::First);
         }
+        let questions = request
+            .arguments
+            .as_ref()
+            .and_then(|arguments| arguments.get("questions"))
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        self.log.asking(&context.peer, questions).await;
         let result = self
             .runtime
             .call(call.agent(), &context.ct, &arguments)
             .await;
         drop(call);
+        self.log.ended(&context.peer, &result).await;
 
         if let Some(form) = answerer.as_ref().and_then(|a| a.wanted()) {
             let sealed = self
@@ -321,8 +343,13 @@ fn to_mcp(result: ToolResult, elicits: bool) -> CallToolResult {
 }
 
 impl ServerHandler for McpServer {
+    #[allow(deprecated)] // logging, with the protocols that have it
     fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_logging()
+            .build();
+        let mut info = ServerConfig::new(capabilities);
         info.protocol_version = ProtocolVersion::V_2026_07_28;
         info.server_info = Implementation::new("ask-user", env!("CARGO_PKG_VERSION"));
         info.instructions = Some(
@@ -331,6 +358,16 @@ impl ServerHandler for McpServer {
                 .to_owned(),
         );
         info
+    }
+
+    #[allow(deprecated)] // logging, with the protocols that have it
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.log.set(request.level);
+        Ok(())
     }
 
     async fn list_tools(
