@@ -1,0 +1,215 @@
+//! `ask-user mcp --http` against the official MCP conformance suite
+//! (`@modelcontextprotocol/conformance` on npm, on the Node 22 it needs,
+//! both from `host/tests/npm`): every server scenario that applies to a
+//! server of one tool and no resources or prompts.
+//!
+//! The suite sends no `Authorization` header, and the server wants one: a
+//! small proxy in front adds the token and names the server's own port in
+//! `Host` and `Origin` where the suite named the proxy's (any other value
+//! passes unchanged, so the DNS-rebinding scenario still reaches the
+//! server's own checks).
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use http::header::{AUTHORIZATION, HOST, ORIGIN};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Uri};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use serde_json::Value;
+
+/// The longest the server may take to say where it listens.
+const START: Duration = Duration::from_secs(60);
+
+/// The scenarios that apply, and why the others do not: `tools-call-*`,
+/// `elicitation-*` and `json-schema-2020-12` call tools of the suite's own
+/// test server, `completion-complete`, `resources-*` and `prompts-*` need
+/// what this server does not offer.
+const SCENARIOS: &[&str] = &[
+    "server-initialize",
+    "ping",
+    "logging-set-level",
+    "tools-list",
+    "server-sse-multiple-streams",
+    "server-sse-polling",
+    "dns-rebinding-protection",
+];
+
+/// The one check a server of ours cannot pass: resuming a call of the
+/// suite's `test_reconnection` tool, which only its test server has.
+const NEEDS_THE_SUITES_TOOL: &str = "server-sse-disconnect-resume";
+
+#[test]
+fn the_official_conformance_scenarios_that_apply_pass_without_warnings() {
+    let npm = npm_folder();
+    let server = Server::start();
+    let proxy = proxy(server.address, server.token.clone());
+    let url = format!("http://127.0.0.1:{}/mcp", proxy.port());
+    for scenario in SCENARIOS {
+        let output = Command::new(npm.join("node_modules/.bin/node"))
+            .arg(npm.join("node_modules/@modelcontextprotocol/conformance/dist/index.js"))
+            .args(["server", "--verbose", "--url", &url, "--scenario", scenario])
+            .output()
+            .expect("the conformance suite runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let checks: Vec<Value> = match stdout.find('[') {
+            // The checks, as JSON, then a summary in words.
+            Some(start) => serde_json::Deserializer::from_str(&stdout[start..])
+                .into_iter()
+                .next()
+                .and_then(Result::ok)
+                .unwrap_or_else(|| panic!("{scenario}: its checks are not JSON:\n{stdout}")),
+            None => panic!(
+                "{scenario}: no checks printed:\n{stdout}\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            ),
+        };
+        assert!(!checks.is_empty(), "{scenario}: no checks");
+        let passed = checks.iter().filter(|c| c["status"] == "SUCCESS").count();
+        assert!(passed > 0, "{scenario}: nothing passed: {checks:#?}");
+        for check in &checks {
+            let status = check["status"].as_str().unwrap_or_default();
+            let excused = check["id"] == NEEDS_THE_SUITES_TOOL && status == "WARNING";
+            assert!(
+                matches!(status, "SUCCESS" | "INFO") || excused,
+                "{scenario}: {check:#}"
+            );
+        }
+    }
+}
+
+/// `host/tests/npm` with its packages installed (`npm ci` on first use;
+/// `scripts/test` does it before the tests).
+fn npm_folder() -> PathBuf {
+    let npm = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/npm");
+    if !npm.join("node_modules/.bin/node").exists() {
+        let installed = Command::new("npm")
+            .args(["ci", "--silent", "--no-audit", "--no-fund"])
+            .current_dir(&npm)
+            .status()
+            .expect("npm runs (the tests need Node.js with npm)");
+        assert!(installed.success(), "npm ci in {} failed", npm.display());
+    }
+    npm
+}
+
+/// `ask-user mcp --http` on a free port, stopped when dropped.
+struct Server {
+    child: Child,
+    address: SocketAddr,
+    token: String,
+}
+
+impl Server {
+    fn start() -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ask-user"))
+            .args(["mcp", "--http", "127.0.0.1:0"])
+            .env("XDG_CONFIG_HOME", "/nonexistent")
+            .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let line = lines
+            .recv_timeout(START)
+            .expect("the server says where it listens");
+        // "MCP (Streamable HTTP) at http://127.0.0.1:P/mcp with the header
+        // "Authorization: Bearer T"; …"
+        let address = line
+            .split("http://")
+            .nth(1)
+            .and_then(|rest| rest.split('/').next())
+            .and_then(|address| address.parse().ok())
+            .unwrap_or_else(|| panic!("no address in {line:?}"));
+        let token = line
+            .split("Bearer ")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap_or_else(|| panic!("no token in {line:?}"))
+            .to_owned();
+        Server {
+            child,
+            address,
+            token,
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A proxy to `server` on a port of its own, on a thread of its own, for
+/// the life of the test process.
+fn proxy(server: SocketAddr, token: String) -> SocketAddr {
+    let (tx, address) = mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let own = listener.local_addr().unwrap();
+            tx.send(own).unwrap();
+            let client = Client::builder(TokioExecutor::new()).build_http::<Incoming>();
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let (client, token) = (client.clone(), token.clone());
+                let service = service_fn(move |request| {
+                    forward(client.clone(), request, own, server, token.clone())
+                });
+                tokio::spawn(http1::Builder::new().serve_connection(TokioIo::new(stream), service));
+            }
+        });
+    });
+    address.recv().unwrap()
+}
+
+async fn forward(
+    client: Client<hyper_util::client::legacy::connect::HttpConnector, Incoming>,
+    mut request: Request<Incoming>,
+    own: SocketAddr,
+    server: SocketAddr,
+    token: String,
+) -> Result<hyper::Response<Incoming>, hyper_util::client::legacy::Error> {
+    let own_port = format!(":{}", own.port());
+    for name in [HOST, ORIGIN] {
+        let value = request.headers().get(&name).and_then(|v| v.to_str().ok());
+        if let Some(name_only) = value.and_then(|v| v.strip_suffix(&own_port)) {
+            let renamed = format!("{name_only}:{}", server.port());
+            request.headers_mut().insert(name, renamed.parse().unwrap());
+        }
+    }
+    let bearer = format!("Bearer {token}");
+    request
+        .headers_mut()
+        .insert(AUTHORIZATION, bearer.parse().unwrap());
+    let path = request
+        .uri()
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_owned();
+    *request.uri_mut() = format!("http://{server}{path}").parse::<Uri>().unwrap();
+    client.request(request).await
+}
