@@ -84,7 +84,7 @@ fn run_against(server: &str, token: &str, mode: &str, user: &str) -> Value {
 
 #[test]
 fn the_python_sdk_answers_the_form_on_both_protocol_versions() {
-    let content = json!({"target": "Production", "checks": ["Unit tests"], "note": "From Python"});
+    let content = json!({"q01_target": "Production", "q02_checks": ["Unit tests"], "q03_note": "From Python"});
     for mode in ["legacy", "2026-07-28"] {
         let ran = run(mode, &content.to_string());
         assert_eq!(ran["tools"], json!(["ask_user_question"]), "{mode}");
@@ -96,7 +96,7 @@ fn the_python_sdk_answers_the_form_on_both_protocol_versions() {
         let form = &ran["forms"][0];
         assert_eq!(form["mode"], "form");
         assert_eq!(
-            form["requestedSchema"]["properties"]["checks"]["type"], "array",
+            form["requestedSchema"]["properties"]["q02_checks"]["type"], "array",
             "{mode}"
         );
         let result = &ran["result"];
@@ -222,7 +222,8 @@ impl Drop for HttpServer {
 #[test]
 fn the_python_sdk_answers_over_streamable_http_with_the_token() {
     let server = HttpServer::start();
-    let content = json!({"target": "Staging (Recommended)", "checks": [], "note": "Over HTTP"});
+    let content =
+        json!({"q01_target": "Staging (Recommended)", "q02_checks": [], "q03_note": "Over HTTP"});
     for mode in ["legacy", "2026-07-28"] {
         let ran = run_against(&server.url, &server.token, mode, &content.to_string());
         let result = &ran["result"];

@@ -152,7 +152,7 @@ fn with_forms_last_the_form_comes_only_when_the_configs_answerers_pass() {
         .next(BOUND, |m| m["method"] == "elicitation/create")
         .expect("the form is asked after the script passed");
     peer.send(&json!({"jsonrpc": "2.0", "id": form["id"],
-        "result": {"action": "accept", "content": {"other": "no"}}}));
+        "result": {"action": "accept", "content": {"q01_other": "no"}}}));
     let reply = peer.reply(2, BOUND).expect("the call ends");
     assert_eq!(
         reply["result"]["content"][0]["text"],
@@ -177,9 +177,80 @@ fn an_answerer_that_cannot_start_is_named_and_the_tool_still_served() {
         .next(BOUND, |m| m["method"] == "elicitation/create")
         .expect("the tool is served, with the client's form");
     peer.send(&json!({"jsonrpc": "2.0", "id": form["id"],
-        "result": {"action": "accept", "content": {"go": "yes"}}}));
+        "result": {"action": "accept", "content": {"q01_go": "yes"}}}));
     let reply = peer.reply(1, BOUND).expect("the call ends");
     assert_eq!(reply["result"]["isError"], false, "{reply}");
+}
+
+/// Codex (0.169) shows no list fields, sorts fields by key, cannot leave an
+/// empty last text field and declines a page offer unseen: it gets a yes or
+/// no per option, keys in question order, a closing "Send", and no offer,
+/// even with a page to offer and a protocol that has lists.
+#[test]
+fn codex_gets_a_form_it_can_show_in_question_order() {
+    let config = "[[answerer]]\nkind = \"web\"\nport = 0\n";
+    let (command, _dir) = server(Some(config));
+    let capabilities = json!({"elicitation": {"form": {}, "url": {}}});
+    let mut peer = McpPeer::start_as(command, capabilities, "codex-mcp-client", "2025-11-25");
+    let deploy: serde_json::Value =
+        serde_json::from_str(include_str!("../../examples/deploy.json")).unwrap();
+    peer.call(1, &deploy);
+    let form = peer
+        .next(BOUND, |m| m["method"] == "elicitation/create")
+        .expect("a form is asked");
+    let params = &form["params"];
+    assert_ne!(params["mode"], "url", "no page offer to Codex: {params}");
+    let properties = params["requestedSchema"]["properties"].as_object().unwrap();
+    let keys: Vec<&String> = properties.keys().collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(
+        keys, sorted,
+        "sorted by key, the fields keep question order"
+    );
+    assert!(
+        properties.values().all(|p| p["type"] != "array"),
+        "{properties:?}"
+    );
+    let (last, send) = properties.iter().next_back().unwrap();
+    assert_eq!(send["type"], "boolean", "{last} comes last");
+    let options: Vec<&String> = keys
+        .iter()
+        .copied()
+        .filter(|k| k.starts_with("q02_checks_opt"))
+        .collect();
+    let labels: Vec<&str> = deploy["questions"][1]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        options.len(),
+        labels.len(),
+        "one yes or no per option: {keys:?}"
+    );
+    // The person ticks two checks and leaves the own words empty.
+    let mut content = serde_json::Map::new();
+    content.insert(options[0].clone(), json!(true));
+    content.insert(options[2].clone(), json!(true));
+    content.insert(options[1].clone(), json!(false));
+    content.insert("q02_checks_own".into(), json!(""));
+    content.insert(last.clone(), json!(true));
+    peer.send(&json!({"jsonrpc": "2.0", "id": form["id"],
+        "result": {"action": "accept", "content": content}}));
+    let reply = peer.reply(1, BOUND).expect("the call ends");
+    let text = reply["result"]["content"][0]["text"].as_str().unwrap();
+    let expected = json!({"answers": [
+        {"id": "target", "selected": []},
+        {"id": "checks", "selected": [labels[0], labels[2]]},
+        {"id": "note", "selected": []},
+    ]});
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(text).unwrap(),
+        expected,
+        "{text}"
+    );
 }
 
 #[test]
@@ -196,7 +267,7 @@ fn a_form_answer_too_large_to_take_ends_the_call_with_a_clear_error() {
     // An answer of 17 MiB on one line: over the largest message taken.
     let huge = "x".repeat(17 << 20);
     let answer = json!({"jsonrpc": "2.0", "id": form["id"],
-        "result": {"action": "accept", "content": {"note": huge}}});
+        "result": {"action": "accept", "content": {"q01_note": huge}}});
     peer.send(&answer);
     let reply = peer.reply(1, BOUND).expect("the call ends");
     let result = &reply["result"];
@@ -213,7 +284,7 @@ fn a_form_answer_too_large_to_take_ends_the_call_with_a_clear_error() {
         .next(BOUND, |m| m["method"] == "elicitation/create")
         .expect("the next form is asked");
     peer.send(&json!({"jsonrpc": "2.0", "id": form["id"],
-        "result": {"action": "accept", "content": {"note": "no"}}}));
+        "result": {"action": "accept", "content": {"q01_note": "no"}}}));
     let reply = peer.reply(2, BOUND).expect("the next call ends");
     assert_eq!(
         reply["result"]["content"][0]["text"],

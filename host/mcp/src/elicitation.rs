@@ -3,9 +3,7 @@
 
 use std::sync::Mutex;
 
-use ask_user_seam::{
-    AnswerError, AnswerFuture, Answerer, Ask, AskError, AskRequest, ErrorCode, Next,
-};
+use ask_user_seam::{AnswerError, AnswerFuture, Answerer, Ask, AskError, ErrorCode, Next};
 use rmcp::Peer;
 use rmcp::model::{
     ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
@@ -14,7 +12,7 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, RequestHandle, RoleServer};
 use serde_json::Value;
 
-use crate::form;
+use crate::form::{Form, Renders};
 use crate::stdio::{Dropped, MAX_MESSAGE_BYTES};
 use ask_user_answerers::Page;
 
@@ -56,13 +54,19 @@ impl Channel {
 /// Answers a batch with one form in the MCP client's UI.
 pub struct ElicitationAnswerer {
     channel: Channel,
+    /// What the client's form can show.
+    renders: Renders,
     /// A message from the client dropped for its size (see [`crate::stdio`]).
     dropped: Dropped,
 }
 
 impl ElicitationAnswerer {
-    pub fn new(channel: Channel, dropped: Dropped) -> Self {
-        ElicitationAnswerer { channel, dropped }
+    pub fn new(channel: Channel, renders: Renders, dropped: Dropped) -> Self {
+        ElicitationAnswerer {
+            channel,
+            renders,
+            dropped,
+        }
     }
 
     /// The form the client must fill in before the call can finish, when an
@@ -75,22 +79,19 @@ impl ElicitationAnswerer {
     }
 }
 
-/// The `elicitation/create` parameters for `request`.
-pub fn params(request: &AskRequest) -> Result<ElicitRequestParams, AnswerError> {
-    let schema: ElicitationSchema = serde_json::from_value(form::schema(request))
+/// The `elicitation/create` parameters for `form`.
+fn params(form: &Form) -> Result<ElicitRequestParams, AnswerError> {
+    let schema: ElicitationSchema = serde_json::from_value(form.schema())
         .map_err(|e| AnswerError::other(format!("the form could not be built: {e}")))?;
     Ok(ElicitRequestParams::FormElicitationParams {
         meta: None,
-        message: form::message(request),
+        message: form.message(),
         requested_schema: schema,
     })
 }
 
 /// What the client's form came back with, as the waterfall takes it.
-fn outcome(
-    request: &AskRequest,
-    result: ElicitResult,
-) -> Result<Vec<ask_user_seam::Answer>, AnswerError> {
+fn outcome(form: &Form, result: ElicitResult) -> Result<Vec<ask_user_seam::Answer>, AnswerError> {
     let dismissed = |how: &str| {
         Err(AskError::new(
             ErrorCode::AskCancelled,
@@ -115,7 +116,7 @@ fn outcome(
                     .into());
                 }
             };
-            Ok(form::answers(request, &content)?)
+            Ok(form.answers(&content)?)
         }
         ElicitationAction::Decline => dismissed("declined"),
         _ => dismissed("cancelled"),
@@ -155,10 +156,11 @@ impl Answerer for ElicitationAnswerer {
 
     fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
         Box::pin(async move {
+            let form = Form::new(&ask.request, self.renders);
             if let Channel::Page { peer, page } = &self.channel {
-                return on_page(peer, page, &self.dropped, ask, next).await;
+                return on_page(peer, page, &self.dropped, &form, next).await;
             }
-            let params = params(&ask.request)?;
+            let params = params(&form)?;
             match &self.channel {
                 Channel::Live(peer) => {
                     let too_big = self.dropped.after_now();
@@ -182,7 +184,7 @@ impl Answerer for ElicitationAnswerer {
                     };
                     open.0 = None;
                     match response {
-                        Ok(Ok(ClientResult::ElicitResult(result))) => outcome(&ask.request, result),
+                        Ok(Ok(ClientResult::ElicitResult(result))) => outcome(&form, result),
                         Ok(Ok(other)) => Err(AnswerError::other(format!(
                             "the client answered the form with {other:?}"
                         ))),
@@ -198,7 +200,7 @@ impl Answerer for ElicitationAnswerer {
                 Channel::Rounds(rounds) => {
                     let given = rounds.answered.lock().ok().and_then(|mut a| a.take());
                     match given {
-                        Some(result) => outcome(&ask.request, result),
+                        Some(result) => outcome(&form, result),
                         None => {
                             if let Ok(mut wanted) = rounds.wanted.lock() {
                                 *wanted = Some(params);
@@ -223,17 +225,14 @@ async fn on_page(
     peer: &Peer<RoleServer>,
     page: &Page,
     dropped: &Dropped,
-    ask: &Ask,
+    form: &Form<'_>,
     next: Next<'_>,
 ) -> Result<Vec<ask_user_seam::Answer>, AnswerError> {
     let url = &page.url;
     let mut too_big = std::pin::pin!(dropped.after_now());
     let offer = ElicitRequestParams::UrlElicitationParams {
         meta: None,
-        message: format!(
-            "{}\n\nAnswer on this page: {url}",
-            form::message(&ask.request)
-        ),
+        message: format!("{}\n\nAnswer on this page: {url}", form.message()),
         url: url.to_owned(),
         elicitation_id: ask_user_answerers::secret::token().map_err(AnswerError::other)?,
     };
@@ -265,7 +264,7 @@ async fn on_page(
                 if let Ok(Ok(ClientResult::ElicitResult(result))) = reply
                     && result.action != ElicitationAction::Accept
                 {
-                    return outcome(&ask.request, result);
+                    return outcome(form, result);
                 }
             }
         }

@@ -1,181 +1,282 @@
 //! One batch of questions as one elicitation form, and the form's content
 //! back as answers (SPEC §6). No I/O here.
 //!
-//! Every property is optional (absent = skipped), in question order:
-//! single-select with options → `<id>`, a titled string enum whose default is
-//! the recommended label; multi-select → `<id>`, a titled array enum; either
-//! also gets `<id>__own`, "Or in your own words" (the answer's `custom`);
-//! free text → `<id>`, a string. Where `<id>__own` is another question's id,
-//! the own-words property takes the first of `<id>__own2`, `<id>__own3`, …
-//! that is no question's id ([`own_words_keys`]): no answer is ever read
-//! from another question's field.
-
-use std::collections::HashSet;
+//! Every field is optional (absent or empty = skipped). Its key starts with
+//! the question's place, `q01_<id>`, `q02_<id>`, …, so the fields come in
+//! question order in a client that sorts them by key (Codex) as in one that
+//! keeps the schema's order; titles carry the words. A single-select
+//! question is a titled string enum whose default is the recommended label;
+//! a multi-select one a titled array enum, or, for a client that cannot
+//! show arrays ([`Renders::arrays`]), one yes/no field per option
+//! (`q02_<id>_opt01`, …); a question with options also gets its own-words
+//! field `q01_<id>_own`, titled with the question's; a free-text question
+//! is a string. Where the client cannot leave an empty text field last
+//! ([`Renders::text_last`]), the form ends with a yes/no "Send" field.
+//! Keys are unique by construction: each starts with its question's place.
 
 use ask_user_seam::{Answer, AskError, AskRequest, ErrorCode, Question};
 use serde_json::{Map, Value, json};
 
-/// The companion property of a question's own words.
-pub const OWN_WORDS: &str = "__own";
+/// What a client's form can show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Renders {
+    /// A multi-select list (an array of a titled enum, protocol 2025-11-25
+    /// and later). Without it: one yes/no field per option.
+    pub arrays: bool,
+    /// A text field last: one a person can leave empty (Codex 0.169 cannot
+    /// leave its last field empty). Without it: a closing "Send" field.
+    pub text_last: bool,
+}
 
-/// The own-words property of each question with options (`None` for free
-/// text), in question order: `<id>__own`, or, where that is a question's id
-/// or taken already, `<id>__own2`, `<id>__own3`, …
-pub fn own_words_keys(request: &AskRequest) -> Vec<Option<String>> {
-    let mut taken: HashSet<String> = request.questions.iter().map(|q| q.id.clone()).collect();
-    request
-        .questions
-        .iter()
-        .map(|q| {
-            q.options.as_ref().filter(|o| !o.is_empty())?;
-            let key = (1..)
-                .map(|n| match n {
-                    1 => format!("{}{OWN_WORDS}", q.id),
-                    n => format!("{}{OWN_WORDS}{n}", q.id),
+/// The key of the closing field; it sorts after every question's.
+const SEND: &str = "q99_send";
+
+/// What a field of the form stands for.
+#[derive(Debug, Clone, PartialEq)]
+enum Role {
+    /// A single-select question's choice.
+    Choice,
+    /// A multi-select question's choices, as a list.
+    Choices,
+    /// One option of a multi-select question, yes or no.
+    Option(String),
+    /// A question's own words beside its options.
+    OwnWords,
+    /// A free-text question.
+    Text,
+}
+
+#[derive(Debug)]
+struct Field {
+    key: String,
+    /// Which question, by place.
+    question: usize,
+    role: Role,
+}
+
+/// The form for one batch, as a client `renders` it.
+pub struct Form<'r> {
+    request: &'r AskRequest,
+    renders: Renders,
+    fields: Vec<Field>,
+}
+
+impl<'r> Form<'r> {
+    /// Lays out the fields of `request` in question order.
+    pub fn new(request: &'r AskRequest, renders: Renders) -> Self {
+        let mut fields = Vec::new();
+        for (n, q) in request.questions.iter().enumerate() {
+            let key = format!("q{:02}_{}", n + 1, q.id);
+            let mut field = |key: String, role| {
+                fields.push(Field {
+                    key,
+                    question: n,
+                    role,
                 })
-                .find(|key| !taken.contains(key))
-                .expect("a free key among unboundedly many");
-            taken.insert(key.clone());
-            Some(key)
+            };
+            if q.labels().next().is_none() {
+                field(key, Role::Text);
+                continue;
+            }
+            match (q.is_multi_select(), renders.arrays) {
+                (false, _) => field(key.clone(), Role::Choice),
+                (true, true) => field(key.clone(), Role::Choices),
+                (true, false) => {
+                    for (o, label) in q.labels().enumerate() {
+                        field(
+                            format!("{key}_opt{:02}", o + 1),
+                            Role::Option(label.to_owned()),
+                        );
+                    }
+                }
+            }
+            field(format!("{key}_own"), Role::OwnWords);
+        }
+        Form {
+            request,
+            renders,
+            fields,
+        }
+    }
+
+    /// The form's `message`: what the form is, not the questions again
+    /// (each field carries its question).
+    pub fn message(&self) -> String {
+        match self.request.questions.as_slice() {
+            [one] => one.question.clone(),
+            all => format!(
+                "{} questions. Answer what you can; leave the rest empty to skip them.",
+                all.len()
+            ),
+        }
+    }
+
+    /// The form's `requestedSchema`, as JSON.
+    pub fn schema(&self) -> Value {
+        let mut properties = Map::new();
+        for field in &self.fields {
+            let q = &self.request.questions[field.question];
+            let title = title(q);
+            let property = match &field.role {
+                Role::Text => json!({"type": "string", "title": title, "description": q.question}),
+                Role::Choice => {
+                    let mut p = json!({"type": "string", "title": title,
+                        "description": q.question, "oneOf": choices(q)});
+                    if let Some(recommended) = q.recommended() {
+                        p["default"] = json!(recommended.label);
+                    }
+                    p
+                }
+                Role::Choices => json!({"type": "array", "title": title,
+                    "description": q.question, "items": {"anyOf": choices(q)}}),
+                Role::Option(label) => {
+                    let mut p = json!({"type": "boolean", "title": format!("{title}: {label}"),
+                        "default": false});
+                    let option = q.options.iter().flatten().find(|o| &o.label == label);
+                    if let Some(description) = option.and_then(|o| o.description.as_ref()) {
+                        p["description"] = json!(description);
+                    }
+                    p
+                }
+                Role::OwnWords => json!({"type": "string",
+                    "title": format!("{title}: or in your own words")}),
+            };
+            properties.insert(field.key.clone(), property);
+        }
+        if !self.renders.text_last {
+            properties.insert(
+                SEND.to_owned(),
+                json!({"type": "boolean", "title": "Send these answers", "default": true}),
+            );
+        }
+        json!({"type": "object", "properties": properties})
+    }
+
+    /// The answers in an accepted form's `content`. A value of the wrong
+    /// shape is the client's fault (`INVALID_ANSWER`); a label that is not
+    /// offered is left for the seam's answer checks, which name it. A form
+    /// that came back with none of its fields, or with "Send" unset, answers
+    /// nothing: the person may never have seen the questions.
+    pub fn answers(&self, content: &Map<String, Value>) -> Result<Vec<Answer>, AskError> {
+        if content.get(SEND) == Some(&Value::Bool(false)) {
+            return Err(AskError::new(
+                ErrorCode::AskCancelled,
+                "the user chose not to send answers. Do not ask the same again; continue with \
+                 what you know or end your turn",
+            ));
+        }
+        let sent = content.get(SEND) == Some(&Value::Bool(true));
+        if !sent && !self.fields.iter().any(|f| content.contains_key(&f.key)) {
+            return Err(AskError::new(
+                ErrorCode::AskCancelled,
+                "the client's form came back without any of its fields: the user may not have \
+                 been shown the questions, and nothing was answered. Do not take this as the \
+                 user's choice; ask in your reply if you need the answers",
+            ));
+        }
+        let mut answers: Vec<Answer> = self
+            .request
+            .questions
+            .iter()
+            .map(|q| Answer::skipped(q.id.clone()))
+            .collect();
+        for field in &self.fields {
+            let answer = &mut answers[field.question];
+            let value = content.get(&field.key);
+            match &field.role {
+                Role::Text | Role::OwnWords => answer.custom = text(&field.key, value)?,
+                Role::Choice => match value {
+                    None | Some(Value::Null) => {}
+                    Some(Value::String(label)) => answer.selected = vec![label.clone()],
+                    Some(_) => return Err(wrong(&field.key, "a label")),
+                },
+                Role::Choices => match value {
+                    None | Some(Value::Null) => {}
+                    Some(Value::Array(labels)) => {
+                        answer.selected = labels
+                            .iter()
+                            .map(|l| {
+                                l.as_str()
+                                    .map(str::to_owned)
+                                    .ok_or_else(|| wrong(&field.key, "a list of labels"))
+                            })
+                            .collect::<Result<_, _>>()?
+                    }
+                    Some(_) => return Err(wrong(&field.key, "a list of labels")),
+                },
+                Role::Option(label) => match value {
+                    None | Some(Value::Null) | Some(Value::Bool(false)) => {}
+                    Some(Value::Bool(true)) => answer.selected.push(label.clone()),
+                    Some(_) => return Err(wrong(&field.key, "yes or no")),
+                },
+            }
+        }
+        // Single-select: the own words replace the choice.
+        for (answer, q) in answers.iter_mut().zip(&self.request.questions) {
+            if answer.custom.is_some() && !q.is_multi_select() {
+                answer.selected.clear();
+            }
+        }
+        Ok(answers)
+    }
+}
+
+/// A field's title: the question's header, else the question.
+fn title(q: &Question) -> String {
+    q.header.clone().unwrap_or_else(|| q.question.clone())
+}
+
+/// The options as titled choices; a description shows in the title, where
+/// every client shows it.
+fn choices(q: &Question) -> Vec<Value> {
+    q.options
+        .iter()
+        .flatten()
+        .map(|o| {
+            let title = match &o.description {
+                Some(description) => format!("{}: {description}", o.label),
+                None => o.label.clone(),
+            };
+            json!({"const": o.label, "title": title})
         })
         .collect()
 }
 
-/// The form's `message`: each question's header and text, with the
-/// options' descriptions, as plain text.
-pub fn message(request: &AskRequest) -> String {
-    let mut out = Vec::new();
-    for (n, q) in request.questions.iter().enumerate() {
-        let number = match request.questions.len() {
-            1 => String::new(),
-            _ => format!("{}. ", n + 1),
-        };
-        let header = q
-            .header
-            .as_deref()
-            .map(|h| format!("[{h}] "))
-            .unwrap_or_default();
-        out.push(format!("{number}{header}{}", q.question));
-        for option in q.options.iter().flatten() {
-            match &option.description {
-                Some(description) => out.push(format!("  - {}: {description}", option.label)),
-                None => out.push(format!("  - {}", option.label)),
-            }
-        }
-    }
-    out.join("\n")
+fn wrong(key: &str, wanted: &str) -> AskError {
+    AskError::new(
+        ErrorCode::InvalidAnswer,
+        format!(
+            "the client's form answer for {key:?} is not {wanted}; it was not passed on. This \
+             is a fault of the MCP client"
+        ),
+    )
 }
 
-/// The form's `requestedSchema`, as JSON.
-pub fn schema(request: &AskRequest) -> Value {
-    let mut properties = Map::new();
-    for (q, own) in request.questions.iter().zip(own_words_keys(request)) {
-        let title = q.header.clone().unwrap_or_else(|| q.question.clone());
-        let choices: Vec<Value> = q
-            .labels()
-            .map(|label| json!({"const": label, "title": label}))
-            .collect();
-        let property = match (choices.is_empty(), q.is_multi_select()) {
-            (true, _) => json!({"type": "string", "title": title, "description": q.question}),
-            (false, false) => {
-                let mut p = json!({
-                    "type": "string", "title": title, "description": q.question, "oneOf": choices
-                });
-                if let Some(recommended) = q.recommended() {
-                    p["default"] = json!(recommended.label);
-                }
-                p
-            }
-            (false, true) => json!({
-                "type": "array", "title": title, "description": q.question,
-                "items": {"anyOf": choices}
-            }),
-        };
-        properties.insert(q.id.clone(), property);
-        if let Some(own) = own {
-            properties.insert(
-                own,
-                json!({"type": "string", "title": "Or in your own words"}),
-            );
-        }
+/// A text field's words, trimmed; empty is none.
+fn text(key: &str, value: Option<&Value>) -> Result<Option<String>, AskError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.trim().to_owned())),
+        Some(_) => Err(wrong(key, "a string")),
     }
-    json!({"type": "object", "properties": properties})
-}
-
-/// The answers in an accepted form's `content`. A value of the wrong shape
-/// is the client's fault (`INVALID_ANSWER`); a label that is not offered is
-/// left for the seam's answer checks, which name it.
-pub fn answers(
-    request: &AskRequest,
-    content: &Map<String, Value>,
-) -> Result<Vec<Answer>, AskError> {
-    request
-        .questions
-        .iter()
-        .zip(own_words_keys(request))
-        .map(|(q, own)| answer(q, own.as_deref(), content))
-        .collect()
-}
-
-fn answer(
-    q: &Question,
-    own: Option<&str>,
-    content: &Map<String, Value>,
-) -> Result<Answer, AskError> {
-    let wrong = |key: &str, wanted: &str| {
-        AskError::new(
-            ErrorCode::InvalidAnswer,
-            format!(
-                "the client's form answer for {key:?} is not {wanted}; it was not passed on. \
-                 This is a fault of the MCP client"
-            ),
-        )
-    };
-    let text = |key: &str| -> Result<Option<String>, AskError> {
-        match content.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.trim().to_owned())),
-            Some(_) => Err(wrong(key, "a string")),
-        }
-    };
-    let Some(own) = own else {
-        return Ok(Answer {
-            id: q.id.clone(),
-            selected: Vec::new(),
-            custom: text(&q.id)?,
-        });
-    };
-    let custom = text(own)?;
-    let mut selected = match content.get(&q.id) {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::String(label)) if !q.is_multi_select() => vec![label.clone()],
-        Some(Value::Array(labels)) if q.is_multi_select() => labels
-            .iter()
-            .map(|l| {
-                l.as_str()
-                    .map(str::to_owned)
-                    .ok_or_else(|| wrong(&q.id, "a list of labels"))
-            })
-            .collect::<Result<_, _>>()?,
-        Some(_) if q.is_multi_select() => return Err(wrong(&q.id, "a list of labels")),
-        Some(_) => return Err(wrong(&q.id, "a label")),
-    };
-    // Single-select: the own words replace the choice.
-    if custom.is_some() && !q.is_multi_select() {
-        selected.clear();
-    }
-    Ok(Answer {
-        id: q.id.clone(),
-        selected,
-        custom,
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use ask_user_seam::QuestionOption;
+
+    /// A client that shows forms as the protocol describes.
+    const ALL: Renders = Renders {
+        arrays: true,
+        text_last: true,
+    };
+    /// Codex 0.169.
+    const CODEX: Renders = Renders {
+        arrays: false,
+        text_last: false,
+    };
 
     fn request() -> AskRequest {
         let mut target = Question::new("target", "Where should it go?");
@@ -194,41 +295,113 @@ mod tests {
         }
     }
 
+    fn keys(schema: &Value) -> Vec<&str> {
+        schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect()
+    }
+
     #[test]
-    fn the_form_follows_the_questions_in_order() {
-        let schema = schema(&request());
-        let keys: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+    fn the_fields_follow_the_questions_whether_kept_in_order_or_sorted() {
+        let request = request();
+        for renders in [ALL, CODEX] {
+            let schema = Form::new(&request, renders).schema();
+            let keys = keys(&schema);
+            let mut sorted = keys.clone();
+            sorted.sort();
+            assert_eq!(keys, sorted, "{renders:?}");
+        }
+        let schema = Form::new(&request, ALL).schema();
         assert_eq!(
-            keys,
-            ["target", "target__own", "checks", "checks__own", "note"]
+            keys(&schema),
+            [
+                "q01_target",
+                "q01_target_own",
+                "q02_checks",
+                "q02_checks_own",
+                "q03_note"
+            ]
         );
         assert_eq!(
-            schema["properties"]["target"],
+            schema["properties"]["q01_target"],
             json!({"type":"string","title":"Deploy","description":"Where should it go?",
-                   "oneOf":[{"const":"Staging (Recommended)","title":"Staging (Recommended)"},
+                   "oneOf":[{"const":"Staging (Recommended)",
+                             "title":"Staging (Recommended): Safe to try."},
                             {"const":"Production","title":"Production"}],
                    "default":"Staging (Recommended)"})
         );
         assert_eq!(
-            schema["properties"]["checks"]["items"],
+            schema["properties"]["q02_checks"]["items"],
             json!({"anyOf":[{"const":"Unit","title":"Unit"},{"const":"E2E","title":"E2E"}]})
         );
-        assert_eq!(schema["properties"]["note"]["type"], "string");
+        assert_eq!(
+            schema["properties"]["q01_target_own"]["title"], "Deploy: or in your own words",
+            "the own words name their question"
+        );
+        assert_eq!(schema["properties"]["q03_note"]["type"], "string");
         assert!(
             schema.get("required").is_none(),
             "every question may be skipped"
         );
-        let message = message(&request());
-        assert!(message.starts_with("1. [Deploy] Where should it go?\n  - Staging (Recommended): Safe to try.\n  - Production\n2. Which checks?"), "{message}");
+    }
+
+    #[test]
+    fn a_client_without_lists_gets_a_yes_or_no_per_option_and_a_closing_send() {
+        let request = request();
+        let schema = Form::new(&request, CODEX).schema();
+        assert_eq!(
+            keys(&schema),
+            [
+                "q01_target",
+                "q01_target_own",
+                "q02_checks_opt01",
+                "q02_checks_opt02",
+                "q02_checks_own",
+                "q03_note",
+                "q99_send"
+            ]
+        );
+        assert_eq!(
+            schema["properties"]["q02_checks_opt02"],
+            json!({"type": "boolean", "title": "Which checks?: E2E", "default": false})
+        );
+        let last = &schema["properties"]["q99_send"];
+        assert_eq!(last["type"], "boolean", "a text field never comes last");
+        let content = json!({"q02_checks_opt01": true, "q02_checks_opt02": false,
+            "q02_checks_own": "smoke", "q99_send": true});
+        let answers = Form::new(&request, CODEX)
+            .answers(content.as_object().unwrap())
+            .unwrap();
+        assert_eq!(answers[1].selected, ["Unit"]);
+        assert_eq!(answers[1].custom.as_deref(), Some("smoke"));
+        assert_eq!(answers[0], Answer::skipped("target"));
+    }
+
+    #[test]
+    fn the_message_does_not_repeat_the_questions() {
+        let request = request();
+        let message = Form::new(&request, ALL).message();
+        assert!(message.starts_with("3 questions."), "{message}");
+        assert!(!message.contains("Where should it go?"), "{message}");
+        let one = AskRequest {
+            questions: vec![Question::new("go", "Ship it?")],
+        };
+        assert_eq!(Form::new(&one, ALL).message(), "Ship it?");
     }
 
     #[test]
     fn content_becomes_answers_with_skips_and_own_words() {
         let content = json!({
-            "target": "Production", "target__own": "  canary first ",
-            "checks": ["Unit", "E2E"], "checks__own": "smoke",
+            "q01_target": "Production", "q01_target_own": "  canary first ",
+            "q02_checks": ["Unit", "E2E"], "q02_checks_own": "smoke",
         });
-        let answers = answers(&request(), content.as_object().unwrap()).unwrap();
+        let request = request();
+        let answers = Form::new(&request, ALL)
+            .answers(content.as_object().unwrap())
+            .unwrap();
         assert_eq!(
             answers[0],
             Answer {
@@ -243,25 +416,49 @@ mod tests {
     }
 
     #[test]
-    fn a_question_named_like_another_ones_own_words_takes_nothing_from_it() {
+    fn a_form_back_empty_or_not_sent_answers_nothing() {
+        let request = request();
+        for (renders, content) in [
+            (ALL, json!({})),
+            (ALL, json!({"unrelated": "x"})),
+            (CODEX, json!({})),
+            (
+                CODEX,
+                json!({"q01_target": "Production", "q99_send": false}),
+            ),
+        ] {
+            let error = Form::new(&request, renders)
+                .answers(content.as_object().unwrap())
+                .unwrap_err();
+            assert_eq!(error.code(), Some(&ErrorCode::AskCancelled), "{content}");
+        }
+        // Sent with every question left empty: the person skipped them all.
+        let sent = json!({"q99_send": true});
+        let answers = Form::new(&request, CODEX)
+            .answers(sent.as_object().unwrap())
+            .unwrap();
+        assert!(
+            answers
+                .iter()
+                .all(|a| a.selected.is_empty() && a.custom.is_none())
+        );
+    }
+
+    #[test]
+    fn a_question_named_like_another_ones_field_takes_nothing_from_it() {
         let mut deploy = Question::new("deploy", "Deploy where?");
         deploy.options = Some(vec![
             QuestionOption::new("Staging"),
             QuestionOption::new("Production"),
         ]);
-        let mut own = Question::new("deploy__own", "And the region?");
+        let mut own = Question::new("deploy_own", "And the region?");
         own.options = Some(vec![QuestionOption::new("eu"), QuestionOption::new("us")]);
         let request = AskRequest {
             questions: vec![deploy, own],
         };
-        let schema = schema(&request);
-        let keys: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
-        assert_eq!(
-            keys,
-            ["deploy", "deploy__own2", "deploy__own", "deploy__own__own"]
-        );
-        let content = json!({"deploy": "Production", "deploy__own": "eu"});
-        let answers = answers(&request, content.as_object().unwrap()).unwrap();
+        let form = Form::new(&request, ALL);
+        let content = json!({"q01_deploy": "Production", "q02_deploy_own": "eu"});
+        let answers = form.answers(content.as_object().unwrap()).unwrap();
         assert_eq!(answers[0].selected, ["Production"], "the choice is kept");
         assert_eq!(answers[0].custom, None);
         assert_eq!(answers[1].selected, ["eu"]);
@@ -269,12 +466,16 @@ mod tests {
 
     #[test]
     fn a_value_of_the_wrong_shape_is_an_invalid_answer() {
-        for content in [
-            json!({"target": ["Production"]}),
-            json!({"checks": "Unit"}),
-            json!({"note": 3}),
+        let request = request();
+        for (renders, content) in [
+            (ALL, json!({"q01_target": ["Production"]})),
+            (ALL, json!({"q02_checks": "Unit"})),
+            (ALL, json!({"q03_note": 3})),
+            (CODEX, json!({"q02_checks_opt01": "yes"})),
         ] {
-            let error = answers(&request(), content.as_object().unwrap()).unwrap_err();
+            let error = Form::new(&request, renders)
+                .answers(content.as_object().unwrap())
+                .unwrap_err();
             assert_eq!(error.code(), Some(&ErrorCode::InvalidAnswer), "{content}");
         }
     }

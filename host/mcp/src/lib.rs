@@ -38,6 +38,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use elicitation::{Channel, ElicitationAnswerer};
+use form::Renders;
 pub use http::McpHttp;
 
 use ask_user_answerers::Page;
@@ -199,13 +200,13 @@ impl McpServer {
         let elicits = capability
             .as_ref()
             .is_some_and(|e| e.form.is_some() || e.url.is_none());
+        let client = Client::of(&context);
         // A page beats a form where the client can send the human to one
         // (a form holds a plan under review poorly). Not over 2026-07-28:
         // its first round ends the call, and the page's question with it.
-        let page = self
-            .pages
-            .first()
-            .filter(|_| !rounds && capability.as_ref().is_some_and(|e| e.url.is_some()));
+        let page = self.pages.first().filter(|_| {
+            !rounds && client.follows_pages && capability.as_ref().is_some_and(|e| e.url.is_some())
+        });
         let channel = match (page, elicits, rounds) {
             _ if self.forms == Forms::Never => None,
             (Some(page), _, _) => Some(Channel::Page {
@@ -216,8 +217,8 @@ impl McpServer {
             (None, true, false) => Some(Channel::Live(context.peer.clone())),
             (None, true, true) => Some(Channel::rounds(answered)),
         };
-        let answerer =
-            channel.map(|channel| ElicitationAnswerer::new(channel, self.dropped.clone()));
+        let answerer = channel
+            .map(|channel| ElicitationAnswerer::new(channel, client.renders, self.dropped.clone()));
         let answerer = answerer.map(Arc::new);
 
         // A root agent of its own, so that its answerer reaches this call
@@ -304,6 +305,34 @@ impl McpServer {
                 None,
             )
         })
+    }
+}
+
+/// What a client does with what it declared it can do: its protocol says
+/// whether its forms show lists (they came with 2025-11-25); where that
+/// says too little, its name does. Codex (0.169) shows no lists, cannot leave
+/// an empty last text field, and declines a page offer without showing it.
+struct Client {
+    renders: Renders,
+    follows_pages: bool,
+}
+
+impl Client {
+    fn of(context: &RequestContext<RoleServer>) -> Client {
+        let codex = context
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.client_info.name.to_lowercase().contains("codex"));
+        let lists = context
+            .protocol_version()
+            .is_some_and(|version| version >= ProtocolVersion::V_2025_11_25);
+        Client {
+            renders: Renders {
+                arrays: lists && !codex,
+                text_last: !codex,
+            },
+            follows_pages: !codex,
+        }
     }
 }
 

@@ -22,7 +22,17 @@ pub struct McpPeer {
 impl McpPeer {
     /// Starts `command` (an `ask-user mcp …`) and shakes hands as a client
     /// of protocol 2025-06-18 with `capabilities`.
-    pub fn start(mut command: Command, capabilities: Value) -> McpPeer {
+    pub fn start(command: Command, capabilities: Value) -> McpPeer {
+        McpPeer::start_as(command, capabilities, "raw", "2025-06-18")
+    }
+
+    /// As [`start`](Self::start), as the client `name` of `protocol`.
+    pub fn start_as(
+        mut command: Command,
+        capabilities: Value,
+        name: &str,
+        protocol: &str,
+    ) -> McpPeer {
         let stderr = tempfile::NamedTempFile::new_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
         let mut child = command
             .stdin(Stdio::piped())
@@ -49,8 +59,8 @@ impl McpPeer {
         };
         peer.send(
             &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": capabilities,
-            "clientInfo": {"name": "raw", "version": "0"}}}),
+            "protocolVersion": protocol, "capabilities": capabilities,
+            "clientInfo": {"name": name, "version": "0"}}}),
         );
         peer.next(HANDSHAKE, |m| m["id"] == 0)
             .expect("the server answers the handshake");

@@ -141,7 +141,7 @@ fn deploy() -> CallToolRequestParams {
 }
 
 fn filled() -> Value {
-    json!({"target": "Production", "checks": ["Unit tests", "Load test"], "checks__own": "smoke", "note": "Retries"})
+    json!({"q01_target": "Production", "q02_checks": ["Unit tests", "Load test"], "q02_checks_own": "smoke", "q03_note": "Retries"})
 }
 
 const ANSWERS: &str = r#"{"answers":[{"id":"target","selected":["Production"]},{"id":"checks","selected":["Unit tests","Load test"],"custom":"smoke"},{"id":"note","selected":[],"custom":"Retries"}]}"#;
@@ -188,7 +188,7 @@ async fn a_filled_form_answers_the_batch() {
         assert_eq!(forms.len(), 1, "{version:?}: one form per batch");
         assert_eq!(forms[0]["mode"], "form");
         assert_eq!(
-            forms[0]["requestedSchema"]["properties"]["target"]["default"],
+            forms[0]["requestedSchema"]["properties"]["q01_target"]["default"],
             "Staging (Recommended)"
         );
     }
@@ -221,7 +221,7 @@ async fn a_label_the_form_did_not_offer_is_an_invalid_answer() {
     let session = connect(
         ProtocolVersion::V_2025_11_25,
         true,
-        User::Fills(json!({"target": "Moon"})),
+        User::Fills(json!({"q01_target": "Moon"})),
     )
     .await;
     let said = text(&call(&session, deploy()).await);
@@ -290,7 +290,12 @@ async fn a_2026_client_gets_the_form_as_input_required_and_answers_on_retry() {
         form["message"]
             .as_str()
             .unwrap()
-            .contains("Where should this release be deployed?")
+            .starts_with("3 questions.")
+    );
+    let target = &form["requestedSchema"]["properties"]["q01_target"];
+    assert_eq!(
+        target["description"],
+        "Where should this release be deployed?"
     );
     let accepted = ElicitResult::new(ElicitationAction::Accept).with_content(filled());
     let retry = deploy()
