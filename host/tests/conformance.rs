@@ -9,14 +9,16 @@
 //! passes unchanged, so the DNS-rebinding scenario still reaches the
 //! server's own checks).
 
-use std::io::{BufRead, BufReader};
+#[path = "support/http_server.rs"]
+mod http_server;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::mpsc;
-use std::time::Duration;
 
 use http::header::{AUTHORIZATION, HOST, ORIGIN};
+use http_server::Server;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -24,9 +26,6 @@ use hyper::{Request, Uri};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::Value;
-
-/// The longest the server may take to say where it listens.
-const START: Duration = Duration::from_secs(60);
 
 /// The scenarios that apply, and why the others do not: `tools-call-*`,
 /// `elicitation-*` and `json-schema-2020-12` call tools of the suite's own
@@ -49,7 +48,7 @@ const NEEDS_THE_SUITES_TOOL: &str = "server-sse-disconnect-resume";
 #[test]
 fn the_official_conformance_scenarios_that_apply_pass_without_warnings() {
     let npm = npm_folder();
-    let server = Server::start();
+    let server = Server::start(&[]);
     let proxy = proxy(server.address, server.token.clone());
     let url = format!("http://127.0.0.1:{}/mcp", proxy.port());
     for scenario in SCENARIOS {
@@ -98,63 +97,6 @@ fn npm_folder() -> PathBuf {
         assert!(installed.success(), "npm ci in {} failed", npm.display());
     }
     npm
-}
-
-/// `ask-user mcp --http` on a free port, stopped when dropped.
-struct Server {
-    child: Child,
-    address: SocketAddr,
-    token: String,
-}
-
-impl Server {
-    fn start() -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ask-user"))
-            .args(["mcp", "--http", "127.0.0.1:0"])
-            .env("XDG_CONFIG_HOME", "/nonexistent")
-            .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let line = lines
-            .recv_timeout(START)
-            .expect("the server says where it listens");
-        // "MCP (Streamable HTTP) at http://127.0.0.1:P/mcp with the header
-        // "Authorization: Bearer T"; …"
-        let address = line
-            .split("http://")
-            .nth(1)
-            .and_then(|rest| rest.split('/').next())
-            .and_then(|address| address.parse().ok())
-            .unwrap_or_else(|| panic!("no address in {line:?}"));
-        let token = line
-            .split("Bearer ")
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .unwrap_or_else(|| panic!("no token in {line:?}"))
-            .to_owned();
-        Server {
-            child,
-            address,
-            token,
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// A proxy to `server` on a port of its own, on a thread of its own, for

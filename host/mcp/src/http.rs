@@ -19,10 +19,11 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use crate::McpServer;
-use ask_user_answerers::serve::{Serving, client_host};
+use ask_user_answerers::serve::{DRAIN_TIMEOUT, Serving, client_host};
 
 /// The MCP server on HTTP, until stopped.
 pub struct McpHttp {
+    server: McpServer,
     address: SocketAddr,
     token: String,
     stop: CancellationToken,
@@ -46,8 +47,9 @@ impl McpHttp {
             .iter()
             .map(|host| format!("http://{host}:{}", address.port()))
             .collect();
+        let sessions = server.clone();
         let service = StreamableHttpService::new(
-            move || Ok(server.for_session()),
+            move || Ok(sessions.for_session()),
             Arc::new(LocalSessionManager::default()),
             config,
         );
@@ -59,6 +61,7 @@ impl McpHttp {
                     bearer,
                 ));
         Ok(McpHttp {
+            server,
             address,
             token,
             stop,
@@ -82,10 +85,14 @@ impl McpHttp {
         &self.token
     }
 
-    /// Stops serving: open sessions end, and their calls are aborted.
+    /// Stops serving: every call under way ends `ASK_ABORTED` and its
+    /// result goes to its client, then the sessions end and the port closes.
     pub async fn stop(mut self) {
-        self.stop.cancel();
+        self.server.abort_calls(DRAIN_TIMEOUT).await;
+        // Connections finish what they are sending (a call's result on its
+        // stream) before the sessions end.
         self.serving.stop().await;
+        self.stop.cancel();
     }
 }
 

@@ -36,6 +36,8 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use elicitation::{Channel, ElicitationAnswerer};
 use form::Renders;
@@ -84,6 +86,11 @@ pub struct McpServer {
     /// order: a client that can open a URL is sent to the first.
     pages: Arc<[Page]>,
     forms: Forms,
+    /// Cancelled when the server stops: every call under way ends
+    /// `ASK_ABORTED` (shared by every session).
+    stopping: CancellationToken,
+    /// The calls under way, so that stopping waits for their results.
+    calls: TaskTracker,
     /// The level the client set for log messages: one client's, so each
     /// HTTP session gets its own ([`for_session`](Self::for_session)).
     log: log::CallLog,
@@ -128,6 +135,8 @@ impl McpServer {
             tool,
             state: Arc::new(state),
             dropped: stdio::Dropped::never(),
+            stopping: CancellationToken::new(),
+            calls: TaskTracker::new(),
         })
     }
 
@@ -138,6 +147,15 @@ impl McpServer {
             log: log::CallLog::default(),
             ..self.clone()
         }
+    }
+
+    /// Ends every call under way `ASK_ABORTED` (its question withdrawn) and
+    /// waits, at most `bound`, for their results to be made; new calls end
+    /// so at once.
+    pub async fn abort_calls(&self, bound: Duration) {
+        self.stopping.cancel();
+        self.calls.close();
+        let _ = tokio::time::timeout(bound, self.calls.wait()).await;
     }
 
     /// Puts the client's own form where `forms` says in each call's chain.
@@ -238,10 +256,18 @@ impl McpServer {
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
         self.log.asking(&context.peer, questions).await;
-        let result = self
-            .runtime
-            .call(call.agent(), &context.ct, &arguments)
-            .await;
+        // The call's signal: the client's cancellation, or the server's stop.
+        let turn = self.stopping.child_token();
+        let result = {
+            let mut running = std::pin::pin!(self.runtime.call(call.agent(), &turn, &arguments));
+            tokio::select! {
+                result = &mut running => result,
+                () = context.ct.cancelled() => {
+                    turn.cancel();
+                    running.await
+                }
+            }
+        };
         drop(call);
         self.log.ended(&context.peer, &result).await;
 
@@ -416,7 +442,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        self.run(request, context).await
+        self.calls.track_future(self.run(request, context)).await
     }
 }
 

@@ -1,0 +1,102 @@
+//! `ask-user mcp --http` on a free port, for tests that speak HTTP to it.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The longest the server may take to say where it listens.
+const START: Duration = Duration::from_secs(60);
+
+/// `ask-user mcp --http` on a free port, stopped when dropped.
+pub struct Server {
+    child: Child,
+    /// Its standard error, line by line, after the first; closed when it exits.
+    stderr: mpsc::Receiver<String>,
+    /// Where it listens.
+    pub address: SocketAddr,
+    /// The bearer token it wants.
+    pub token: String,
+}
+
+impl Server {
+    /// Starts the server with `args` after `mcp --http 127.0.0.1:0`.
+    pub fn start(args: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ask-user"))
+            .args(["mcp", "--http", "127.0.0.1:0"])
+            .args(args)
+            .env("XDG_CONFIG_HOME", "/nonexistent")
+            .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let line = lines
+            .recv_timeout(START)
+            .expect("the server says where it listens");
+        // "MCP (Streamable HTTP) at http://127.0.0.1:P/mcp with the header
+        // "Authorization: Bearer T"; …"
+        let address = line
+            .split("http://")
+            .nth(1)
+            .and_then(|rest| rest.split('/').next())
+            .and_then(|address| address.parse().ok())
+            .unwrap_or_else(|| panic!("no address in {line:?}"));
+        let token = line
+            .split("Bearer ")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap_or_else(|| panic!("no token in {line:?}"))
+            .to_owned();
+        Server {
+            child,
+            stderr: lines,
+            address,
+            token,
+        }
+    }
+}
+
+impl Server {
+    /// Sends the server `signal`.
+    #[allow(dead_code)] // not every test that includes this file stops it
+    pub fn signal(&self, signal: libc::c_int) {
+        assert_eq!(
+            unsafe { libc::kill(self.child.id() as libc::pid_t, signal) },
+            0
+        );
+    }
+
+    /// Its exit status, once it exits within `wait` (its standard error
+    /// closes; what it still says there is passed over).
+    #[allow(dead_code)]
+    pub fn exit(&mut self, wait: Duration) -> Option<ExitStatus> {
+        let start = Instant::now();
+        while let Some(left) = wait.checked_sub(start.elapsed()) {
+            match self.stderr.recv_timeout(left) {
+                Ok(_) => {}
+                Err(mpsc::RecvTimeoutError::Timeout) => return None,
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Some(self.child.wait().unwrap());
+                }
+            }
+        }
+        None
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
