@@ -11,9 +11,10 @@
 
 #[path = "support/http_server.rs"]
 mod http_server;
+#[path = "support/npm.rs"]
+mod npm;
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::mpsc;
 
@@ -47,7 +48,7 @@ const NEEDS_THE_SUITES_TOOL: &str = "server-sse-disconnect-resume";
 
 #[test]
 fn the_official_conformance_scenarios_that_apply_pass_without_warnings() {
-    let npm = npm_folder();
+    let npm = npm::folder();
     let server = Server::start(&[]);
     let proxy = proxy(server.address, server.token.clone());
     let url = format!("http://127.0.0.1:{}/mcp", proxy.port());
@@ -82,21 +83,6 @@ fn the_official_conformance_scenarios_that_apply_pass_without_warnings() {
             );
         }
     }
-}
-
-/// `host/tests/npm` with its packages installed (`npm ci` on first use;
-/// `scripts/test` does it before the tests).
-fn npm_folder() -> PathBuf {
-    let npm = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/npm");
-    if !npm.join("node_modules/.bin/node").exists() {
-        let installed = Command::new("npm")
-            .args(["ci", "--silent", "--no-audit", "--no-fund"])
-            .current_dir(&npm)
-            .status()
-            .expect("npm runs (the tests need Node.js with npm)");
-        assert!(installed.success(), "npm ci in {} failed", npm.display());
-    }
-    npm
 }
 
 /// A proxy to `server` on a port of its own, on a thread of its own, for

@@ -1,0 +1,218 @@
+//! A model server of ours on 127.0.0.1 for the real clients (Claude Code's
+//! Messages API, Codex's Responses API, both streamed as SSE): asked with
+//! `ask_user_question` among its tools, it calls the tool with `arguments`;
+//! given the tool's result, it records it and ends the turn. Anything else
+//! it answers "ok".
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+
+/// The tool's name as the server offers it.
+const TOOL: &str = "ask_user_question";
+
+pub struct FakeModel {
+    pub address: SocketAddr,
+    results: mpsc::Receiver<String>,
+}
+
+impl FakeModel {
+    /// Serves on a free port, on a thread of its own, for the life of the
+    /// test process; `arguments` are what the model asks the tool.
+    pub fn start(arguments: Value) -> FakeModel {
+        let (tx, results) = mpsc::channel();
+        let (bound, address) = mpsc::channel();
+        let shared = Arc::new(Shared {
+            arguments,
+            results: Mutex::new(tx),
+        });
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                bound.send(listener.local_addr().unwrap()).unwrap();
+                loop {
+                    let Ok((stream, _)) = listener.accept().await else {
+                        continue;
+                    };
+                    let shared = shared.clone();
+                    let service = service_fn(move |request| respond(shared.clone(), request));
+                    tokio::spawn(
+                        http1::Builder::new().serve_connection(TokioIo::new(stream), service),
+                    );
+                }
+            });
+        });
+        FakeModel {
+            address: address.recv().unwrap(),
+            results,
+        }
+    }
+
+    /// The text of the tool's result the client sent back, within `wait`.
+    pub fn tool_result(&self, wait: Duration) -> Option<String> {
+        self.results.recv_timeout(wait).ok()
+    }
+}
+
+struct Shared {
+    arguments: Value,
+    results: Mutex<mpsc::Sender<String>>,
+}
+
+async fn respond(
+    shared: Arc<Shared>,
+    request: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, hyper::Error> {
+    let path = request.uri().path().to_owned();
+    let body = request.into_body().collect().await?.to_bytes();
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let events = match path.as_str() {
+        "/v1/messages" => Some(messages(&shared, &body)),
+        "/v1/responses" => Some(responses(&shared, &body)),
+        _ => None,
+    };
+    Ok(match events {
+        Some(events) => Response::builder()
+            .header("content-type", "text/event-stream")
+            .body(Full::new(Bytes::from(events)))
+            .unwrap(),
+        // Token counts, model lists, anything else: nothing to say.
+        None => Response::builder()
+            .status(404)
+            .body(Full::new(Bytes::new()))
+            .unwrap(),
+    })
+}
+
+fn event(name: &str, data: Value) -> String {
+    format!("event: {name}\ndata: {data}\n\n")
+}
+
+/// Claude Code: the Messages API. The tool is `mcp__<server>__<tool>`.
+fn messages(shared: &Shared, body: &Value) -> String {
+    let last = body["messages"].as_array().and_then(|m| m.last());
+    let result = last
+        .and_then(|m| m["content"].as_array())
+        .and_then(|blocks| blocks.iter().find(|b| b["type"] == "tool_result"));
+    let tool = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str())
+        .find(|name| name.ends_with(TOOL));
+    let block = match (result, tool) {
+        (Some(result), _) => {
+            let text = match &result["content"] {
+                Value::String(text) => text.clone(),
+                blocks => blocks[0]["text"].as_str().unwrap_or_default().to_owned(),
+            };
+            let _ = shared.results.lock().unwrap().send(text);
+            json!({"type": "text", "text": "done"})
+        }
+        (None, Some(tool)) => {
+            json!({"type": "tool_use", "id": "toolu_1", "name": tool, "input": {}})
+        }
+        (None, None) => json!({"type": "text", "text": "ok"}),
+    };
+    let mut out = event(
+        "message_start",
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message",
+            "role": "assistant", "model": body["model"], "content": [], "stop_reason": null,
+            "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+    );
+    let start = match block["type"].as_str() {
+        Some("text") => json!({"type": "text", "text": ""}),
+        _ => block.clone(),
+    };
+    out += &event(
+        "content_block_start",
+        json!({"type": "content_block_start", "index": 0, "content_block": start}),
+    );
+    let delta = match block["type"].as_str() {
+        Some("text") => json!({"type": "text_delta", "text": block["text"]}),
+        _ => json!({"type": "input_json_delta", "partial_json": shared.arguments.to_string()}),
+    };
+    out += &event(
+        "content_block_delta",
+        json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+    );
+    out += &event(
+        "content_block_stop",
+        json!({"type": "content_block_stop", "index": 0}),
+    );
+    let stop = match block["type"].as_str() {
+        Some("tool_use") => "tool_use",
+        _ => "end_turn",
+    };
+    out += &event(
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": stop},
+            "usage": {"output_tokens": 1}}),
+    );
+    out + &event("message_stop", json!({"type": "message_stop"}))
+}
+
+/// Codex: the Responses API. An MCP server's tools come as a namespace.
+fn responses(shared: &Shared, body: &Value) -> String {
+    let result = body["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|item| item["type"] == "function_call_output");
+    let namespace = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| {
+            t["type"] == "namespace"
+                && t["tools"]
+                    .as_array()
+                    .is_some_and(|tools| tools.iter().any(|f| f["name"] == TOOL))
+        })
+        .and_then(|t| t["name"].as_str());
+    let item = match (result, namespace) {
+        (Some(result), _) => {
+            let output = result["output"].as_str().unwrap_or_default();
+            // Codex puts its own lines before the tool's text.
+            let text = output
+                .split_once("Output:\n")
+                .map_or(output, |(_, text)| text);
+            let _ = shared.results.lock().unwrap().send(text.to_owned());
+            text_item("done")
+        }
+        (None, Some(namespace)) => json!({"type": "function_call", "id": "fc_1",
+            "call_id": "call_1", "namespace": namespace, "name": TOOL,
+            "arguments": shared.arguments.to_string()}),
+        (None, None) => text_item("ok"),
+    };
+    event(
+        "response.created",
+        json!({"type": "response.created", "response": {"id": "resp_1"}}),
+    ) + &event(
+        "response.output_item.done",
+        json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+    ) + &event(
+        "response.completed",
+        json!({"type": "response.completed", "response": {"id": "resp_1", "usage": {
+            "input_tokens": 1, "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 1, "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 2}}}),
+    )
+}
+
+fn text_item(text: &str) -> Value {
+    json!({"type": "message", "role": "assistant", "id": "msg_1",
+        "content": [{"type": "output_text", "text": text, "annotations": []}]})
+}

@@ -1,0 +1,24 @@
+//! The npm packages the client tests run (`host/tests/npm`): the MCP
+//! conformance suite, Node 22, Claude Code, Codex.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `host/tests/npm` with its packages installed (`npm ci` on first use;
+/// `scripts/test` does it before the tests).
+pub fn folder() -> PathBuf {
+    let npm = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/npm");
+    let bins = ["node", "conformance", "claude", "codex"];
+    if !bins
+        .iter()
+        .all(|bin| npm.join("node_modules/.bin").join(bin).exists())
+    {
+        let installed = Command::new("npm")
+            .args(["ci", "--silent", "--no-audit", "--no-fund"])
+            .current_dir(&npm)
+            .status()
+            .expect("npm runs (the tests need Node.js with npm)");
+        assert!(installed.success(), "npm ci in {} failed", npm.display());
+    }
+    npm
+}
