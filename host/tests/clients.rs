@@ -1,14 +1,17 @@
 //! `ask-user mcp` in the clients people use, each pointed at a model server
 //! of ours (`support/fake_model.rs`) that calls the tool with the README's
 //! example batch: Claude Code 2.1.328 and Codex 0.169.0 from npm
-//! (`host/tests/npm`). Headless runs (`claude -p`, `codex exec`) show no
-//! form, so `[mcp] forms = "never"` hands the questions to the config's own
-//! answerers: what the model receives is exactly their answers.
+//! (`host/tests/npm`). In each TUI (driven in a pty) the person fills in
+//! the form, and the model receives exactly their answers. Headless runs
+//! (`claude -p`, `codex exec`) show no form, so `[mcp] forms = "never"`
+//! hands the questions to the config's own answerers.
 
 #[path = "support/fake_model.rs"]
 mod fake_model;
 #[path = "support/npm.rs"]
 mod npm;
+#[path = "support/tui.rs"]
+mod tui;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -16,7 +19,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use fake_model::FakeModel;
-use serde_json::Value;
+use serde_json::{Value, json};
+use tui::Tui;
 
 /// The longest a client run may take.
 const BOUND: Duration = Duration::from_secs(180);
@@ -31,21 +35,279 @@ fn deploy() -> (Value, Value) {
 }
 
 /// A folder for one client run: a home of its own, and the ask-user config
-/// of a headless run (the script answerer, no forms).
-fn run_folder() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+/// (headless: the script answerer and no forms; else none).
+fn run_folder(headless: bool) -> (tempfile::TempDir, PathBuf) {
+    // Outside the repository: a client treats a folder in a Git project
+    // as that project.
+    let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("home")).unwrap();
     let answers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/deploy.answers.json");
     let config = dir.path().join("ask-user.toml");
-    std::fs::write(
-        &config,
-        format!(
+    let text = match headless {
+        true => format!(
             "[mcp]\nforms = \"never\"\n\n[[answerer]]\nkind = \"script\"\nanswers = {:?}\n",
             answers.display().to_string()
         ),
+        false => String::new(),
+    };
+    std::fs::write(&config, text).unwrap();
+    (dir, config)
+}
+
+/// What the person answers in each TUI below.
+fn tui_answers() -> Value {
+    json!({"answers": [
+        {"id": "target", "selected": ["Staging (Recommended)"]},
+        {"id": "checks", "selected": ["Unit tests", "Load test"]},
+        {"id": "note", "selected": [], "custom": "Mention retries"},
+    ]})
+}
+
+const DOWN: &str = "\x1b[B";
+const UP: &str = "\x1b[A";
+const RIGHT: &str = "\x1b[C";
+const LEFT: &str = "\x1b[D";
+
+/// Claude Code's settings for a run with our model: onboarding done, the
+/// folder trusted, the test's API key approved.
+fn claude_home(home: &Path, folder: &Path, key: &str) {
+    let settings = json!({
+        "hasCompletedOnboarding": true,
+        "customApiKeyResponses": {"approved": [key], "rejected": []},
+        "projects": {folder.display().to_string(): {"hasTrustDialogAccepted": true}},
+    });
+    std::fs::write(home.join(".claude.json"), settings.to_string()).unwrap();
+}
+
+/// The environment that points Claude Code at `model`, and nowhere else.
+fn claude_env(model: &FakeModel) -> Vec<(&'static str, String)> {
+    vec![
+        ("ANTHROPIC_BASE_URL", format!("http://{}", model.address)),
+        ("ANTHROPIC_API_KEY", "sk-test".to_owned()),
+        // MCP tools in the request itself, not behind a tool search.
+        ("ENABLE_TOOL_SEARCH", "false".to_owned()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
+        ("DISABLE_TELEMETRY", "1".to_owned()),
+        ("DISABLE_ERROR_REPORTING", "1".to_owned()),
+        ("DISABLE_AUTOUPDATER", "1".to_owned()),
+    ]
+}
+
+/// `config.toml` for Codex with our model as its provider, and `dir/home`
+/// trusted.
+fn codex_home(dir: &Path, model: &FakeModel) -> PathBuf {
+    let codex_home = dir.join("codex");
+    std::fs::create_dir(&codex_home).unwrap();
+    std::fs::write(
+        codex_home.join("config.toml"),
+        format!(
+            "model = \"test-model\"\nmodel_provider = \"test\"\n\n\
+             [model_providers.test]\nname = \"test\"\nbase_url = \"http://{}/v1\"\n\
+             wire_api = \"responses\"\nenv_key = \"TEST_MODEL_KEY\"\n\n\
+             [projects.{:?}]\ntrust_level = \"trusted\"\n",
+            model.address,
+            dir.join("home").display().to_string(),
+        ),
     )
     .unwrap();
-    (dir, config)
+    codex_home
+}
+
+/// Codex's `-c` overrides that register `ask-user mcp --config config`.
+fn codex_server(config: &Path) -> [String; 4] {
+    [
+        "-c".to_owned(),
+        format!(
+            "mcp_servers.ask-user.command={:?}",
+            env!("CARGO_BIN_EXE_ask-user")
+        ),
+        "-c".to_owned(),
+        format!(
+            "mcp_servers.ask-user.args=[\"mcp\",\"--config\",{:?}]",
+            config.display().to_string()
+        ),
+    ]
+}
+
+/// The result the model received, checked against `expected`.
+fn assert_received(model: &FakeModel, wait: Duration, expected: &Value) {
+    let result = model
+        .tool_result(wait)
+        .expect("the model got the tool's result");
+    assert_eq!(
+        &serde_json::from_str::<Value>(&result).unwrap(),
+        expected,
+        "{result}"
+    );
+}
+
+/// Claude Code's TUI with `ask-user mcp` (no config answerers) and our
+/// model, which calls the tool with the example batch at once.
+fn claude_tui(model: &FakeModel) -> (Tui, tempfile::TempDir) {
+    let npm = npm::folder();
+    let (dir, config) = run_folder(false);
+    let home = dir.path().join("home");
+    claude_home(&home, &home, "sk-test");
+    let servers = json!({"mcpServers": {"ask-user": {
+        "command": env!("CARGO_BIN_EXE_ask-user"),
+        "args": ["mcp", "--config", config]}}});
+    let mcp = dir.path().join("mcp.json");
+    std::fs::write(&mcp, servers.to_string()).unwrap();
+    let mut env = claude_env(model);
+    env.push(("HOME", home.display().to_string()));
+    env.push(("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR").to_owned()));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let tui = Tui::start(
+        &npm.join("node_modules/.bin/claude"),
+        &[
+            "Deploy the release",
+            "--mcp-config",
+            mcp.to_str().unwrap(),
+            "--permission-mode",
+            "default",
+            "--allowedTools",
+            "mcp__ask-user__ask_user_question",
+        ],
+        &home,
+        &env,
+    );
+    (tui, dir)
+}
+
+#[test]
+fn claude_code_shows_the_batch_as_one_form_and_the_model_gets_the_answers() {
+    let model = FakeModel::start(deploy().0);
+    let (tui, _dir) = claude_tui(&model);
+    let form = tui.wait_for(&["requests your input", "Accept"], BOUND);
+    // Every question, in order, with the recommended choice made.
+    let order: Vec<usize> = [
+        "Staging (Recommended): Safe to try",
+        "Where should this release be deployed?",
+        "Deploy: or in your own words",
+        "Which checks should run before deploying?",
+        "Checks: or in your own words",
+        "Anything the release note should mention?",
+    ]
+    .iter()
+    .map(|text| {
+        form.find(text)
+            .unwrap_or_else(|| panic!("no {text:?} in:\n{form}"))
+    })
+    .collect();
+    assert!(order.is_sorted(), "out of order:\n{form}");
+    // Two of the checks; the own words left empty.
+    tui.keys(&format!("{DOWN}{DOWN}{RIGHT}"));
+    tui.wait_for(
+        &["☐ Unit tests", "☐ Load test: Takes about 20 minutes."],
+        BOUND,
+    );
+    tui.keys(" ");
+    tui.wait_for(&["☒ Unit tests"], BOUND);
+    tui.keys(&format!("{DOWN}{DOWN} "));
+    tui.wait_for(&["☒ Load test"], BOUND);
+    tui.keys(LEFT);
+    tui.wait_for(&["Checks: ▸ Unit tests, Load test"], BOUND);
+    tui.keys(&format!("{DOWN}{DOWN}"));
+    tui.wait_for(&["Note: Type something"], BOUND);
+    tui.keys("Mention retries");
+    tui.wait_for(&["Note: Mention retries"], BOUND);
+    tui.keys(DOWN);
+    tui.wait_for(&["❯ Accept"], BOUND);
+    // The model's last word, once it has the answers.
+    tui.press("\r", &[fake_model::DONE], BOUND);
+    assert_received(&model, Duration::ZERO, &tui_answers());
+}
+
+/// Codex's TUI with `ask-user mcp` (no config answerers) and our model,
+/// which calls the tool with the example batch at once.
+fn codex_tui(model: &FakeModel) -> (Tui, tempfile::TempDir) {
+    let npm = npm::folder();
+    let (dir, config) = run_folder(false);
+    let home = dir.path().join("home");
+    let codex_home = codex_home(dir.path(), model);
+    let server = codex_server(&config);
+    let mut args: Vec<&str> = server.iter().map(String::as_str).collect();
+    args.push("Deploy the release");
+    let env = [
+        ("HOME", home.to_str().unwrap()),
+        ("CODEX_HOME", codex_home.to_str().unwrap()),
+        ("TEST_MODEL_KEY", "test"),
+        ("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR")),
+    ];
+    let tui = Tui::start(&npm.join("node_modules/.bin/codex"), &args, &home, &env);
+    (tui, dir)
+}
+
+#[test]
+fn codex_shows_the_batch_in_order_with_a_field_per_option_and_the_model_gets_the_answers() {
+    let model = FakeModel::start(deploy().0);
+    let (tui, _dir) = codex_tui(&model);
+    // One field at a time, in question order; each option a yes or no.
+    tui.wait_for(
+        &[
+            "Field 1/8",
+            "Where should this release be deployed?",
+            "Staging (Recommended): Safe to try",
+        ],
+        BOUND,
+    );
+    tui.press("\r", &["Field 2/8", "Deploy: or in your own words"], BOUND);
+    // An empty text field is passed with ^N in Codex.
+    tui.press("\x0e", &["Field 3/8", "Checks: Unit tests"], BOUND);
+    tui.press(UP, &["› 1. True"], BOUND);
+    tui.press("\r", &["Field 4/8", "Checks: Integration tests"], BOUND);
+    tui.press(
+        "\r",
+        &["Field 5/8", "Checks: Load test", "Takes about 20 minutes."],
+        BOUND,
+    );
+    tui.press(UP, &["› 1. True"], BOUND);
+    tui.press("\r", &["Field 6/8", "Checks: or in your own words"], BOUND);
+    tui.press(
+        "\x0e",
+        &["Field 7/8", "Anything the release note should mention?"],
+        BOUND,
+    );
+    tui.keys("Mention retries");
+    tui.wait_for(&["Mention retries"], BOUND);
+    // Last, a choice, never a text field Codex cannot leave empty.
+    tui.press("\r", &["Field 8/8", "Send these answers"], BOUND);
+    tui.press("\r", &[fake_model::DONE], BOUND);
+    assert_received(&model, Duration::ZERO, &tui_answers());
+}
+
+/// Dismissing the form in either client: the model is told the user
+/// cancelled, never that questions were skipped.
+#[test]
+fn cancelling_the_form_in_either_client_tells_the_model_so() {
+    let claude = FakeModel::start(deploy().0);
+    let (tui, _dir) = claude_tui(&claude);
+    tui.wait_for(&["requests your input", "Accept"], BOUND);
+    // Once the form has the keys (Esc before it would stop the turn).
+    tui.press(
+        DOWN,
+        &["Deploy: or in your own words: Type something"],
+        BOUND,
+    );
+    tui.press("\x1b", &[fake_model::DONE], BOUND);
+    assert_cancelled(&claude, "Claude Code");
+
+    let codex = FakeModel::start(deploy().0);
+    let (tui, _dir) = codex_tui(&codex);
+    tui.wait_for(&["Field 1/8"], BOUND);
+    tui.press("\x0e", &["Field 2/8"], BOUND);
+    tui.press("\x1b", &[fake_model::DONE], BOUND);
+    assert_cancelled(&codex, "Codex");
+}
+
+fn assert_cancelled(model: &FakeModel, client: &str) {
+    let result = model
+        .tool_result(Duration::ZERO)
+        .expect("the model got a result");
+    assert!(
+        result.contains("ASK_CANCELLED") && result.contains("cancelled the form"),
+        "{client}: {result:?}"
+    );
 }
 
 /// Runs `command` to its end, at most [`BOUND`] (killed past it).
@@ -89,7 +351,7 @@ fn claude_code_headless_gets_the_config_answerers_answers() {
     let npm = npm::folder();
     let (deploy, answers) = deploy();
     let model = FakeModel::start(deploy);
-    let (dir, config) = run_folder();
+    let (dir, config) = run_folder(true);
     let home = dir.path().join("home");
     let servers = serde_json::json!({"mcpServers": {"ask-user": {
         "command": env!("CARGO_BIN_EXE_ask-user"),
@@ -112,14 +374,7 @@ fn claude_code_headless_gets_the_config_answerers_answers() {
         .args(["--allowedTools", "mcp__ask-user__ask_user_question"]);
     let status = finish(claude);
     assert!(status.success(), "claude -p: {status:?}");
-    let result = model
-        .tool_result(Duration::ZERO)
-        .expect("the model got the tool's result");
-    assert_eq!(
-        serde_json::from_str::<Value>(&result).unwrap(),
-        answers,
-        "{result}"
-    );
+    assert_received(&model, Duration::ZERO, &answers);
 }
 
 #[test]
@@ -127,44 +382,17 @@ fn codex_exec_gets_the_config_answerers_answers() {
     let npm = npm::folder();
     let (deploy, answers) = deploy();
     let model = FakeModel::start(deploy);
-    let (dir, config) = run_folder();
+    let (dir, config) = run_folder(true);
     let home = dir.path().join("home");
-    let codex_home = dir.path().join("codex");
-    std::fs::create_dir(&codex_home).unwrap();
-    std::fs::write(
-        codex_home.join("config.toml"),
-        format!(
-            "model = \"test-model\"\nmodel_provider = \"test\"\n\n\
-             [model_providers.test]\nname = \"test\"\nbase_url = \"http://{}/v1\"\n\
-             wire_api = \"responses\"\nenv_key = \"TEST_MODEL_KEY\"\n",
-            model.address,
-        ),
-    )
-    .unwrap();
+    let codex_home = codex_home(dir.path(), &model);
     let mut codex = client(npm.join("node_modules/.bin/codex"), &home);
     codex
         .env("CODEX_HOME", &codex_home)
         .env("TEST_MODEL_KEY", "test")
         // The server as the README registers it for a headless run.
-        .arg("-c")
-        .arg(format!(
-            "mcp_servers.ask-user.command={:?}",
-            env!("CARGO_BIN_EXE_ask-user")
-        ))
-        .arg("-c")
-        .arg(format!(
-            "mcp_servers.ask-user.args=[\"mcp\",\"--config\",{:?}]",
-            config.display().to_string()
-        ))
+        .args(codex_server(&config))
         .args(["exec", "--skip-git-repo-check", "Deploy the release"]);
     let status = finish(codex);
     assert!(status.success(), "codex exec: {status:?}");
-    let result = model
-        .tool_result(Duration::ZERO)
-        .expect("the model got the tool's result");
-    assert_eq!(
-        serde_json::from_str::<Value>(&result).unwrap(),
-        answers,
-        "{result}"
-    );
+    assert_received(&model, Duration::ZERO, &answers);
 }

@@ -19,6 +19,9 @@ use serde_json::{Value, json};
 /// The tool's name as the server offers it.
 const TOOL: &str = "ask_user_question";
 
+/// What the model says once it has the tool's result.
+pub const DONE: &str = "The answers are in.";
+
 pub struct FakeModel {
     pub address: SocketAddr,
     results: mpsc::Receiver<String>,
@@ -100,26 +103,38 @@ fn event(name: &str, data: Value) -> String {
     format!("event: {name}\ndata: {data}\n\n")
 }
 
-/// Claude Code: the Messages API. The tool is `mcp__<server>__<tool>`.
+/// Claude Code: the Messages API. The tool is `mcp__<server>__<tool>`;
+/// where the MCP servers are still starting (a TUI sends the first prompt at
+/// once), the model waits for them first, with Claude Code's own tool.
 fn messages(shared: &Shared, body: &Value) -> String {
-    let last = body["messages"].as_array().and_then(|m| m.last());
-    let result = last
-        .and_then(|m| m["content"].as_array())
-        .and_then(|blocks| blocks.iter().find(|b| b["type"] == "tool_result"));
-    let tool = body["tools"]
+    const WAIT: &str = "WaitForMcpServers";
+    // Anywhere in the conversation: a client may add messages of its own
+    // after it.
+    let result = body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == "toolu_1");
+    let tools: Vec<&str> = body["tools"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(|t| t["name"].as_str())
-        .find(|name| name.ends_with(TOOL));
+        .collect();
+    let tool = tools.iter().find(|name| name.ends_with(TOOL));
     let block = match (result, tool) {
+        (None, None) if tools.contains(&WAIT) => {
+            json!({"type": "tool_use", "id": "toolu_wait", "name": WAIT, "input": {}})
+        }
         (Some(result), _) => {
             let text = match &result["content"] {
                 Value::String(text) => text.clone(),
                 blocks => blocks[0]["text"].as_str().unwrap_or_default().to_owned(),
             };
             let _ = shared.results.lock().unwrap().send(text);
-            json!({"type": "text", "text": "done"})
+            json!({"type": "text", "text": DONE})
         }
         (None, Some(tool)) => {
             json!({"type": "tool_use", "id": "toolu_1", "name": tool, "input": {}})
@@ -140,9 +155,13 @@ fn messages(shared: &Shared, body: &Value) -> String {
         "content_block_start",
         json!({"type": "content_block_start", "index": 0, "content_block": start}),
     );
+    let input = match block["name"].as_str() {
+        Some(WAIT) => "{}".to_owned(),
+        _ => shared.arguments.to_string(),
+    };
     let delta = match block["type"].as_str() {
         Some("text") => json!({"type": "text_delta", "text": block["text"]}),
-        _ => json!({"type": "input_json_delta", "partial_json": shared.arguments.to_string()}),
+        _ => json!({"type": "input_json_delta", "partial_json": input}),
     };
     out += &event(
         "content_block_delta",
@@ -184,13 +203,21 @@ fn responses(shared: &Shared, body: &Value) -> String {
         .and_then(|t| t["name"].as_str());
     let item = match (result, namespace) {
         (Some(result), _) => {
-            let output = result["output"].as_str().unwrap_or_default();
+            // A text, or (for an error) a list of texts.
+            let output = match &result["output"] {
+                Value::Array(parts) => parts
+                    .iter()
+                    .filter_map(|part| part["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                output => output.as_str().unwrap_or_default().to_owned(),
+            };
             // Codex puts its own lines before the tool's text.
             let text = output
                 .split_once("Output:\n")
-                .map_or(output, |(_, text)| text);
+                .map_or(&*output, |(_, text)| text);
             let _ = shared.results.lock().unwrap().send(text.to_owned());
-            text_item("done")
+            text_item(DONE)
         }
         (None, Some(namespace)) => json!({"type": "function_call", "id": "fc_1",
             "call_id": "call_1", "namespace": namespace, "name": TOOL,
