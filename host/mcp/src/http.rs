@@ -19,7 +19,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use crate::McpServer;
-use ask_user_answerers::serve::{DRAIN_TIMEOUT, Serving, client_host};
+use ask_user_answerers::serve::{Serving, client_host};
 
 /// The MCP server on HTTP, until stopped.
 pub struct McpHttp {
@@ -88,7 +88,7 @@ impl McpHttp {
     /// Stops serving: every call under way ends `ASK_ABORTED` and its
     /// result goes to its client, then the sessions end and the port closes.
     pub async fn stop(mut self) {
-        self.server.abort_calls(DRAIN_TIMEOUT).await;
+        self.server.abort_calls(crate::STOP_BOUND).await;
         // Connections finish what they are sending (a call's result on its
         // stream) before the sessions end.
         self.serving.stop().await;

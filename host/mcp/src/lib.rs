@@ -50,6 +50,9 @@ use ask_user_runtime::{ToolResult, ToolRuntime};
 /// the form of a 2026-07-28 client.
 pub const REQUEST_STATE_TTL: Duration = Duration::from_secs(30 * 60);
 
+/// How long a stopping server waits for its calls' results.
+const STOP_BOUND: Duration = Duration::from_secs(2);
+
 /// The key under which the form travels in `inputRequests`.
 const FORM_KEY: &str = "ask";
 
@@ -171,19 +174,20 @@ impl McpServer {
     pub async fn serve_stdio(self, stop: impl Future<Output = ()>) -> std::io::Result<()> {
         let (input, dropped) = stdio::BoundedLines::new(tokio::io::stdin());
         let server = McpServer { dropped, ..self };
+        let calls = server.clone();
         let mut stop = std::pin::pin!(stop);
         let service = tokio::select! {
             service = server.serve((input, tokio::io::stdout())) => service
                 .map_err(|e| std::io::Error::other(format!("the MCP handshake failed: {e}")))?,
             () = &mut stop => return Ok(()),
         };
-        // Cancelling the service cancels every call under way (each is
-        // answered ASK_ABORTED), sends their results, then closes.
         let cancel = service.cancellation_token();
         let mut waiting = std::pin::pin!(service.waiting());
         let quit = tokio::select! {
             quit = &mut waiting => quit,
             () = stop => {
+                calls.abort_calls(STOP_BOUND).await;
+                // The service sends what its calls answered, then closes.
                 cancel.cancel();
                 waiting.await
             }
@@ -345,10 +349,10 @@ struct Client {
 
 impl Client {
     fn of(context: &RequestContext<RoleServer>) -> Client {
+        // From the request (2026-07-28) or the handshake (before).
         let codex = context
-            .peer
-            .peer_info()
-            .is_some_and(|info| info.client_info.name.to_lowercase().contains("codex"));
+            .client_info()
+            .is_some_and(|info| info.name.to_lowercase().contains("codex"));
         let lists = context
             .protocol_version()
             .is_some_and(|version| version >= ProtocolVersion::V_2025_11_25);
