@@ -19,6 +19,8 @@
 //!   agent's questions on disk and answers them from one page, and its
 //!   client and answerer kind.
 //! - [`mcp`] (crate `ask-user-mcp`): the tool as an MCP server.
+//! - [`hook`], here: `ask-user hook`, which answers an agent's own question
+//!   tool (Claude Code's) through the same answerers, from its hooks.
 //! - [`config`] and [`host`], here: the configuration file (the answerer
 //!   kinds above, the inbox's table) and [`HostBuilder`]; the `ask-user`
 //!   command is a thin shell over them.
@@ -49,6 +51,7 @@
 //! ```
 
 pub mod config;
+pub mod hook;
 pub mod host;
 
 pub use ask_user_answerers::{self as answerers, secret::id as new_id, serve, text};

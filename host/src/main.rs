@@ -131,6 +131,46 @@ enum Command {
         #[command(subcommand)]
         command: InboxCommand,
     },
+    /// Answer an agent's own question tool through your answerers (the
+    /// inbox, a script…), from the agent's hooks.
+    Hook {
+        #[command(subcommand)]
+        command: HookCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum HookCommand {
+    /// What Claude Code's hook runs: reads the hook's JSON on standard
+    /// input and, for an AskUserQuestion, asks your answerers (never the
+    /// terminal: Claude Code has it) and prints the answers as the hook's
+    /// decision. Nothing answered, nothing printed: the terminal still asks.
+    ClaudeCode {
+        /// The answerers, from this TOML file. Default: the user's config
+        /// file when it exists.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+    /// Add the hook to Claude Code's settings, merged with what is there.
+    Install {
+        client: HookClient,
+        /// The settings file. Default: ~/.claude/settings.json.
+        #[arg(long, value_name = "FILE")]
+        settings: Option<PathBuf>,
+    },
+    /// Take out exactly what `install` added.
+    Uninstall {
+        client: HookClient,
+        /// The settings file. Default: ~/.claude/settings.json.
+        #[arg(long, value_name = "FILE")]
+        settings: Option<PathBuf>,
+    },
+}
+
+/// The agents whose hooks can be installed.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum HookClient {
+    ClaudeCode,
 }
 
 #[derive(Subcommand)]
@@ -232,6 +272,7 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
         Command::Schema => (HostBuilder::new(), None),
         Command::Component { out } => return write_component(out.as_deref()),
         Command::Inbox { command } => return inbox(command).await,
+        Command::Hook { command } => return hook(command, component).await,
         Command::Mcp { config, http } => {
             let config = match config {
                 Some(path) => Some(path),
@@ -335,6 +376,102 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
     drop(call);
     host.close().await;
     finish(&result)
+}
+
+/// `ask-user hook …`.
+async fn hook(command: HookCommand, component: Option<Vec<u8>>) -> Result<ExitCode, Usage> {
+    use ask_user::hook::{claude_code, settings};
+    let settings_path = |path: Option<PathBuf>| {
+        path.or_else(settings::default_path)
+            .ok_or_else(|| Usage("no home folder: give --settings FILE".to_owned()))
+    };
+    match command {
+        HookCommand::Install {
+            client: HookClient::ClaudeCode,
+            settings: path,
+        } => {
+            let path = settings_path(path)?;
+            let program = std::env::current_exe()
+                .map_err(|e| Usage(format!("cannot tell where ask-user is: {e}")))?;
+            let added = settings::install(&path, &settings::command(&program))
+                .map_err(|e| Usage(e.to_string()))?;
+            say(&match added {
+                true => format!("added the AskUserQuestion hook to {}", path.display()),
+                false => format!("the hook is in {} already", path.display()),
+            });
+            Ok(ExitCode::SUCCESS)
+        }
+        HookCommand::Uninstall {
+            client: HookClient::ClaudeCode,
+            settings: path,
+        } => {
+            let path = settings_path(path)?;
+            let removed = settings::uninstall(&path).map_err(|e| Usage(e.to_string()))?;
+            say(&match removed {
+                true => format!("took the ask-user hook out of {}", path.display()),
+                false => format!("no ask-user hook in {}", path.display()),
+            });
+            Ok(ExitCode::SUCCESS)
+        }
+        HookCommand::ClaudeCode { config } => {
+            let input = read_arguments(Path::new("-"), claude_code::MAX_INPUT_BYTES)?;
+            let input: claude_code::HookInput = serde_json::from_slice(&input).map_err(|e| {
+                Usage(format!(
+                    "the hook's input is not what Claude Code sends: {e}"
+                ))
+            })?;
+            let asked = match claude_code::Asked::from_hook(&input) {
+                Ok(Some(asked)) => asked,
+                // Another event, or a tool of another name: not ours.
+                Ok(None) => return Ok(ExitCode::SUCCESS),
+                Err(problem) => return Err(Usage(problem)),
+            };
+            let path = config.or_else(|| Config::default_path().filter(|p| p.exists()));
+            let Some(path) = path else {
+                return Ok(ExitCode::SUCCESS);
+            };
+            let mut config = Config::load(&path).map_err(|e| Usage(e.to_string()))?;
+            // Claude Code has the terminal, and asks there itself.
+            config.answerers.retain(|entry| entry.kind != "terminal");
+            if config.answerers.is_empty() {
+                return Ok(ExitCode::SUCCESS);
+            }
+            let builder = HostBuilder::from_config(config).without_failed_answerers();
+            let builder = match component {
+                Some(component) => builder.component(component),
+                None => builder,
+            };
+            let host = cached(builder)
+                .build()
+                .await
+                .map_err(|e| Usage(e.to_string()))?;
+            for notice in host.notices() {
+                say(notice);
+            }
+            let id = ask_user::new_id("claude-code-").map_err(|e| Usage(e.to_string()))?;
+            let call = host.seam().scoped_call(id);
+            let signal = CancellationToken::new();
+            let interrupt = signal.clone();
+            let stop = stop_requested();
+            tokio::spawn(async move {
+                stop.await;
+                interrupt.cancel();
+            });
+            let asked_of = asked.request.clone();
+            let answered = host.seam().ask(asked_of, Some(call.agent()), &signal).await;
+            drop(call);
+            host.close().await;
+            match answered {
+                Ok(answers) => {
+                    let decision = asked.decision(&answers);
+                    println!("{decision}");
+                }
+                // Not answered here: the terminal still asks.
+                Err(error) => say(&format!("not answered through ask-user: {error}")),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }
 
 /// `ask-user inbox …`.

@@ -276,6 +276,80 @@ fn codex_shows_the_batch_in_order_with_a_field_per_option_and_the_model_gets_the
     assert_received(&model, Duration::ZERO, &tui_answers());
 }
 
+/// Claude Code's own question tool, answered through the hook that
+/// `ask-user hook install claude-code` adds, from the user's config (a
+/// script here): the model gets exactly those answers, never the ones it put
+/// in its own call.
+#[test]
+fn claude_codes_own_question_is_answered_through_the_installed_hook() {
+    let questions = json!({
+        "questions": [
+            {"question": "Where should this release be deployed?", "header": "Deploy",
+             "multiSelect": false, "options": [
+                {"label": "Staging", "description": "Safe to try."},
+                {"label": "Production", "description": "Users get it now."}]},
+            {"question": "Which checks should run before deploying?", "header": "Checks",
+             "multiSelect": true, "options": [
+                {"label": "Unit tests", "description": "Fast."},
+                {"label": "Load test", "description": "Slow."}]},
+        ],
+        "answers": {"Where should this release be deployed?": "Production"},
+    });
+    let model = FakeModel::calling("AskUserQuestion", questions);
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".config/ask-user")).unwrap();
+    std::fs::write(
+        home.join(".config/ask-user/config.toml"),
+        "[[answerer]]\nkind = \"script\"\nrules = [\n  \
+         { id = \"q1\", select = [\"Staging\"] },\n  \
+         { id = \"q2\", select = [\"Unit tests\", \"Load test\"] },\n]\n",
+    )
+    .unwrap();
+    let settings = home.join(".claude/settings.json");
+    let installed = Command::new(env!("CARGO_BIN_EXE_ask-user"))
+        .args(["hook", "install", "claude-code", "--settings"])
+        .arg(&settings)
+        .status()
+        .unwrap();
+    assert!(installed.success());
+    claude_home(&home, &home, "sk-test");
+    let mut env = claude_env(&model);
+    env.push(("HOME", home.display().to_string()));
+    env.push((
+        "XDG_CONFIG_HOME",
+        home.join(".config").display().to_string(),
+    ));
+    env.push(("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR").to_owned()));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let tui = Tui::start(
+        &npm::folder().join("node_modules/.bin/claude"),
+        &["Deploy the release", "--permission-mode", "default"],
+        &home,
+        &env,
+    );
+    tui.wait_for(
+        &["Allowed by PermissionRequest hook", fake_model::DONE],
+        BOUND,
+    );
+    let result = model
+        .tool_result(Duration::ZERO)
+        .expect("the model got a result");
+    assert!(
+        result.contains(r#""Where should this release be deployed?"="Staging""#)
+            && result
+                .contains(r#""Which checks should run before deploying?"="Unit tests, Load test""#),
+        "{result}"
+    );
+    let removed = Command::new(env!("CARGO_BIN_EXE_ask-user"))
+        .args(["hook", "uninstall", "claude-code", "--settings"])
+        .arg(&settings)
+        .status()
+        .unwrap();
+    assert!(removed.success());
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{}\n");
+}
+
 /// Dismissing the form in either client: the model is told the user
 /// cancelled, never that questions were skipped.
 #[test]

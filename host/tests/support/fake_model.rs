@@ -1,8 +1,8 @@
 //! A model server of ours on 127.0.0.1 for the real clients (Claude Code's
 //! Messages API, Codex's Responses API, both streamed as SSE): asked with
-//! `ask_user_question` among its tools, it calls the tool with `arguments`;
-//! given the tool's result, it records it and ends the turn. Anything else
-//! it answers "ok".
+//! its tool among the tools (`ask_user_question` of an MCP server, or a
+//! client's own), it calls the tool with `arguments`; given the tool's
+//! result, it records it and ends the turn. Anything else it answers "ok".
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, mpsc};
@@ -29,11 +29,17 @@ pub struct FakeModel {
 
 impl FakeModel {
     /// Serves on a free port, on a thread of its own, for the life of the
-    /// test process; `arguments` are what the model asks the tool.
+    /// test process; `arguments` are what the model asks the MCP tool.
     pub fn start(arguments: Value) -> FakeModel {
+        FakeModel::calling(TOOL, arguments)
+    }
+
+    /// As [`start`](Self::start), for the tool whose name ends with `tool`.
+    pub fn calling(tool: &'static str, arguments: Value) -> FakeModel {
         let (tx, results) = mpsc::channel();
         let (bound, address) = mpsc::channel();
         let shared = Arc::new(Shared {
+            tool,
             arguments,
             results: Mutex::new(tx),
         });
@@ -70,6 +76,7 @@ impl FakeModel {
 }
 
 struct Shared {
+    tool: &'static str,
     arguments: Value,
     results: Mutex<mpsc::Sender<String>>,
 }
@@ -123,7 +130,7 @@ fn messages(shared: &Shared, body: &Value) -> String {
         .flatten()
         .filter_map(|t| t["name"].as_str())
         .collect();
-    let tool = tools.iter().find(|name| name.ends_with(TOOL));
+    let tool = tools.iter().find(|name| name.ends_with(shared.tool));
     let block = match (result, tool) {
         (None, None) if tools.contains(&WAIT) => {
             json!({"type": "tool_use", "id": "toolu_wait", "name": WAIT, "input": {}})
@@ -198,7 +205,7 @@ fn responses(shared: &Shared, body: &Value) -> String {
             t["type"] == "namespace"
                 && t["tools"]
                     .as_array()
-                    .is_some_and(|tools| tools.iter().any(|f| f["name"] == TOOL))
+                    .is_some_and(|tools| tools.iter().any(|f| f["name"] == shared.tool))
         })
         .and_then(|t| t["name"].as_str());
     let item = match (result, namespace) {
@@ -220,7 +227,7 @@ fn responses(shared: &Shared, body: &Value) -> String {
             text_item(DONE)
         }
         (None, Some(namespace)) => json!({"type": "function_call", "id": "fc_1",
-            "call_id": "call_1", "namespace": namespace, "name": TOOL,
+            "call_id": "call_1", "namespace": namespace, "name": shared.tool,
             "arguments": shared.arguments.to_string()}),
         (None, None) => text_item("ok"),
     };

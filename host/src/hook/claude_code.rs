@@ -1,0 +1,234 @@
+//! Claude Code's hooks: what its `PermissionRequest` hook for the built-in
+//! `AskUserQuestion` tool receives, as our request, and our answers as the
+//! decision that answers it.
+//!
+//! The hook receives the questions (`tool_input.questions[]`: `question`,
+//! `header`, `options[{label, description}]`, `multiSelect`) while the
+//! terminal shows them; a decision `allow` whose `updatedInput` carries
+//! `answers` keyed by each question's exact text answers them (several
+//! labels joined with ", ", own words as any other text). Whichever answers
+//! first wins. The input the decision carries is built from the questions
+//! and our answers only: `answers` the model put in its own call never pass.
+
+use ask_user_seam::{Answer, AskRequest, Question, QuestionOption};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+/// The largest hook input read (a transcript path, a few questions).
+pub const MAX_INPUT_BYTES: usize = 1 << 20;
+
+/// The hook event's name for the tool's permission request.
+pub const PERMISSION_REQUEST: &str = "PermissionRequest";
+
+/// Claude Code's question tool.
+pub const TOOL: &str = "AskUserQuestion";
+
+/// What a hook receives on standard input, as far as it is read here.
+#[derive(Debug, Deserialize)]
+pub struct HookInput {
+    pub hook_event_name: String,
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub tool_name: Option<String>,
+    #[serde(default)]
+    pub tool_input: Option<Value>,
+}
+
+/// The questions of one `AskUserQuestion` call.
+#[derive(Debug)]
+pub struct Asked {
+    /// As the tool received them, passed back unchanged.
+    questions: Vec<Value>,
+    /// Ours: ids `q1`, `q2`, … in order, so an answers file or a rule can
+    /// name them.
+    pub request: AskRequest,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolQuestion {
+    question: String,
+    #[serde(default)]
+    header: Option<String>,
+    #[serde(default)]
+    options: Vec<ToolOption>,
+    #[serde(default)]
+    multi_select: bool,
+}
+
+#[derive(Deserialize)]
+struct ToolOption {
+    label: String,
+    #[serde(default)]
+    description: Option<String>,
+}
+
+impl Asked {
+    /// The questions of `input`, when it is a permission request for the
+    /// question tool; `Ok(None)` for any other event; an error saying what
+    /// is wrong with questions of another shape.
+    pub fn from_hook(input: &HookInput) -> Result<Option<Asked>, String> {
+        if input.hook_event_name != PERMISSION_REQUEST || input.tool_name.as_deref() != Some(TOOL) {
+            return Ok(None);
+        }
+        let questions = input
+            .tool_input
+            .as_ref()
+            .and_then(|input| input.get("questions"))
+            .and_then(Value::as_array)
+            .filter(|questions| !questions.is_empty())
+            .ok_or("the AskUserQuestion input has no questions")?
+            .clone();
+        let mut request = AskRequest {
+            questions: Vec::with_capacity(questions.len()),
+        };
+        for (n, value) in questions.iter().enumerate() {
+            let asked: ToolQuestion = serde_json::from_value(value.clone())
+                .map_err(|e| format!("question {} of the AskUserQuestion input: {e}", n + 1))?;
+            let mut question = Question::new(format!("q{}", n + 1), asked.question);
+            question.header = asked.header;
+            if !asked.options.is_empty() {
+                question.options = Some(
+                    asked
+                        .options
+                        .into_iter()
+                        .map(|o| {
+                            let mut option = QuestionOption::new(o.label);
+                            option.description = o.description;
+                            option
+                        })
+                        .collect(),
+                );
+                question.multi_select = Some(asked.multi_select);
+            }
+            request.questions.push(question);
+        }
+        Ok(Some(Asked { questions, request }))
+    }
+
+    /// The decision that answers the questions with `answers`: each
+    /// question's labels joined with ", ", own words after them; a skipped
+    /// question has no answer (Claude Code tells the model so).
+    pub fn decision(&self, answers: &[Answer]) -> Value {
+        let mut by_text = Map::new();
+        for (question, answer) in self.request.questions.iter().zip(answers) {
+            let parts: Vec<&str> = answer
+                .selected
+                .iter()
+                .map(String::as_str)
+                .chain(answer.custom.as_deref())
+                .collect();
+            if !parts.is_empty() {
+                by_text.insert(question.question.clone(), json!(parts.join(", ")));
+            }
+        }
+        json!({"hookSpecificOutput": {
+            "hookEventName": PERMISSION_REQUEST,
+            "decision": {"behavior": "allow", "updatedInput": {
+                "questions": self.questions,
+                "answers": by_text,
+            }},
+        }})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(tool_input: Value) -> HookInput {
+        HookInput {
+            hook_event_name: PERMISSION_REQUEST.into(),
+            session_id: Some("s".into()),
+            cwd: None,
+            tool_name: Some(TOOL.into()),
+            tool_input: Some(tool_input),
+        }
+    }
+
+    fn deploy() -> Value {
+        json!({"questions": [
+            {"question": "Where to?", "header": "Deploy", "multiSelect": false,
+             "options": [{"label": "Staging", "description": "Safe."}, {"label": "Production"}]},
+            {"question": "Which checks?", "header": "Checks", "multiSelect": true,
+             "options": [{"label": "Unit"}, {"label": "Load"}]},
+            {"question": "Anything else?", "header": "Note", "options": []},
+        ],
+        // What the model claims the user said: never passed on.
+        "answers": {"Where to?": "Production"}})
+    }
+
+    #[test]
+    fn the_questions_become_ours_in_order() {
+        let asked = Asked::from_hook(&input(deploy())).unwrap().unwrap();
+        let ids: Vec<&str> = asked
+            .request
+            .questions
+            .iter()
+            .map(|q| q.id.as_str())
+            .collect();
+        assert_eq!(ids, ["q1", "q2", "q3"]);
+        let first = &asked.request.questions[0];
+        assert_eq!(first.header.as_deref(), Some("Deploy"));
+        assert_eq!(
+            first.labels().collect::<Vec<_>>(),
+            ["Staging", "Production"]
+        );
+        assert!(asked.request.questions[1].is_multi_select());
+        assert!(asked.request.questions[2].options.is_none(), "free text");
+    }
+
+    #[test]
+    fn the_decision_carries_our_answers_only() {
+        let asked = Asked::from_hook(&input(deploy())).unwrap().unwrap();
+        let answers = [
+            Answer {
+                id: "q1".into(),
+                selected: vec!["Staging".into()],
+                custom: None,
+            },
+            Answer {
+                id: "q2".into(),
+                selected: vec!["Unit".into(), "Load".into()],
+                custom: Some("and lint".into()),
+            },
+            Answer::skipped("q3"),
+        ];
+        let decision = asked.decision(&answers);
+        let output = &decision["hookSpecificOutput"];
+        assert_eq!(output["hookEventName"], "PermissionRequest");
+        assert_eq!(output["decision"]["behavior"], "allow");
+        let updated = &output["decision"]["updatedInput"];
+        assert_eq!(
+            updated["answers"],
+            json!({"Where to?": "Staging", "Which checks?": "Unit, Load, and lint"})
+        );
+        assert_eq!(updated["questions"], deploy()["questions"]);
+        assert!(
+            updated
+                .get("answers")
+                .unwrap()
+                .get("Anything else?")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn other_events_pass_and_broken_questions_are_named() {
+        let mut other = input(deploy());
+        other.hook_event_name = "PostToolUse".into();
+        assert!(Asked::from_hook(&other).unwrap().is_none());
+        let mut bash = input(deploy());
+        bash.tool_name = Some("Bash".into());
+        assert!(Asked::from_hook(&bash).unwrap().is_none());
+        let error = Asked::from_hook(&input(json!({"questions": [{"header": "x"}]}))).unwrap_err();
+        assert!(
+            error.contains("question 1") && error.contains("question"),
+            "{error}"
+        );
+        assert!(Asked::from_hook(&input(json!({}))).is_err());
+    }
+}

@@ -1,0 +1,260 @@
+//! Claude Code's settings file (`~/.claude/settings.json`): our hooks merged
+//! with what is there, and taken out again, leaving everything else as it
+//! was.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+/// How long Claude Code gives the hook: a person may take a day. The
+/// terminal still asks meanwhile, and the first answer wins.
+pub const HOOK_TIMEOUT_SECS: u64 = 24 * 60 * 60;
+
+/// The hooks installed: (event, matcher).
+const HOOKS: &[(&str, &str)] = &[(
+    super::claude_code::PERMISSION_REQUEST,
+    super::claude_code::TOOL,
+)];
+
+/// What follows the program in the command of each hook.
+const ARGUMENTS: &str = " hook claude-code";
+
+/// The user's settings file: `$CLAUDE_CONFIG_DIR/settings.json`, else
+/// `~/.claude/settings.json`.
+pub fn default_path() -> Option<PathBuf> {
+    let dir = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".claude")))?;
+    Some(dir.join("settings.json"))
+}
+
+/// The command a hook runs: `program hook claude-code`, the program quoted
+/// for the shell where it must be.
+pub fn command(program: &Path) -> String {
+    let program = program.display().to_string();
+    let plain = program
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c));
+    match plain {
+        true => format!("{program}{ARGUMENTS}"),
+        false => format!("'{}'{ARGUMENTS}", program.replace('\'', r"'\''")),
+    }
+}
+
+/// Whether `command` is one of ours: an `ask-user` program (wherever it
+/// was when installed) with our arguments.
+fn ours(command: &str) -> bool {
+    let Some(program) = command.strip_suffix(ARGUMENTS) else {
+        return false;
+    };
+    let program = program.trim_matches('\'');
+    Path::new(program)
+        .file_name()
+        .is_some_and(|name| name == "ask-user")
+}
+
+/// Adds the hooks running `command` to the settings at `path` (made when
+/// missing). Returns false when they were there already.
+pub fn install(path: &Path, command: &str) -> io::Result<bool> {
+    let (mut settings, newline) = read(path)?;
+    let hooks = object(&mut settings, "hooks", path)?;
+    let mut changed = false;
+    for (event, matcher) in HOOKS {
+        let groups = hooks
+            .entry(*event)
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let Some(groups) = groups.as_array_mut() else {
+            return Err(not_shaped(path, &format!("hooks.{event}"), "a list"));
+        };
+        let installed = groups.iter().any(|group| {
+            group["matcher"] == *matcher
+                && group["hooks"].as_array().is_some_and(|hooks| {
+                    hooks
+                        .iter()
+                        .any(|h| h["command"].as_str().is_some_and(ours))
+                })
+        });
+        if !installed {
+            groups.push(json!({"matcher": matcher, "hooks": [
+                {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECS}
+            ]}));
+            changed = true;
+        }
+    }
+    if changed {
+        write(path, &settings, newline)?;
+    }
+    Ok(changed)
+}
+
+/// Takes out every hook of ours from the settings at `path`, and the lists
+/// and table that only held them. Returns false when there was none.
+pub fn uninstall(path: &Path) -> io::Result<bool> {
+    if !path.exists() {
+        return Ok(false);
+    }
+    let (mut settings, newline) = read(path)?;
+    let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) else {
+        return Ok(false);
+    };
+    let mut changed = false;
+    for (event, _) in HOOKS {
+        let Some(groups) = hooks.get_mut(*event).and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for group in groups.iter_mut() {
+            if let Some(entries) = group.get_mut("hooks").and_then(Value::as_array_mut) {
+                let before = entries.len();
+                entries.retain(|h| !h["command"].as_str().is_some_and(ours));
+                changed |= entries.len() != before;
+            }
+        }
+        groups.retain(|group| group["hooks"].as_array().is_none_or(|h| !h.is_empty()));
+        if groups.is_empty() {
+            hooks.remove(*event);
+        }
+    }
+    if hooks.is_empty() {
+        settings.as_object_mut().map(|s| s.remove("hooks"));
+    }
+    if changed {
+        write(path, &settings, newline)?;
+    }
+    Ok(changed)
+}
+
+/// The settings at `path` (an empty object when there is no file), and
+/// whether the file ended with a newline.
+fn read(path: &Path) -> io::Result<(Value, bool)> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((json!({}), true)),
+        Err(e) => {
+            return Err(io::Error::new(
+                e.kind(),
+                format!("cannot read {}: {e}", path.display()),
+            ));
+        }
+    };
+    let settings: Value = serde_json::from_str(&text).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{} is not JSON ({e}); fix it and run this again, nothing was changed",
+                path.display()
+            ),
+        )
+    })?;
+    if !settings.is_object() {
+        return Err(not_shaped(path, "the file", "a JSON object"));
+    }
+    Ok((settings, text.ends_with('\n')))
+}
+
+/// `settings[key]`, made an empty object when missing.
+fn object<'a>(
+    settings: &'a mut Value,
+    key: &str,
+    path: &Path,
+) -> io::Result<&'a mut Map<String, Value>> {
+    settings
+        .as_object_mut()
+        .expect("checked when read")
+        .entry(key)
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+        .ok_or_else(|| not_shaped(path, key, "an object"))
+}
+
+fn not_shaped(path: &Path, what: &str, wanted: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!(
+            "{what} in {} is not {wanted}; nothing was changed",
+            path.display()
+        ),
+    )
+}
+
+/// Writes `settings` as Claude Code does (two-space indents), whole or not
+/// at all (a file beside it, renamed over it).
+fn write(path: &Path, settings: &Value, newline: bool) -> io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut text = serde_json::to_string_pretty(settings).map_err(io::Error::other)?;
+    if newline {
+        text.push('\n');
+    }
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    if let Ok(metadata) = std::fs::metadata(path) {
+        file.as_file().set_permissions(metadata.permissions())?;
+    }
+    std::io::Write::write_all(&mut file, text.as_bytes())?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COMMAND: &str = "/usr/local/bin/ask-user hook claude-code";
+
+    #[test]
+    fn install_then_uninstall_leaves_the_file_exactly_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        let before = "{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"PermissionRequest\": [\n      {\n        \"matcher\": \"Bash\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"audit.sh\"\n          }\n        ]\n      }\n    ]\n  }\n}\n";
+        std::fs::write(&path, before).unwrap();
+        assert!(install(&path, COMMAND).unwrap());
+        assert!(
+            !install(&path, COMMAND).unwrap(),
+            "installing twice adds nothing"
+        );
+        let installed: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let groups = installed["hooks"]["PermissionRequest"].as_array().unwrap();
+        assert_eq!(groups.len(), 2, "{installed}");
+        assert_eq!(groups[0]["matcher"], "Bash", "theirs kept first");
+        assert_eq!(groups[1]["matcher"], "AskUserQuestion");
+        assert_eq!(groups[1]["hooks"][0]["command"], COMMAND);
+        assert_eq!(groups[1]["hooks"][0]["timeout"], HOOK_TIMEOUT_SECS);
+        assert_eq!(installed["model"], "opus");
+        assert!(uninstall(&path).unwrap());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+        assert!(!uninstall(&path).unwrap(), "nothing left to take out");
+    }
+
+    #[test]
+    fn a_missing_file_is_made_and_emptied_and_a_broken_one_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/settings.json");
+        assert!(install(&path, COMMAND).unwrap());
+        assert!(uninstall(&path).unwrap());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}\n");
+        let broken = dir.path().join("broken.json");
+        std::fs::write(&broken, "{ not json").unwrap();
+        let error = install(&broken, COMMAND).unwrap_err();
+        assert!(error.to_string().contains("is not JSON"), "{error}");
+        assert_eq!(std::fs::read_to_string(&broken).unwrap(), "{ not json");
+        let list = dir.path().join("list.json");
+        std::fs::write(&list, "{\"hooks\": []}").unwrap();
+        let error = install(&list, COMMAND).unwrap_err();
+        assert!(error.to_string().contains("hooks in"), "{error}");
+    }
+
+    #[test]
+    fn a_program_path_with_spaces_is_quoted_and_still_ours() {
+        let command = command(Path::new("/opt/my tools/ask-user"));
+        assert_eq!(command, "'/opt/my tools/ask-user' hook claude-code");
+        assert!(ours(&command));
+        assert!(ours(COMMAND));
+        assert!(!ours("/bin/other hook claude-code"));
+        assert!(!ours("ask-user mcp"));
+    }
+}
