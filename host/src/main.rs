@@ -380,7 +380,7 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
 
 /// `ask-user hook …`.
 async fn hook(command: HookCommand, component: Option<Vec<u8>>) -> Result<ExitCode, Usage> {
-    use ask_user::hook::{claude_code, settings};
+    use ask_user::hook::{claude_code, settings, waiting};
     let settings_path = |path: Option<PathBuf>| {
         path.or_else(settings::default_path)
             .ok_or_else(|| Usage("no home folder: give --settings FILE".to_owned()))
@@ -420,6 +420,16 @@ async fn hook(command: HookCommand, component: Option<Vec<u8>>) -> Result<ExitCo
                     "the hook's input is not what Claude Code sends: {e}"
                 ))
             })?;
+            let state_dir = ask_user::inbox::state_dir();
+            if let Some(session) = input.answered_session() {
+                // Answered at the terminal first: the hooks still asking
+                // elsewhere for this session stop, withdrawing their questions.
+                if let Some(state_dir) = &state_dir {
+                    waiting::end(state_dir, claude_code::CLIENT, session)
+                        .map_err(|e| Usage(e.to_string()))?;
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
             let asked = match claude_code::Asked::from_hook(&input) {
                 Ok(Some(asked)) => asked,
                 // Another event, or a tool of another name: not ours.
@@ -450,6 +460,15 @@ async fn hook(command: HookCommand, component: Option<Vec<u8>>) -> Result<ExitCo
             }
             let id = ask_user::new_id("claude-code-").map_err(|e| Usage(e.to_string()))?;
             let call = host.seam().scoped_call(id);
+            // Found and stopped by the session's next hook if the terminal
+            // answers first (Claude Code leaves this one running).
+            let _waiting = match (&state_dir, &input.session_id) {
+                (Some(state_dir), Some(session)) => Some(
+                    waiting::Waiting::register(state_dir, claude_code::CLIENT, session)
+                        .map_err(|e| Usage(e.to_string()))?,
+                ),
+                _ => None,
+            };
             let signal = CancellationToken::new();
             let interrupt = signal.clone();
             let stop = stop_requested();

@@ -276,13 +276,10 @@ fn codex_shows_the_batch_in_order_with_a_field_per_option_and_the_model_gets_the
     assert_received(&model, Duration::ZERO, &tui_answers());
 }
 
-/// Claude Code's own question tool, answered through the hook that
-/// `ask-user hook install claude-code` adds, from the user's config (a
-/// script here): the model gets exactly those answers, never the ones it put
-/// in its own call.
-#[test]
-fn claude_codes_own_question_is_answered_through_the_installed_hook() {
-    let questions = json!({
+/// Claude Code's own question (two of them, one a multi-select), with the
+/// answers the model claims the user gave, which must never pass.
+fn own_questions() -> Value {
+    json!({
         "questions": [
             {"question": "Where should this release be deployed?", "header": "Deploy",
              "multiSelect": false, "options": [
@@ -294,33 +291,34 @@ fn claude_codes_own_question_is_answered_through_the_installed_hook() {
                 {"label": "Load test", "description": "Slow."}]},
         ],
         "answers": {"Where should this release be deployed?": "Production"},
-    });
-    let model = FakeModel::calling("AskUserQuestion", questions);
+    })
+}
+
+/// Claude Code's TUI with the hook installed as the README says and
+/// `config` as the user's ask-user config; its home, state folder and
+/// settings file are in the returned folder.
+fn claude_with_hook(model: &FakeModel, config: &str) -> (Tui, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     std::fs::create_dir_all(home.join(".config/ask-user")).unwrap();
-    std::fs::write(
-        home.join(".config/ask-user/config.toml"),
-        "[[answerer]]\nkind = \"script\"\nrules = [\n  \
-         { id = \"q1\", select = [\"Staging\"] },\n  \
-         { id = \"q2\", select = [\"Unit tests\", \"Load test\"] },\n]\n",
-    )
-    .unwrap();
-    let settings = home.join(".claude/settings.json");
+    std::fs::write(home.join(".config/ask-user/config.toml"), config).unwrap();
+    std::fs::create_dir(dir.path().join("state")).unwrap();
     let installed = Command::new(env!("CARGO_BIN_EXE_ask-user"))
         .args(["hook", "install", "claude-code", "--settings"])
-        .arg(&settings)
+        .arg(home.join(".claude/settings.json"))
         .status()
         .unwrap();
     assert!(installed.success());
     claude_home(&home, &home, "sk-test");
-    let mut env = claude_env(&model);
+    let mut env = claude_env(model);
     env.push(("HOME", home.display().to_string()));
     env.push((
         "XDG_CONFIG_HOME",
         home.join(".config").display().to_string(),
     ));
     env.push(("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR").to_owned()));
+    let state = dir.path().join("state").display().to_string();
+    env.push(("ASK_USER_STATE_DIR", state));
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let tui = Tui::start(
         &npm::folder().join("node_modules/.bin/claude"),
@@ -328,6 +326,20 @@ fn claude_codes_own_question_is_answered_through_the_installed_hook() {
         &home,
         &env,
     );
+    (tui, dir)
+}
+
+/// Claude Code's own question tool, answered through the hook that
+/// `ask-user hook install claude-code` adds, from the user's config (a
+/// script here): the model gets exactly those answers, never the ones it put
+/// in its own call; `uninstall` takes the hook out again.
+#[test]
+fn claude_codes_own_question_is_answered_through_the_installed_hook() {
+    let model = FakeModel::calling("AskUserQuestion", own_questions());
+    let script = "[[answerer]]\nkind = \"script\"\nrules = [\n  \
+                  { id = \"q1\", select = [\"Staging\"] },\n  \
+                  { id = \"q2\", select = [\"Unit tests\", \"Load test\"] },\n]\n";
+    let (tui, dir) = claude_with_hook(&model, script);
     tui.wait_for(
         &["Allowed by PermissionRequest hook", fake_model::DONE],
         BOUND,
@@ -341,6 +353,7 @@ fn claude_codes_own_question_is_answered_through_the_installed_hook() {
                 .contains(r#""Which checks should run before deploying?"="Unit tests, Load test""#),
         "{result}"
     );
+    let settings = dir.path().join("home/.claude/settings.json");
     let removed = Command::new(env!("CARGO_BIN_EXE_ask-user"))
         .args(["hook", "uninstall", "claude-code", "--settings"])
         .arg(&settings)
@@ -348,6 +361,59 @@ fn claude_codes_own_question_is_answered_through_the_installed_hook() {
         .unwrap();
     assert!(removed.success());
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{}\n");
+}
+
+/// The person answers at Claude Code's terminal while the hook still asks
+/// elsewhere (a page nobody opened here): Claude Code leaves the hook
+/// running, so the next hook of the session stops it, and its question is
+/// withdrawn (`ASK_ABORTED` in the audit trail); the model gets the
+/// terminal's answers.
+#[test]
+fn an_answer_at_the_terminal_withdraws_the_hooks_question() {
+    let model = FakeModel::calling("AskUserQuestion", own_questions());
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("asks.jsonl");
+    let config = format!(
+        "audit = {:?}\n\n[[answerer]]\nkind = \"web\"\nport = 0\ngrace = \"10m\"\n",
+        audit.display().to_string()
+    );
+    let (tui, state) = claude_with_hook(&model, &config);
+    let hooks = state.path().join("state/hooks");
+    tui.wait_for(
+        &["Where should this release be deployed?", "Enter to select"],
+        BOUND,
+    );
+    wait_until("the hook waits", || {
+        std::fs::read_dir(&hooks).is_ok_and(|mut files| files.next().is_some())
+    });
+    tui.press("\r", &["Which checks should run before deploying?"], BOUND);
+    tui.press("\r", &["[✔] Unit tests"], BOUND);
+    tui.press(RIGHT, &["Review your answers"], BOUND);
+    tui.press("\r", &[fake_model::DONE], BOUND);
+    let result = model
+        .tool_result(Duration::ZERO)
+        .expect("the model got a result");
+    assert!(
+        result.contains(r#""Where should this release be deployed?"="Staging""#)
+            && result.contains(r#""Which checks should run before deploying?"="Unit tests""#),
+        "{result}"
+    );
+    wait_until("the hook's question is withdrawn", || {
+        std::fs::read_to_string(&audit).is_ok_and(|audit| audit.contains("ASK_ABORTED"))
+    });
+    wait_until("the hook is gone", || {
+        std::fs::read_dir(&hooks).is_ok_and(|mut files| files.next().is_none())
+    });
+}
+
+/// Waits, at most [`BOUND`], until `done` holds (a file another process
+/// writes: nothing to be woken by, so it is looked at again every 20 ms).
+fn wait_until(what: &str, done: impl Fn() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        assert!(start.elapsed() < BOUND, "{what}: not within {BOUND:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Dismissing the form in either client: the model is told the user
@@ -363,14 +429,18 @@ fn cancelling_the_form_in_either_client_tells_the_model_so() {
         &["Deploy: or in your own words: Type something"],
         BOUND,
     );
-    tui.press("\x1b", &[fake_model::DONE], BOUND);
+    // Once: a second Esc would reach the client itself.
+    tui.keys("\x1b");
+    tui.wait_for(&[fake_model::DONE], BOUND);
     assert_cancelled(&claude, "Claude Code");
 
     let codex = FakeModel::start(deploy().0);
     let (tui, _dir) = codex_tui(&codex);
     tui.wait_for(&["Field 1/8"], BOUND);
     tui.press("\x0e", &["Field 2/8"], BOUND);
-    tui.press("\x1b", &[fake_model::DONE], BOUND);
+    // Once: a second Esc would reach the client itself.
+    tui.keys("\x1b");
+    tui.wait_for(&[fake_model::DONE], BOUND);
     assert_cancelled(&codex, "Codex");
 }
 

@@ -20,8 +20,25 @@ pub const MAX_INPUT_BYTES: usize = 1 << 20;
 /// The hook event's name for the tool's permission request.
 pub const PERMISSION_REQUEST: &str = "PermissionRequest";
 
+/// The hook event's name after the tool ran: its questions were answered
+/// (at the terminal, or by a hook).
+pub const POST_TOOL_USE: &str = "PostToolUse";
+
 /// Claude Code's question tool.
 pub const TOOL: &str = "AskUserQuestion";
+
+/// The name the waiting hooks of Claude Code are registered under.
+pub const CLIENT: &str = "claude-code";
+
+impl HookInput {
+    /// The session whose questions were answered, when this is the event
+    /// after the question tool ran: the hooks still waiting on them stop.
+    pub fn answered_session(&self) -> Option<&str> {
+        (self.hook_event_name == POST_TOOL_USE && self.tool_name.as_deref() == Some(TOOL))
+            .then_some(self.session_id.as_deref())
+            .flatten()
+    }
+}
 
 /// What a hook receives on standard input, as far as it is read here.
 #[derive(Debug, Deserialize)]

@@ -4,3 +4,4 @@
 
 pub mod claude_code;
 pub mod settings;
+pub mod waiting;

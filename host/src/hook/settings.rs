@@ -7,15 +7,21 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
+use super::claude_code;
+
 /// How long Claude Code gives the hook: a person may take a day. The
 /// terminal still asks meanwhile, and the first answer wins.
 pub const HOOK_TIMEOUT_SECS: u64 = 24 * 60 * 60;
 
-/// The hooks installed: (event, matcher).
-const HOOKS: &[(&str, &str)] = &[(
-    super::claude_code::PERMISSION_REQUEST,
-    super::claude_code::TOOL,
-)];
+/// How long the hook that stops a waiting one may take.
+pub const STOP_TIMEOUT_SECS: u64 = 10;
+
+/// The hooks installed: (event, matcher). The first asks; the second stops
+/// it when the question was answered at the terminal first.
+const HOOKS: &[(&str, &str)] = &[
+    (claude_code::PERMISSION_REQUEST, claude_code::TOOL),
+    (claude_code::POST_TOOL_USE, claude_code::TOOL),
+];
 
 /// What follows the program in the command of each hook.
 const ARGUMENTS: &str = " hook claude-code";
@@ -77,8 +83,12 @@ pub fn install(path: &Path, command: &str) -> io::Result<bool> {
                 })
         });
         if !installed {
+            let timeout = match *event == claude_code::PERMISSION_REQUEST {
+                true => HOOK_TIMEOUT_SECS,
+                false => STOP_TIMEOUT_SECS,
+            };
             groups.push(json!({"matcher": matcher, "hooks": [
-                {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECS}
+                {"type": "command", "command": command, "timeout": timeout}
             ]}));
             changed = true;
         }

@@ -12,7 +12,7 @@ use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 const SIZE: (u16, u16) = (50, 120);
 
 /// How long a key may take to show before it is typed again.
-const RETRY: Duration = Duration::from_secs(2);
+const RETRY: Duration = Duration::from_secs(3);
 
 pub struct Tui {
     screen: Arc<(Mutex<vt100::Parser>, Condvar)>,
@@ -129,6 +129,11 @@ impl Tui {
 
 impl Drop for Tui {
     fn drop(&mut self) {
+        // The client leads a session of its own in the pty: its process
+        // group goes with it (the hooks it ran, the servers it started).
+        if let Some(pid) = self.child.process_id() {
+            unsafe { libc::kill(-(pid as libc::pid_t), libc::SIGKILL) };
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
