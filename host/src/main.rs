@@ -141,10 +141,11 @@ enum Command {
 
 #[derive(Subcommand)]
 enum HookCommand {
-    /// What Claude Code's hook runs: reads the hook's JSON on standard
-    /// input and, for an AskUserQuestion, asks your answerers (never the
-    /// terminal: Claude Code has it) and prints the answers as the hook's
-    /// decision. Nothing answered, nothing printed: the terminal still asks.
+    /// What Claude Code's hooks run: reads the hook's JSON on standard
+    /// input and, for an AskUserQuestion or an MCP server's form, asks your
+    /// answerers (never the terminal: Claude Code has it) and prints the
+    /// answers as the hook's output. Nothing answered, nothing printed:
+    /// Claude Code asks at its terminal.
     ClaudeCode {
         /// The answerers, from this TOML file. Default: the user's config
         /// file when it exists.
@@ -430,9 +431,9 @@ async fn hook(command: HookCommand, component: Option<Vec<u8>>) -> Result<ExitCo
                 }
                 return Ok(ExitCode::SUCCESS);
             }
-            let asked = match claude_code::Asked::from_hook(&input) {
+            let asked = match claude_code::Ask::from_hook(&input) {
                 Ok(Some(asked)) => asked,
-                // Another event, or a tool of another name: not ours.
+                // Another event, another tool, a form we cannot show: not ours.
                 Ok(None) => return Ok(ExitCode::SUCCESS),
                 Err(problem) => return Err(Usage(problem)),
             };
@@ -462,8 +463,9 @@ async fn hook(command: HookCommand, component: Option<Vec<u8>>) -> Result<ExitCo
             let call = host.seam().scoped_call(id);
             // Found and stopped by the session's next hook if the terminal
             // answers first (Claude Code leaves this one running).
+            let questions = matches!(asked, claude_code::Ask::Questions(_));
             let _waiting = match (&state_dir, &input.session_id) {
-                (Some(state_dir), Some(session)) => Some(
+                (Some(state_dir), Some(session)) if questions => Some(
                     waiting::Waiting::register(state_dir, claude_code::CLIENT, session)
                         .map_err(|e| Usage(e.to_string()))?,
                 ),
@@ -476,15 +478,12 @@ async fn hook(command: HookCommand, component: Option<Vec<u8>>) -> Result<ExitCo
                 stop.await;
                 interrupt.cancel();
             });
-            let asked_of = asked.request.clone();
-            let answered = host.seam().ask(asked_of, Some(call.agent()), &signal).await;
+            let request = asked.request().clone();
+            let answered = host.seam().ask(request, Some(call.agent()), &signal).await;
             drop(call);
             host.close().await;
             match answered {
-                Ok(answers) => {
-                    let decision = asked.decision(&answers);
-                    println!("{decision}");
-                }
+                Ok(answers) => println!("{}", asked.output(&answers)),
                 // Not answered here: the terminal still asks.
                 Err(error) => say(&format!("not answered through ask-user: {error}")),
             }

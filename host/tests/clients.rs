@@ -25,6 +25,13 @@ use tui::Tui;
 /// The longest a client run may take.
 const BOUND: Duration = Duration::from_secs(180);
 
+/// One client at a time: each starts a client's TUI, an MCP server and
+/// hooks, and eight at once on a 2-core machine starve each other.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// The README's example batch, and the answers the script gives it.
 fn deploy() -> (Value, Value) {
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
@@ -113,8 +120,10 @@ fn codex_home(dir: &Path, model: &FakeModel) -> PathBuf {
     codex_home
 }
 
-/// Codex's `-c` overrides that register `ask-user mcp --config config`.
-fn codex_server(config: &Path) -> [String; 4] {
+/// Codex's `-c` overrides that register `ask-user mcp --config config`, as
+/// the README does: required, or Codex (0.147 and later) gives the server a
+/// second to start and runs the turn without its tool.
+fn codex_server(config: &Path) -> [String; 6] {
     [
         "-c".to_owned(),
         format!(
@@ -126,6 +135,8 @@ fn codex_server(config: &Path) -> [String; 4] {
             "mcp_servers.ask-user.args=[\"mcp\",\"--config\",{:?}]",
             config.display().to_string()
         ),
+        "-c".to_owned(),
+        "mcp_servers.ask-user.required=true".to_owned(),
     ]
 }
 
@@ -133,7 +144,7 @@ fn codex_server(config: &Path) -> [String; 4] {
 fn assert_received(model: &FakeModel, wait: Duration, expected: &Value) {
     let result = model
         .tool_result(wait)
-        .expect("the model got the tool's result");
+        .expect("the model got the tool's result (or the client never had the tool)");
     assert_eq!(
         &serde_json::from_str::<Value>(&result).unwrap(),
         expected,
@@ -176,6 +187,7 @@ fn claude_tui(model: &FakeModel) -> (Tui, tempfile::TempDir) {
 
 #[test]
 fn claude_code_shows_the_batch_as_one_form_and_the_model_gets_the_answers() {
+    let _one = one_at_a_time();
     let model = FakeModel::start(deploy().0);
     let (tui, _dir) = claude_tui(&model);
     let form = tui.wait_for(&["requests your input", "Accept"], BOUND);
@@ -240,6 +252,7 @@ fn codex_tui(model: &FakeModel) -> (Tui, tempfile::TempDir) {
 
 #[test]
 fn codex_shows_the_batch_in_order_with_a_field_per_option_and_the_model_gets_the_answers() {
+    let _one = one_at_a_time();
     let model = FakeModel::start(deploy().0);
     let (tui, _dir) = codex_tui(&model);
     // One field at a time, in question order; each option a yes or no.
@@ -294,10 +307,13 @@ fn own_questions() -> Value {
     })
 }
 
-/// Claude Code's TUI with the hook installed as the README says and
-/// `config` as the user's ask-user config; its home, state folder and
-/// settings file are in the returned folder.
-fn claude_with_hook(model: &FakeModel, config: &str) -> (Tui, tempfile::TempDir) {
+/// A home for Claude Code with the hook installed as the README says and
+/// `config` as the user's ask-user config, with the environment that runs
+/// Claude Code there (its state folder and settings are in the folder).
+fn hooked_home(
+    model: &FakeModel,
+    config: &str,
+) -> (tempfile::TempDir, Vec<(&'static str, String)>) {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     std::fs::create_dir_all(home.join(".config/ask-user")).unwrap();
@@ -319,14 +335,26 @@ fn claude_with_hook(model: &FakeModel, config: &str) -> (Tui, tempfile::TempDir)
     env.push(("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR").to_owned()));
     let state = dir.path().join("state").display().to_string();
     env.push(("ASK_USER_STATE_DIR", state));
+    (dir, env)
+}
+
+/// Claude Code in `dir/home` with `env` and `args` after the prompt.
+fn claude_in(dir: &Path, env: &[(&str, String)], args: &[&str]) -> Tui {
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let tui = Tui::start(
+    let mut all = vec!["Deploy the release", "--permission-mode", "default"];
+    all.extend_from_slice(args);
+    Tui::start(
         &npm::folder().join("node_modules/.bin/claude"),
-        &["Deploy the release", "--permission-mode", "default"],
-        &home,
+        &all,
+        &dir.join("home"),
         &env,
-    );
-    (tui, dir)
+    )
+}
+
+/// Claude Code's TUI with the hook installed ([`hooked_home`]).
+fn claude_with_hook(model: &FakeModel, config: &str) -> (Tui, tempfile::TempDir) {
+    let (dir, env) = hooked_home(model, config);
+    (claude_in(dir.path(), &env, &[]), dir)
 }
 
 /// Claude Code's own question tool, answered through the hook that
@@ -335,6 +363,7 @@ fn claude_with_hook(model: &FakeModel, config: &str) -> (Tui, tempfile::TempDir)
 /// in its own call; `uninstall` takes the hook out again.
 #[test]
 fn claude_codes_own_question_is_answered_through_the_installed_hook() {
+    let _one = one_at_a_time();
     let model = FakeModel::calling("AskUserQuestion", own_questions());
     let script = "[[answerer]]\nkind = \"script\"\nrules = [\n  \
                   { id = \"q1\", select = [\"Staging\"] },\n  \
@@ -363,6 +392,57 @@ fn claude_codes_own_question_is_answered_through_the_installed_hook() {
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{}\n");
 }
 
+/// An MCP server's form (ask-user's own, here) goes through the hook too:
+/// the user's answerers fill it in, and the model gets those answers.
+#[test]
+fn an_mcp_servers_form_in_claude_code_is_answered_through_the_hook() {
+    let _one = one_at_a_time();
+    let model = FakeModel::start(deploy().0);
+    // Every field answered, the own-words ones left empty (a skip).
+    let answers = tempfile::NamedTempFile::new().unwrap();
+    let form_answers = json!({"answers": [
+        {"id": "q01_target", "selected": ["Production: Users get the change now; roll back if it fails."]},
+        {"id": "q01_target_own", "selected": []},
+        {"id": "q02_checks", "selected": ["Unit tests"]},
+        {"id": "q02_checks_own", "selected": []},
+        {"id": "q03_note", "selected": [], "custom": "From the hook"},
+    ]});
+    std::fs::write(answers.path(), form_answers.to_string()).unwrap();
+    let script = format!(
+        "[[answerer]]\nkind = \"script\"\nanswers = {:?}\n",
+        answers.path().display().to_string()
+    );
+    let (dir, env) = hooked_home(&model, &script);
+    // With ask-user's MCP server, without answerers of its own: the form
+    // is the client's.
+    let empty = dir.path().join("empty.toml");
+    std::fs::write(&empty, "").unwrap();
+    let servers = json!({"mcpServers": {"ask-user": {
+        "command": env!("CARGO_BIN_EXE_ask-user"), "args": ["mcp", "--config", empty]}}});
+    let mcp = dir.path().join("mcp.json");
+    std::fs::write(&mcp, servers.to_string()).unwrap();
+    let tui = claude_in(
+        dir.path(),
+        &env,
+        &[
+            "--mcp-config",
+            mcp.to_str().unwrap(),
+            "--allowedTools",
+            "mcp__ask-user__ask_user_question",
+        ],
+    );
+    tui.wait_for(&[fake_model::DONE], BOUND);
+    assert_received(
+        &model,
+        Duration::ZERO,
+        &json!({"answers": [
+            {"id": "target", "selected": ["Production"]},
+            {"id": "checks", "selected": ["Unit tests"]},
+            {"id": "note", "selected": [], "custom": "From the hook"},
+        ]}),
+    );
+}
+
 /// The person answers at Claude Code's terminal while the hook still asks
 /// elsewhere (a page nobody opened here): Claude Code leaves the hook
 /// running, so the next hook of the session stops it, and its question is
@@ -370,6 +450,7 @@ fn claude_codes_own_question_is_answered_through_the_installed_hook() {
 /// terminal's answers.
 #[test]
 fn an_answer_at_the_terminal_withdraws_the_hooks_question() {
+    let _one = one_at_a_time();
     let model = FakeModel::calling("AskUserQuestion", own_questions());
     let dir = tempfile::tempdir().unwrap();
     let audit = dir.path().join("asks.jsonl");
@@ -420,6 +501,7 @@ fn wait_until(what: &str, done: impl Fn() -> bool) {
 /// cancelled, never that questions were skipped.
 #[test]
 fn cancelling_the_form_in_either_client_tells_the_model_so() {
+    let _one = one_at_a_time();
     let claude = FakeModel::start(deploy().0);
     let (tui, _dir) = claude_tui(&claude);
     tui.wait_for(&["requests your input", "Accept"], BOUND);
@@ -492,6 +574,7 @@ fn client(program: PathBuf, home: &Path) -> Command {
 
 #[test]
 fn claude_code_headless_gets_the_config_answerers_answers() {
+    let _one = one_at_a_time();
     let npm = npm::folder();
     let (deploy, answers) = deploy();
     let model = FakeModel::start(deploy);
@@ -523,6 +606,7 @@ fn claude_code_headless_gets_the_config_answerers_answers() {
 
 #[test]
 fn codex_exec_gets_the_config_answerers_answers() {
+    let _one = one_at_a_time();
     let npm = npm::folder();
     let (deploy, answers) = deploy();
     let model = FakeModel::start(deploy);

@@ -14,11 +14,16 @@ use ask_user_seam::{Answer, AskRequest, Question, QuestionOption};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use super::mcp_form;
+
 /// The largest hook input read (a transcript path, a few questions).
 pub const MAX_INPUT_BYTES: usize = 1 << 20;
 
 /// The hook event's name for the tool's permission request.
 pub const PERMISSION_REQUEST: &str = "PermissionRequest";
+
+/// The hook event's name for an MCP server's form.
+pub const ELICITATION: &str = "Elicitation";
 
 /// The hook event's name after the tool ran: its questions were answered
 /// (at the terminal, or by a hook).
@@ -52,6 +57,61 @@ pub struct HookInput {
     pub tool_name: Option<String>,
     #[serde(default)]
     pub tool_input: Option<Value>,
+    /// An MCP server's form: its message, mode and schema.
+    #[serde(default)]
+    pub message: Option<String>,
+    #[serde(default)]
+    pub mode: Option<String>,
+    #[serde(default)]
+    pub requested_schema: Option<Value>,
+}
+
+/// What a hook event asks of the person, and how the answer goes back.
+#[derive(Debug)]
+pub enum Ask {
+    /// The question tool's questions (a `PermissionRequest`).
+    Questions(Asked),
+    /// An MCP server's form (an `Elicitation`).
+    Form(mcp_form::Form),
+}
+
+impl Ask {
+    /// What `input` asks; `Ok(None)` for an event that asks nothing of us
+    /// (another event, another tool, a form of a mode or a field we cannot
+    /// show, which Claude Code then shows itself).
+    pub fn from_hook(input: &HookInput) -> Result<Option<Ask>, String> {
+        if input.hook_event_name == ELICITATION {
+            let schema = input
+                .requested_schema
+                .as_ref()
+                .filter(|_| input.mode.as_deref().is_none_or(|mode| mode == "form"));
+            let message = input.message.as_deref().unwrap_or_default();
+            return Ok(schema
+                .and_then(|schema| mcp_form::Form::from_schema(message, schema))
+                .map(Ask::Form));
+        }
+        Ok(Asked::from_hook(input)?.map(Ask::Questions))
+    }
+
+    /// Our request.
+    pub fn request(&self) -> &AskRequest {
+        match self {
+            Ask::Questions(asked) => &asked.request,
+            Ask::Form(form) => &form.request,
+        }
+    }
+
+    /// What the hook prints for `answers`.
+    pub fn output(&self, answers: &[Answer]) -> Value {
+        match self {
+            Ask::Questions(asked) => asked.decision(answers),
+            Ask::Form(form) => json!({"hookSpecificOutput": {
+                "hookEventName": ELICITATION,
+                "action": "accept",
+                "content": form.content(answers),
+            }}),
+        }
+    }
 }
 
 /// The questions of one `AskUserQuestion` call.
@@ -163,6 +223,9 @@ mod tests {
             cwd: None,
             tool_name: Some(TOOL.into()),
             tool_input: Some(tool_input),
+            message: None,
+            mode: None,
+            requested_schema: None,
         }
     }
 
@@ -230,6 +293,41 @@ mod tests {
                 .unwrap()
                 .get("Anything else?")
                 .is_none()
+        );
+    }
+
+    #[test]
+    fn an_mcp_servers_form_is_asked_and_answered_as_its_content() {
+        let elicitation = HookInput {
+            hook_event_name: ELICITATION.into(),
+            session_id: None,
+            cwd: None,
+            tool_name: None,
+            tool_input: None,
+            message: Some("Deploy?".into()),
+            mode: Some("form".into()),
+            requested_schema: Some(json!({"type": "object", "properties": {
+                "go": {"type": "boolean", "title": "Go ahead?"}}})),
+        };
+        let ask = Ask::from_hook(&elicitation).unwrap().unwrap();
+        assert_eq!(ask.request().questions[0].id, "go");
+        let answers = [Answer {
+            id: "go".into(),
+            selected: vec!["Yes".into()],
+            custom: None,
+        }];
+        assert_eq!(
+            ask.output(&answers),
+            json!({"hookSpecificOutput": {"hookEventName": "Elicitation",
+                "action": "accept", "content": {"go": true}}})
+        );
+        let url = HookInput {
+            mode: Some("url".into()),
+            ..elicitation
+        };
+        assert!(
+            Ask::from_hook(&url).unwrap().is_none(),
+            "a page is the client's"
         );
     }
 

@@ -16,11 +16,13 @@ pub const HOOK_TIMEOUT_SECS: u64 = 24 * 60 * 60;
 /// How long the hook that stops a waiting one may take.
 pub const STOP_TIMEOUT_SECS: u64 = 10;
 
-/// The hooks installed: (event, matcher). The first asks; the second stops
-/// it when the question was answered at the terminal first.
+/// The hooks installed: (event, matcher). The first asks the question
+/// tool's questions; the second stops it when they were answered at the
+/// terminal first; the third asks every MCP server's forms.
 const HOOKS: &[(&str, &str)] = &[
     (claude_code::PERMISSION_REQUEST, claude_code::TOOL),
     (claude_code::POST_TOOL_USE, claude_code::TOOL),
+    (claude_code::ELICITATION, "*"),
 ];
 
 /// What follows the program in the command of each hook.
@@ -83,9 +85,9 @@ pub fn install(path: &Path, command: &str) -> io::Result<bool> {
                 })
         });
         if !installed {
-            let timeout = match *event == claude_code::PERMISSION_REQUEST {
-                true => HOOK_TIMEOUT_SECS,
-                false => STOP_TIMEOUT_SECS,
+            let timeout = match *event == claude_code::POST_TOOL_USE {
+                true => STOP_TIMEOUT_SECS,
+                false => HOOK_TIMEOUT_SECS,
             };
             groups.push(json!({"matcher": matcher, "hooks": [
                 {"type": "command", "command": command, "timeout": timeout}

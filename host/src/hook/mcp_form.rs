@@ -1,0 +1,272 @@
+//! An MCP server's form (an elicitation's `requestedSchema`), as our
+//! questions, and our answers back as the form's `content`: what a hook
+//! that answers another server's forms (Claude Code's `Elicitation`) needs.
+//!
+//! Each property is a question, in order, its key the question's id (so
+//! that a script's rules can name it): a titled or plain string enum is a
+//! single choice, an array of one a multiple choice, a boolean a choice of
+//! "Yes" and "No", a string, a number or an integer a free answer. Labels
+//! are the choices' titles (their values where untitled). A form with any
+//! other property is not ours to answer.
+
+use ask_user_seam::limits::{MAX_HEADER_CHARS, MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTIONS};
+use ask_user_seam::{Answer, AskRequest, Question, QuestionOption};
+use serde_json::{Map, Value, json};
+
+/// One field's kind, with what its answer becomes.
+#[derive(Debug)]
+enum Kind {
+    /// Labels, and the value each stands for.
+    Choice(Vec<(String, Value)>),
+    Choices(Vec<(String, Value)>),
+    Boolean,
+    Text,
+    Number {
+        integer: bool,
+    },
+}
+
+/// A form, as questions.
+#[derive(Debug)]
+pub struct Form {
+    fields: Vec<(String, Kind)>,
+    pub request: AskRequest,
+}
+
+impl Form {
+    /// The questions of `schema` (with the form's `message` shown with the
+    /// first); `None` when a property is not one a person can answer here.
+    pub fn from_schema(message: &str, schema: &Value) -> Option<Form> {
+        let properties = schema.get("properties")?.as_object()?;
+        if properties.is_empty() || properties.len() > MAX_QUESTIONS {
+            return None;
+        }
+        let mut fields = Vec::new();
+        let mut questions = Vec::new();
+        for (key, property) in properties {
+            let kind = kind(property)?;
+            let title = property["title"].as_str();
+            let text = property["description"].as_str().or(title).unwrap_or(key);
+            let mut question = Question::new(key.clone(), text);
+            question.header = title
+                .filter(|title| Some(*title) != property["description"].as_str())
+                .map(|title| title.chars().take(MAX_HEADER_CHARS).collect());
+            let labels = match &kind {
+                Kind::Choice(choices) | Kind::Choices(choices) => {
+                    choices.iter().map(|(label, _)| label.clone()).collect()
+                }
+                Kind::Boolean => vec!["Yes".to_owned(), "No".to_owned()],
+                Kind::Text | Kind::Number { .. } => Vec::new(),
+            };
+            if !labels.is_empty() {
+                question.options = Some(labels.into_iter().map(QuestionOption::new).collect());
+                question.multi_select = Some(matches!(kind, Kind::Choices(_)));
+            }
+            questions.push(question);
+            fields.push((key.clone(), kind));
+        }
+        if let Some(first) = questions.first_mut().filter(|_| !message.trim().is_empty()) {
+            first.detail = Some(message.to_owned());
+        }
+        Some(Form {
+            fields,
+            request: AskRequest { questions },
+        })
+    }
+
+    /// The form's `content` for `answers`: a skipped question, or own words
+    /// where the field takes only its choices, leave its field out.
+    pub fn content(&self, answers: &[Answer]) -> Map<String, Value> {
+        let mut content = Map::new();
+        for ((key, kind), answer) in self.fields.iter().zip(answers) {
+            let value_of = |choices: &[(String, Value)], label: &str| {
+                choices
+                    .iter()
+                    .find(|(l, _)| l == label)
+                    .map(|(_, v)| v.clone())
+            };
+            let value = match kind {
+                Kind::Choice(choices) => answer
+                    .selected
+                    .first()
+                    .and_then(|label| value_of(choices, label)),
+                Kind::Choices(choices) => Some(Value::Array(
+                    answer
+                        .selected
+                        .iter()
+                        .filter_map(|label| value_of(choices, label))
+                        .collect(),
+                ))
+                .filter(|values| values.as_array().is_some_and(|v| !v.is_empty())),
+                Kind::Boolean => answer.selected.first().map(|label| json!(label == "Yes")),
+                Kind::Text => answer.custom.clone().map(Value::String),
+                Kind::Number { integer } => answer.custom.as_deref().and_then(|text| {
+                    let text = text.trim();
+                    match integer {
+                        true => text.parse::<i64>().ok().map(Value::from),
+                        false => text
+                            .parse::<f64>()
+                            .ok()
+                            .and_then(serde_json::Number::from_f64)
+                            .map(Value::Number),
+                    }
+                }),
+            };
+            if let Some(value) = value {
+                content.insert(key.clone(), value);
+            }
+        }
+        content
+    }
+}
+
+/// What kind of field `property` is, when a person can answer it here.
+fn kind(property: &Value) -> Option<Kind> {
+    match property["type"].as_str()? {
+        "string" => {
+            let listed = ["enum", "oneOf", "anyOf"]
+                .iter()
+                .any(|k| property.get(k).is_some());
+            match listed {
+                true => choices(property).map(Kind::Choice),
+                false => Some(Kind::Text),
+            }
+        }
+        "array" => choices(&property["items"]).map(Kind::Choices),
+        "boolean" => Some(Kind::Boolean),
+        "number" => Some(Kind::Number { integer: false }),
+        "integer" => Some(Kind::Number { integer: true }),
+        _ => None,
+    }
+}
+
+/// The choices of an enum: titled (`oneOf`/`anyOf` of `const` and `title`)
+/// or plain (`enum`, with `enumNames`); `None` for a field without, or with
+/// labels that cannot tell them apart.
+fn choices(schema: &Value) -> Option<Vec<(String, Value)>> {
+    let titled = schema["oneOf"].as_array().or(schema["anyOf"].as_array());
+    let choices: Vec<(String, Value)> = match (titled, schema["enum"].as_array()) {
+        (Some(titled), _) => titled
+            .iter()
+            .map(|choice| {
+                let value = choice.get("const")?.clone();
+                let label = choice["title"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .or_else(|| text(&value))?;
+                Some((label, value))
+            })
+            .collect::<Option<_>>()?,
+        (None, Some(values)) => {
+            let names = schema["enumNames"].as_array();
+            values
+                .iter()
+                .enumerate()
+                .map(|(n, value)| {
+                    let name = names.and_then(|names| names.get(n)).and_then(Value::as_str);
+                    Some((
+                        name.map(str::to_owned).or_else(|| text(value))?,
+                        value.clone(),
+                    ))
+                })
+                .collect::<Option<_>>()?
+        }
+        (None, None) => return None,
+    };
+    let choices: Vec<(String, Value)> = choices
+        .into_iter()
+        .map(|(label, value)| (label.chars().take(MAX_LABEL_CHARS).collect(), value))
+        .collect();
+    let mut labels: Vec<&String> = choices.iter().map(|(label, _)| label).collect();
+    labels.sort();
+    labels.dedup();
+    (!choices.is_empty() && choices.len() <= MAX_OPTIONS && labels.len() == choices.len())
+        .then_some(choices)
+}
+
+fn text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(text.clone()),
+        Value::Number(number) => Some(number.to_string()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema() -> Value {
+        json!({"type": "object", "properties": {
+            "target": {"type": "string", "title": "Deploy", "description": "Where to?",
+                "oneOf": [{"const": "stg", "title": "Staging"}, {"const": "prod", "title": "Production"}]},
+            "checks": {"type": "array", "title": "Checks",
+                "items": {"anyOf": [{"const": "unit", "title": "Unit"}, {"const": "load", "title": "Load"}]}},
+            "region": {"type": "string", "enum": ["eu", "us"], "enumNames": ["Europe", "America"]},
+            "notify": {"type": "boolean", "title": "Notify the team?"},
+            "note": {"type": "string", "title": "Note"},
+            "replicas": {"type": "integer", "title": "Replicas"},
+        }})
+    }
+
+    #[test]
+    fn each_field_is_a_question_in_order() {
+        let form = Form::from_schema("Release 42", &schema()).unwrap();
+        let questions = &form.request.questions;
+        let ids: Vec<&str> = questions.iter().map(|q| q.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["target", "checks", "region", "notify", "note", "replicas"]
+        );
+        assert_eq!(questions[0].question, "Where to?");
+        assert_eq!(questions[0].header.as_deref(), Some("Deploy"));
+        assert_eq!(questions[0].detail.as_deref(), Some("Release 42"));
+        assert_eq!(
+            questions[0].labels().collect::<Vec<_>>(),
+            ["Staging", "Production"]
+        );
+        assert!(questions[1].is_multi_select());
+        assert_eq!(
+            questions[2].labels().collect::<Vec<_>>(),
+            ["Europe", "America"]
+        );
+        assert_eq!(questions[3].labels().collect::<Vec<_>>(), ["Yes", "No"]);
+        assert!(questions[4].options.is_none() && questions[5].options.is_none());
+    }
+
+    #[test]
+    fn answers_become_the_values_the_form_takes() {
+        let form = Form::from_schema("", &schema()).unwrap();
+        let pick = |id: &str, selected: &[&str], custom: Option<&str>| Answer {
+            id: id.into(),
+            selected: selected.iter().map(|s| s.to_string()).collect(),
+            custom: custom.map(str::to_owned),
+        };
+        let answers = [
+            pick("target", &["Production"], None),
+            pick("checks", &["Unit", "Load"], None),
+            pick("region", &[], Some("somewhere else")),
+            pick("notify", &["No"], None),
+            pick("note", &[], Some("ship it")),
+            pick("replicas", &[], Some(" 3 ")),
+        ];
+        assert_eq!(
+            Value::Object(form.content(&answers)),
+            json!({"target": "prod", "checks": ["unit", "load"], "notify": false,
+                   "note": "ship it", "replicas": 3})
+        );
+    }
+
+    #[test]
+    fn a_form_we_cannot_show_is_left_to_the_client() {
+        for property in [
+            json!({"type": "object"}),
+            json!({"type": "string", "enum": ["a", "a"]}),
+            json!({"type": "array", "items": {"type": "string"}}),
+        ] {
+            let schema = json!({"type": "object", "properties": {"x": property}});
+            assert!(Form::from_schema("", &schema).is_none(), "{schema}");
+        }
+        assert!(Form::from_schema("", &json!({"type": "object", "properties": {}})).is_none());
+    }
+}
