@@ -22,12 +22,10 @@ impl Waiting {
     /// Registers this process as waiting for `session` of `client`.
     pub fn register(state_dir: &Path, client: &str, session: &str) -> io::Result<Waiting> {
         let dir = folder(state_dir)?;
-        let file = dir.join(format!(
-            "{}{}.pid",
-            prefix(client, session),
-            std::process::id()
-        ));
-        std::fs::write(&file, std::process::id().to_string())?;
+        let pid = std::process::id() as libc::pid_t;
+        let file = dir.join(format!("{}{pid}.pid", prefix(client, session)));
+        // When it started, so that a number used again is never taken for it.
+        std::fs::write(&file, started(pid).unwrap_or_default())?;
         Ok(Waiting { file })
     }
 }
@@ -56,8 +54,9 @@ pub fn end(state_dir: &Path, client: &str, session: &str) -> io::Result<usize> {
             continue;
         };
         // A file left by a hook that died: its number may be another
-        // process's now; only a hook of ours is signalled.
-        if !is_hook(pid) {
+        // process's now; only the hook that wrote it is signalled.
+        let registered = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        if !is_hook(pid) || started(pid).is_none_or(|started| started != registered) {
             let _ = std::fs::remove_file(entry.path());
             continue;
         }
@@ -94,6 +93,15 @@ fn prefix(client: &str, session: &str) -> String {
     format!("{client}.{session}.")
 }
 
+/// When process `pid` started (clock ticks after boot, `/proc/PID/stat`).
+fn started(pid: libc::pid_t) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command's closing parenthesis: state, then fields 4…;
+    // the start time is field 22.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19).map(str::to_owned)
+}
+
 /// Whether process `pid` is an `ask-user hook` of this user.
 fn is_hook(pid: libc::pid_t) -> bool {
     let Ok(command) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
@@ -125,6 +133,14 @@ mod tests {
             files,
             [format!("claude-code.s_1.{}.pid", std::process::id())]
         );
+        let registered = std::fs::read_to_string(
+            state
+                .path()
+                .join(FOLDER)
+                .join(format!("claude-code.s_1.{}.pid", std::process::id())),
+        )
+        .unwrap();
+        assert_eq!(Some(registered), started(std::process::id() as libc::pid_t));
         // This test process is no hook: it is never signalled, and its
         // registration is taken for a stale one.
         assert_eq!(end(state.path(), "claude-code", "s/1").unwrap(), 0);
