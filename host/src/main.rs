@@ -11,7 +11,7 @@ use ask_user::answerers::{race, ready};
 use ask_user::inbox::{InboxClient, InboxConfig, InboxServer};
 use ask_user::mcp::{Forms, McpHttp, McpServer};
 use ask_user::text::clean;
-use ask_user::{AnswererEntry, CodeCache, Config, ErrorCode, HostBuilder, ToolResult};
+use ask_user::{AnswererEntry, CodeCache, Config, ErrorCode, Host, HostBuilder, ToolResult};
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
@@ -275,23 +275,12 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
         Command::Inbox { command } => return inbox(command).await,
         Command::Hook { command } => return hook(command, component).await,
         Command::Mcp { config, http } => {
-            let config = match config {
-                Some(path) => Some(path),
-                None => Config::default_path().filter(|p| p.exists()),
-            };
-            let config = match config {
-                Some(path) => Config::load(&path).map_err(|e| Usage(e.to_string()))?,
-                None => Config::default(),
-            };
+            let config = user_config(config.as_deref())?.unwrap_or_default();
             let forms = config.mcp.forms;
             // An answerer that cannot start (a web port taken) is reported
             // and left out: the tool stays in the client's session.
             let builder = HostBuilder::from_config(config).without_failed_answerers();
-            let builder = match component {
-                Some(component) => builder.component(component),
-                None => builder,
-            };
-            return serve_mcp(builder, forms, http).await;
+            return serve_mcp(start(builder, component).await?, forms, http).await;
         }
         Command::Ask {
             file,
@@ -349,31 +338,17 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
             (builder, Some((session, arguments)))
         }
     };
-    let builder = match component {
-        Some(component) => builder.component(component),
-        None => builder,
-    };
-    let host = cached(builder)
-        .build()
-        .await
-        .map_err(|e| Usage(e.to_string()))?;
-    for notice in host.notices() {
-        say(notice);
-    }
+    let host = start(builder, component).await?;
     let Some((session, arguments)) = arguments else {
         emit(host.runtime().definition())?;
         return Ok(ExitCode::SUCCESS);
     };
 
     let call = host.seam().scoped_call(session);
-    let signal = CancellationToken::new();
-    let interrupt = signal.clone();
-    let stop = stop_requested();
-    tokio::spawn(async move {
-        stop.await;
-        interrupt.cancel();
-    });
-    let result = host.runtime().call(call.agent(), &signal, &arguments).await;
+    let result = host
+        .runtime()
+        .call(call.agent(), &stop_signal(), &arguments)
+        .await;
     drop(call);
     host.close().await;
     finish(&result)
@@ -437,32 +412,18 @@ async fn hook(command: HookCommand, component: Option<Vec<u8>>) -> Result<ExitCo
                 Ok(None) => return Ok(ExitCode::SUCCESS),
                 Err(problem) => return Err(Usage(problem)),
             };
-            let path = config.or_else(|| Config::default_path().filter(|p| p.exists()));
-            let Some(path) = path else {
+            let Some(mut config) = user_config(config.as_deref())? else {
                 return Ok(ExitCode::SUCCESS);
             };
-            let mut config = Config::load(&path).map_err(|e| Usage(e.to_string()))?;
             // Claude Code has the terminal, and asks there itself.
             config.answerers.retain(|entry| entry.kind != "terminal");
             if config.answerers.is_empty() {
                 return Ok(ExitCode::SUCCESS);
             }
-            let builder = HostBuilder::from_config(config).without_failed_answerers();
-            let builder = match component {
-                Some(component) => builder.component(component),
-                None => builder,
-            };
-            let host = cached(builder)
-                .build()
-                .await
-                .map_err(|e| Usage(e.to_string()))?;
-            for notice in host.notices() {
-                say(notice);
-            }
-            let id = ask_user::new_id("claude-code-").map_err(|e| Usage(e.to_string()))?;
-            let call = host.seam().scoped_call(id);
             // Found and stopped by the session's next hook if the terminal
-            // answers first (Claude Code leaves this one running).
+            // answers first (Claude Code leaves this one running). Before
+            // the answerers start, so that it can be stopped as soon as
+            // anything of it shows.
             let questions = matches!(asked, claude_code::Ask::Questions(_));
             let _waiting = match (&state_dir, &input.session_id) {
                 (Some(state_dir), Some(session)) if questions => Some(
@@ -471,15 +432,15 @@ async fn hook(command: HookCommand, component: Option<Vec<u8>>) -> Result<ExitCo
                 ),
                 _ => None,
             };
-            let signal = CancellationToken::new();
-            let interrupt = signal.clone();
-            let stop = stop_requested();
-            tokio::spawn(async move {
-                stop.await;
-                interrupt.cancel();
-            });
+            let builder = HostBuilder::from_config(config).without_failed_answerers();
+            let host = start(builder, component).await?;
+            let id = ask_user::new_id("claude-code-").map_err(|e| Usage(e.to_string()))?;
+            let call = host.seam().scoped_call(id);
             let request = asked.request().clone();
-            let answered = host.seam().ask(request, Some(call.agent()), &signal).await;
+            let answered = host
+                .seam()
+                .ask(request, Some(call.agent()), &stop_signal())
+                .await;
             drop(call);
             host.close().await;
             match answered {
@@ -659,17 +620,10 @@ fn finish(result: &ToolResult) -> Result<ExitCode, Usage> {
 /// Serves MCP on standard input and output until the client leaves, or on
 /// HTTP at `http`, until interrupted (open calls then end `ASK_ABORTED`).
 async fn serve_mcp(
-    builder: HostBuilder,
+    host: Host,
     forms: Forms,
     http: Option<std::net::SocketAddr>,
 ) -> Result<ExitCode, Usage> {
-    let host = cached(builder)
-        .build()
-        .await
-        .map_err(|e| Usage(e.to_string()))?;
-    for notice in host.notices() {
-        say(notice);
-    }
     let server = McpServer::new(host.runtime().clone(), host.pages())
         .map_err(|e| Usage(e.to_string()))?
         .forms(forms);
@@ -703,13 +657,37 @@ async fn serve_mcp(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The compiled component comes from the user's cache (README, "Performance"):
-/// the command starts in milliseconds instead of compiling it each time.
-fn cached(builder: HostBuilder) -> HostBuilder {
-    match CodeCache::user_default() {
+/// Builds the host (`component` instead of the built-in one when given)
+/// and says what its answerers asked to tell the human. The compiled
+/// component comes from the user's cache (README, "Performance"): the
+/// command starts in milliseconds instead of compiling it each time.
+async fn start(builder: HostBuilder, component: Option<Vec<u8>>) -> Result<Host, Usage> {
+    let builder = match component {
+        Some(component) => builder.component(component),
+        None => builder,
+    };
+    let builder = match CodeCache::user_default() {
         Some(cache) => builder.code_cache(cache),
         None => builder,
+    };
+    let host = builder.build().await.map_err(|e| Usage(e.to_string()))?;
+    for notice in host.notices() {
+        say(notice);
     }
+    Ok(host)
+}
+
+/// The turn's signal of a command that asks: cancelled when the process is
+/// asked to stop ([`stop_requested`]).
+fn stop_signal() -> CancellationToken {
+    let signal = CancellationToken::new();
+    let interrupt = signal.clone();
+    let stop = stop_requested();
+    tokio::spawn(async move {
+        stop.await;
+        interrupt.cancel();
+    });
+    signal
 }
 
 /// Resolves when the process is asked to stop: Ctrl-C (SIGINT), SIGTERM (a
@@ -739,20 +717,24 @@ fn stop_requested() -> impl std::future::Future<Output = ()> {
 /// The `--config` file; else the user's config file when it exists; else
 /// the terminal alone.
 fn load_config(path: Option<&Path>) -> Result<Config, Usage> {
+    Ok(user_config(path)?.unwrap_or_else(|| Config {
+        answerers: vec![AnswererEntry::new(
+            "terminal",
+            ready(TerminalAnswerer::new()),
+        )],
+        ..Config::default()
+    }))
+}
+
+/// The `--config` file; else the user's config file when it exists; else
+/// none.
+fn user_config(path: Option<&Path>) -> Result<Option<Config>, Usage> {
     let path = match path {
         Some(path) => Some(path.to_owned()),
         None => Config::default_path().filter(|p| p.exists()),
     };
-    match path {
-        Some(path) => Config::load(&path).map_err(|e| Usage(e.to_string())),
-        None => Ok(Config {
-            answerers: vec![AnswererEntry::new(
-                "terminal",
-                ready(TerminalAnswerer::new()),
-            )],
-            ..Config::default()
-        }),
-    }
+    path.map(|path| Config::load(&path).map_err(|e| Usage(e.to_string())))
+        .transpose()
 }
 
 /// Reads the arguments, at most one byte past `limit`: more is refused by
