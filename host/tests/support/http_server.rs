@@ -1,10 +1,13 @@
 //! `ask-user mcp --http` on a free port, for tests that speak HTTP to it.
 
+#[path = "child.rs"]
+mod child;
+
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The longest the server may take to say where it listens.
 const START: Duration = Duration::from_secs(60);
@@ -70,27 +73,14 @@ impl Server {
     /// Sends the server `signal`.
     #[allow(dead_code)] // not every test that includes this file stops it
     pub fn signal(&self, signal: libc::c_int) {
-        assert_eq!(
-            unsafe { libc::kill(self.child.id() as libc::pid_t, signal) },
-            0
-        );
+        child::signal(&self.child, signal);
     }
 
     /// Its exit status, once it exits within `wait` (its standard error
     /// closes; what it still says there is passed over).
     #[allow(dead_code)]
     pub fn exit(&mut self, wait: Duration) -> Option<ExitStatus> {
-        let start = Instant::now();
-        while let Some(left) = wait.checked_sub(start.elapsed()) {
-            match self.stderr.recv_timeout(left) {
-                Ok(_) => {}
-                Err(mpsc::RecvTimeoutError::Timeout) => return None,
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    return Some(self.child.wait().unwrap());
-                }
-            }
-        }
-        None
+        child::exit(&mut self.child, &self.stderr, wait)
     }
 }
 

@@ -2,6 +2,9 @@
 //! writes is read on a thread, and the test sends what it likes, however
 //! malformed or large.
 
+#[path = "child.rs"]
+mod child;
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
@@ -117,27 +120,14 @@ impl McpPeer {
     /// Sends the server `signal`.
     #[allow(dead_code)]
     pub fn signal(&self, signal: libc::c_int) {
-        assert_eq!(
-            unsafe { libc::kill(self.child.id() as libc::pid_t, signal) },
-            0
-        );
+        child::signal(&self.child, signal);
     }
 
     /// Waits, at most `wait`, for the server to close its output (messages
     /// are passed over), then for it to exit, though its input stays open.
     #[allow(dead_code)]
     pub fn exit(&mut self, wait: Duration) -> Option<ExitStatus> {
-        let start = Instant::now();
-        while let Some(left) = wait.checked_sub(start.elapsed()) {
-            match self.messages.recv_timeout(left) {
-                Ok(_) => {}
-                Err(mpsc::RecvTimeoutError::Timeout) => return None,
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    return Some(self.child.wait().unwrap());
-                }
-            }
-        }
-        None
+        child::exit(&mut self.child, &self.messages, wait)
     }
 }
 
