@@ -425,7 +425,7 @@ async fn hook(command: HookCommand, component: Option<Vec<u8>>) -> Result<ExitCo
             // the answerers start, so that it can be stopped as soon as
             // anything of it shows.
             let questions = matches!(asked, claude_code::Ask::Questions(_));
-            let _waiting = match (&state_dir, &input.session_id) {
+            let waiting = match (&state_dir, &input.session_id) {
                 (Some(state_dir), Some(session)) if questions => Some(
                     waiting::Waiting::register(state_dir, claude_code::CLIENT, session)
                         .map_err(|e| Usage(e.to_string()))?,
@@ -441,6 +441,8 @@ async fn hook(command: HookCommand, component: Option<Vec<u8>>) -> Result<ExitCo
                 .seam()
                 .ask(request, Some(call.agent()), &stop_signal())
                 .await;
+            // No longer waiting, before anything else ends.
+            drop(waiting);
             drop(call);
             host.close().await;
             match answered {

@@ -152,37 +152,37 @@ fn assert_received(model: &FakeModel, wait: Duration, expected: &Value) {
     );
 }
 
-/// Claude Code's TUI with `ask-user mcp` (no config answerers) and our
-/// model, which calls the tool with the example batch at once.
-fn claude_tui(model: &FakeModel) -> (Tui, tempfile::TempDir) {
-    let npm = npm::folder();
-    let (dir, config) = run_folder(false);
-    let home = dir.path().join("home");
-    claude_home(&home, &home, "sk-test");
+/// The tool as Claude Code names it: what `--allowedTools` must name.
+const CLAUDE_TOOL: &str = "mcp__ask-user__ask_user_question";
+
+/// `dir/mcp.json`, for Claude Code's `--mcp-config`: `ask-user mcp` with
+/// `config`.
+fn claude_mcp(dir: &Path, config: &Path) -> PathBuf {
     let servers = json!({"mcpServers": {"ask-user": {
         "command": env!("CARGO_BIN_EXE_ask-user"),
         "args": ["mcp", "--config", config]}}});
-    let mcp = dir.path().join("mcp.json");
+    let mcp = dir.join("mcp.json");
     std::fs::write(&mcp, servers.to_string()).unwrap();
+    mcp
+}
+
+/// Claude Code's TUI with `ask-user mcp` (no config answerers) and our
+/// model, which calls the tool with the example batch at once.
+fn claude_tui(model: &FakeModel) -> (Tui, tempfile::TempDir) {
+    let (dir, config) = run_folder(false);
+    let home = dir.path().join("home");
+    claude_home(&home, &home, "sk-test");
+    let mcp = claude_mcp(dir.path(), &config);
     let mut env = claude_env(model);
     env.push(("HOME", home.display().to_string()));
     env.push(("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR").to_owned()));
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let tui = Tui::start(
-        &npm.join("node_modules/.bin/claude"),
-        &[
-            "Deploy the release",
-            "--mcp-config",
-            mcp.to_str().unwrap(),
-            "--permission-mode",
-            "default",
-            "--allowedTools",
-            "mcp__ask-user__ask_user_question",
-        ],
-        &home,
-        &env,
-    );
-    (tui, dir)
+    let args = [
+        "--mcp-config",
+        mcp.to_str().unwrap(),
+        "--allowedTools",
+        CLAUDE_TOOL,
+    ];
+    (claude_in(dir.path(), &env, &args), dir)
 }
 
 #[test]
@@ -417,20 +417,14 @@ fn an_mcp_servers_form_in_claude_code_is_answered_through_the_hook() {
     // is the client's.
     let empty = dir.path().join("empty.toml");
     std::fs::write(&empty, "").unwrap();
-    let servers = json!({"mcpServers": {"ask-user": {
-        "command": env!("CARGO_BIN_EXE_ask-user"), "args": ["mcp", "--config", empty]}}});
-    let mcp = dir.path().join("mcp.json");
-    std::fs::write(&mcp, servers.to_string()).unwrap();
-    let tui = claude_in(
-        dir.path(),
-        &env,
-        &[
-            "--mcp-config",
-            mcp.to_str().unwrap(),
-            "--allowedTools",
-            "mcp__ask-user__ask_user_question",
-        ],
-    );
+    let mcp = claude_mcp(dir.path(), &empty);
+    let args = [
+        "--mcp-config",
+        mcp.to_str().unwrap(),
+        "--allowedTools",
+        CLAUDE_TOOL,
+    ];
+    let tui = claude_in(dir.path(), &env, &args);
     tui.wait_for(&[fake_model::DONE], BOUND);
     assert_received(
         &model,
@@ -447,16 +441,18 @@ fn an_mcp_servers_form_in_claude_code_is_answered_through_the_hook() {
 /// elsewhere (a page nobody opened here): Claude Code leaves the hook
 /// running, so the next hook of the session stops it, and its question is
 /// withdrawn (`ASK_ABORTED` in the audit trail); the model gets the
-/// terminal's answers.
+/// terminal's answers. The audit trail is a FIFO the test reads: the hook
+/// opens it once it waits, writes the outcome, and closes it as it ends.
 #[test]
 fn an_answer_at_the_terminal_withdraws_the_hooks_question() {
     let _one = one_at_a_time();
     let model = FakeModel::calling("AskUserQuestion", own_questions());
     let dir = tempfile::tempdir().unwrap();
-    let audit = dir.path().join("asks.jsonl");
+    let path = dir.path().join("asks.jsonl");
+    let audit = audit_fifo(&path);
     let config = format!(
         "audit = {:?}\n\n[[answerer]]\nkind = \"web\"\nport = 0\ngrace = \"10m\"\n",
-        audit.display().to_string()
+        path.display().to_string()
     );
     let (tui, state) = claude_with_hook(&model, &config);
     let hooks = state.path().join("state/hooks");
@@ -464,9 +460,12 @@ fn an_answer_at_the_terminal_withdraws_the_hooks_question() {
         &["Where should this release be deployed?", "Enter to select"],
         BOUND,
     );
-    wait_until("the hook waits", || {
-        std::fs::read_dir(&hooks).is_ok_and(|mut files| files.next().is_some())
-    });
+    // The hook registers before it opens its audit trail.
+    let opened = audit.recv_timeout(BOUND);
+    assert!(
+        matches!(opened, Ok(Audit::Opened)),
+        "the hook waits: {opened:?}"
+    );
     tui.press("\r", &["Which checks should run before deploying?"], BOUND);
     tui.press("\r", &["[✔] Unit tests"], BOUND);
     tui.press(RIGHT, &["Review your answers"], BOUND);
@@ -479,22 +478,52 @@ fn an_answer_at_the_terminal_withdraws_the_hooks_question() {
             && result.contains(r#""Which checks should run before deploying?"="Unit tests""#),
         "{result}"
     );
-    wait_until("the hook's question is withdrawn", || {
-        std::fs::read_to_string(&audit).is_ok_and(|audit| audit.contains("ASK_ABORTED"))
-    });
-    wait_until("the hook is gone", || {
-        std::fs::read_dir(&hooks).is_ok_and(|mut files| files.next().is_none())
-    });
+    // Everything the hook writes until it ends, within the bound.
+    let mut lines = Vec::new();
+    loop {
+        match audit.recv_timeout(BOUND) {
+            Ok(Audit::Line(line)) => lines.push(line),
+            Ok(Audit::Opened) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => panic!("the hook never ended: {lines:?}"),
+        }
+    }
+    assert!(
+        lines.iter().any(|line| line.contains("ASK_ABORTED")),
+        "the hook's question is withdrawn: {lines:?}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&hooks).unwrap().collect();
+    assert!(left.is_empty(), "the hook is gone: {left:?}");
 }
 
-/// Waits, at most [`BOUND`], until `done` holds (a file another process
-/// writes: nothing to be woken by, so it is looked at again every 20 ms).
-fn wait_until(what: &str, done: impl Fn() -> bool) {
-    let start = std::time::Instant::now();
-    while !done() {
-        assert!(start.elapsed() < BOUND, "{what}: not within {BOUND:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+/// What a hook writes to its audit trail, read as it comes.
+#[derive(Debug)]
+enum Audit {
+    /// The hook opened it.
+    Opened,
+    Line(String),
+}
+
+/// Makes `path` a FIFO and reads it on a thread: [`Audit::Opened`] once a
+/// writer opens it, then its lines; the channel closes when the writer
+/// closes it.
+fn audit_fifo(path: &Path) -> mpsc::Receiver<Audit> {
+    use std::os::unix::ffi::OsStrExt;
+    let name = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    let (tx, audit) = mpsc::channel();
+    let path = path.to_owned();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        let Ok(file) = std::fs::File::open(&path) else {
+            return;
+        };
+        let _ = tx.send(Audit::Opened);
+        for line in std::io::BufReader::new(file).lines().map_while(Result::ok) {
+            let _ = tx.send(Audit::Line(line));
+        }
+    });
+    audit
 }
 
 /// Dismissing the form in either client: the model is told the user
@@ -580,25 +609,14 @@ fn claude_code_headless_gets_the_config_answerers_answers() {
     let model = FakeModel::start(deploy);
     let (dir, config) = run_folder(true);
     let home = dir.path().join("home");
-    let servers = serde_json::json!({"mcpServers": {"ask-user": {
-        "command": env!("CARGO_BIN_EXE_ask-user"),
-        "args": ["mcp", "--config", config]}}});
-    let mcp = dir.path().join("mcp.json");
-    std::fs::write(&mcp, servers.to_string()).unwrap();
+    let mcp = claude_mcp(dir.path(), &config);
     let mut claude = client(npm.join("node_modules/.bin/claude"), &home);
     claude
-        .env("ANTHROPIC_BASE_URL", format!("http://{}", model.address))
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        // MCP tools in the request itself, not behind a tool search.
-        .env("ENABLE_TOOL_SEARCH", "false")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
+        .envs(claude_env(&model))
         .args(["-p", "Deploy the release", "--mcp-config"])
         .arg(&mcp)
         // Headless, Claude Code asks no permission: name the tool.
-        .args(["--allowedTools", "mcp__ask-user__ask_user_question"]);
+        .args(["--allowedTools", CLAUDE_TOOL]);
     let status = finish(claude);
     assert!(status.success(), "claude -p: {status:?}");
     assert_received(&model, Duration::ZERO, &answers);
