@@ -11,21 +11,20 @@
 
 #[path = "support/http_server.rs"]
 mod http_server;
+#[path = "support/http_thread.rs"]
+mod http_thread;
 #[path = "support/npm.rs"]
 mod npm;
 
 use std::net::SocketAddr;
 use std::process::Command;
-use std::sync::mpsc;
 
 use http::header::{AUTHORIZATION, HOST, ORIGIN};
 use http_server::Server;
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Request, Uri};
 use hyper_util::client::legacy::Client;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 
 /// The scenarios that apply, and why the others do not: `tools-call-*`,
@@ -85,33 +84,12 @@ fn the_official_conformance_scenarios_that_apply_pass_without_warnings() {
     }
 }
 
-/// A proxy to `server` on a port of its own, on a thread of its own, for
-/// the life of the test process.
+/// A proxy to `server` on a port of its own ([`http_thread::serve`]).
 fn proxy(server: SocketAddr, token: String) -> SocketAddr {
-    let (tx, address) = mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let own = listener.local_addr().unwrap();
-            tx.send(own).unwrap();
-            let client = Client::builder(TokioExecutor::new()).build_http::<Incoming>();
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    continue;
-                };
-                let (client, token) = (client.clone(), token.clone());
-                let service = service_fn(move |request| {
-                    forward(client.clone(), request, own, server, token.clone())
-                });
-                tokio::spawn(http1::Builder::new().serve_connection(TokioIo::new(stream), service));
-            }
-        });
-    });
-    address.recv().unwrap()
+    let client = Client::builder(TokioExecutor::new()).build_http::<Incoming>();
+    http_thread::serve(move |request, own| {
+        forward(client.clone(), request, own, server, token.clone())
+    })
 }
 
 async fn forward(

@@ -4,16 +4,16 @@
 //! client's own), it calls the tool with `arguments`; given the tool's
 //! result, it records it and ends the turn. Anything else it answers "ok".
 
+#[path = "http_thread.rs"]
+mod http_thread;
+
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 
 /// The tool's name as the server offers it.
@@ -37,36 +37,13 @@ impl FakeModel {
     /// As [`start`](Self::start), for the tool whose name ends with `tool`.
     pub fn calling(tool: &'static str, arguments: Value) -> FakeModel {
         let (tx, results) = mpsc::channel();
-        let (bound, address) = mpsc::channel();
         let shared = Arc::new(Shared {
             tool,
             arguments,
             results: Mutex::new(tx),
         });
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                bound.send(listener.local_addr().unwrap()).unwrap();
-                loop {
-                    let Ok((stream, _)) = listener.accept().await else {
-                        continue;
-                    };
-                    let shared = shared.clone();
-                    let service = service_fn(move |request| respond(shared.clone(), request));
-                    tokio::spawn(
-                        http1::Builder::new().serve_connection(TokioIo::new(stream), service),
-                    );
-                }
-            });
-        });
-        FakeModel {
-            address: address.recv().unwrap(),
-            results,
-        }
+        let address = http_thread::serve(move |request, _| respond(shared.clone(), request));
+        FakeModel { address, results }
     }
 
     /// The text of the tool's result the client sent back, within `wait`.
