@@ -159,7 +159,7 @@ struct RawSandbox {
 /// (terminal, script, bridge, web) and the inbox's.
 pub fn kinds() -> Kinds {
     let mut kinds = Kinds::builtin();
-    kinds.register(crate::inbox::InboxKind);
+    kinds.register(crate::inbox::InboxKind::default());
     kinds
 }
 

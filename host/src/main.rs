@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use ask_user::answerers::script::{self, ScriptAnswerer};
 use ask_user::answerers::terminal::TerminalAnswerer;
 use ask_user::answerers::web::WebConfig;
-use ask_user::answerers::{race, ready};
+use ask_user::answerers::{Kinds, race, ready};
 use ask_user::inbox::{InboxClient, InboxConfig, InboxServer};
 use ask_user::mcp::{Forms, McpHttp, McpServer};
 use ask_user::text::clean;
@@ -152,6 +152,29 @@ enum HookCommand {
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
     },
+    /// Run Claude Code headless (`claude -p`) on PROMPT, its questions
+    /// asked through your answerers (the inbox, a script…) and answered
+    /// back; prints its last message. Other tools' permission requests are
+    /// denied: allow tools with Claude Code's own flags after `--`.
+    Headless {
+        client: HookClient,
+        /// What Claude Code is asked to do.
+        prompt: String,
+        /// The answerers, from this TOML file. Default: the user's config
+        /// file when it exists.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Claude Code's program.
+        #[arg(long, value_name = "PROGRAM", default_value = "claude")]
+        program: PathBuf,
+        /// Print every line of the run's JSON stream, not only its last
+        /// message.
+        #[arg(long)]
+        json: bool,
+        /// More of Claude Code's flags (`--allowedTools …`, `--model …`).
+        #[arg(last = true, value_name = "CLAUDE FLAGS")]
+        flags: Vec<std::ffi::OsString>,
+    },
     /// Add the hook to Claude Code's settings, merged with what is there.
     Install {
         client: HookClient,
@@ -275,7 +298,8 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
         Command::Inbox { command } => return inbox(command).await,
         Command::Hook { command } => return hook(command, component).await,
         Command::Mcp { config, http } => {
-            let config = user_config(config.as_deref())?.unwrap_or_default();
+            let config =
+                user_config(config.as_deref(), &ask_user::config::kinds())?.unwrap_or_default();
             let forms = config.mcp.forms;
             // An answerer that cannot start (a web port taken) is reported
             // and left out: the tool stays in the client's session.
@@ -356,7 +380,7 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
 
 /// `ask-user hook …`.
 async fn hook(command: HookCommand, component: Option<Vec<u8>>) -> Result<ExitCode, Usage> {
-    use ask_user::hook::{claude_code, settings, waiting};
+    use ask_user::hook::{claude_code, headless, settings, waiting};
     let settings_path = |path: Option<PathBuf>| {
         path.or_else(settings::default_path)
             .ok_or_else(|| Usage("no home folder: give --settings FILE".to_owned()))
@@ -369,7 +393,8 @@ async fn hook(command: HookCommand, component: Option<Vec<u8>>) -> Result<ExitCo
             let path = settings_path(path)?;
             let program = std::env::current_exe()
                 .map_err(|e| Usage(format!("cannot tell where ask-user is: {e}")))?;
-            let added = settings::install(&path, &settings::command(&program))
+            let state = ask_user::inbox::state_dir();
+            let added = settings::install(&path, &settings::command(&program), state.as_deref())
                 .map_err(|e| Usage(e.to_string()))?;
             say(&match added {
                 true => format!("added the AskUserQuestion hook to {}", path.display()),
@@ -382,7 +407,9 @@ async fn hook(command: HookCommand, component: Option<Vec<u8>>) -> Result<ExitCo
             settings: path,
         } => {
             let path = settings_path(path)?;
-            let removed = settings::uninstall(&path).map_err(|e| Usage(e.to_string()))?;
+            let state = ask_user::inbox::state_dir();
+            let removed =
+                settings::uninstall(&path, state.as_deref()).map_err(|e| Usage(e.to_string()))?;
             say(&match removed {
                 true => format!("took the ask-user hook out of {}", path.display()),
                 false => format!("no ask-user hook in {}", path.display()),
@@ -397,62 +424,210 @@ async fn hook(command: HookCommand, component: Option<Vec<u8>>) -> Result<ExitCo
                 ))
             })?;
             let state_dir = ask_user::inbox::state_dir();
-            if let Some(session) = input.answered_session() {
+            if let Some((session, batch)) = input.answered() {
                 // Answered at the terminal first: the hooks still asking
-                // elsewhere for this session stop, withdrawing their questions.
+                // it elsewhere stop, withdrawing their questions.
                 if let Some(state_dir) = &state_dir {
-                    waiting::end(state_dir, claude_code::CLIENT, session)
+                    waiting::answered_elsewhere(state_dir, claude_code::CLIENT, session, &batch)
                         .map_err(|e| Usage(e.to_string()))?;
                 }
                 return Ok(ExitCode::SUCCESS);
             }
             let asked = match claude_code::Ask::from_hook(&input) {
+                // A headless run this command serves answers its own.
+                Ok(Some(claude_code::Ask::Questions(_)))
+                    if std::env::var_os(headless::SERVED_ENV).is_some() =>
+                {
+                    return Ok(ExitCode::SUCCESS);
+                }
                 Ok(Some(asked)) => asked,
                 // Another event, another tool, a form we cannot show: not ours.
                 Ok(None) => return Ok(ExitCode::SUCCESS),
                 Err(problem) => return Err(Usage(problem)),
             };
-            let Some(mut config) = user_config(config.as_deref())? else {
-                return Ok(ExitCode::SUCCESS);
-            };
-            // Claude Code has the terminal, and asks there itself.
-            config.answerers.retain(|entry| entry.kind != "terminal");
-            if config.answerers.is_empty() {
-                return Ok(ExitCode::SUCCESS);
-            }
-            // Found and stopped by the session's next hook if the terminal
-            // answers first (Claude Code leaves this one running). Before
-            // the answerers start, so that it can be stopped as soon as
-            // anything of it shows.
-            let questions = matches!(asked, claude_code::Ask::Questions(_));
-            let waiting = match (&state_dir, &input.session_id) {
-                (Some(state_dir), Some(session)) if questions => Some(
-                    waiting::Waiting::register(state_dir, claude_code::CLIENT, session)
+            let asker = input.asker();
+            let stop = stop_signal();
+            // Told by the session's next hook if the terminal answers first
+            // (Claude Code leaves this one running): listening before it
+            // registers, and registered before the answerers start, so
+            // that it can be stopped as soon as anything of it shows.
+            let _waiting = match (&state_dir, &input.session_id, &asked) {
+                (Some(state_dir), Some(session), claude_code::Ask::Questions(questions)) => {
+                    let mut told = tokio::signal::unix::signal(
+                        tokio::signal::unix::SignalKind::from_raw(waiting::ANSWERED_ELSEWHERE),
+                    )
+                    .map_err(|e| Usage(e.to_string()))?;
+                    let (reason, stop) = (asker.stop_reason.clone(), stop.clone());
+                    tokio::spawn(async move {
+                        told.recv().await;
+                        reason.set("answered in Claude Code");
+                        stop.cancel();
+                    });
+                    Some(
+                        waiting::Waiting::register(
+                            state_dir,
+                            claude_code::CLIENT,
+                            session,
+                            &questions.fingerprint(),
+                        )
                         .map_err(|e| Usage(e.to_string()))?,
-                ),
+                    )
+                }
                 _ => None,
             };
-            let builder = HostBuilder::from_config(config).without_failed_answerers();
-            let host = start(builder, component).await?;
-            let id = ask_user::new_id("claude-code-").map_err(|e| Usage(e.to_string()))?;
-            let call = host.seam().scoped_call(id);
             let request = asked.request().clone();
-            let answered = host
-                .seam()
-                .ask(request, Some(call.agent()), &stop_signal())
-                .await;
-            // No longer waiting, before anything else ends.
-            drop(waiting);
-            drop(call);
-            host.close().await;
-            match answered {
-                Ok(answers) => println!("{}", asked.output(&answers)),
+            match ask_elsewhere(config.as_deref(), asker, request, &stop, component).await? {
+                Some(Ok(answers)) => println!("{}", asked.output(&answers)),
                 // Not answered here: the terminal still asks.
-                Err(error) => say(&format!("not answered through ask-user: {error}")),
+                Some(Err(error)) => say(&format!("not answered through ask-user: {error}")),
+                None => {}
             }
             Ok(ExitCode::SUCCESS)
         }
+        HookCommand::Headless {
+            client: HookClient::ClaudeCode,
+            prompt,
+            config,
+            program,
+            json,
+            flags,
+        } => {
+            headless(
+                &prompt,
+                config.as_deref(),
+                &program,
+                json,
+                &flags,
+                component,
+            )
+            .await
+        }
     }
+}
+
+/// Asks `request` through the answerers of the user's config (`config`,
+/// else the user's file) but the terminal, which the agent has, until
+/// `stop`; the inbox shows `asker` as asking. `Ok(None)`: no such answerer.
+async fn ask_elsewhere(
+    config: Option<&Path>,
+    asker: ask_user::inbox::Asker,
+    request: ask_user::AskRequest,
+    stop: &CancellationToken,
+    component: Option<Vec<u8>>,
+) -> Result<Option<Result<Vec<ask_user::Answer>, ask_user::AskError>>, Usage> {
+    let mut kinds = ask_user::config::kinds();
+    kinds.register(ask_user::inbox::InboxKind::asking_as(asker));
+    let Some(mut config) = user_config(config, &kinds)? else {
+        return Ok(None);
+    };
+    config.answerers.retain(|entry| entry.kind != "terminal");
+    if config.answerers.is_empty() {
+        return Ok(None);
+    }
+    let builder = HostBuilder::from_config(config).without_failed_answerers();
+    let host = start(builder, component).await?;
+    let id = ask_user::new_id("claude-code-").map_err(|e| Usage(e.to_string()))?;
+    let call = host.seam().scoped_call(id);
+    let answered = host.seam().ask(request, Some(call.agent()), stop).await;
+    drop(call);
+    host.close().await;
+    Ok(Some(answered))
+}
+
+/// `ask-user hook headless claude-code`: runs Claude Code on `prompt` with
+/// its standard input and output ours, and answers its questions.
+async fn headless(
+    prompt: &str,
+    config: Option<&Path>,
+    program: &Path,
+    json: bool,
+    flags: &[std::ffi::OsString],
+    component: Option<Vec<u8>>,
+) -> Result<ExitCode, Usage> {
+    use ask_user::hook::{claude_code, headless};
+    use headless::Line;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let mut child = tokio::process::Command::new(program)
+        .args(headless::flags())
+        .args(flags)
+        .env(headless::SERVED_ENV, "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| Usage(format!("cannot run {}: {e}", program.display())))?;
+    let mut input = child.stdin.take().expect("piped");
+    let mut lines = BufReader::new(child.stdout.take().expect("piped")).lines();
+    let cwd = std::env::current_dir()
+        .ok()
+        .map(|dir| dir.display().to_string());
+    let asker = claude_code::asker(cwd.as_deref(), None);
+    let send = async |input: &mut tokio::process::ChildStdin, line: String| {
+        input.write_all(format!("{line}\n").as_bytes()).await
+    };
+    let lost = |e: std::io::Error| Usage(format!("lost Claude Code's run: {e}"));
+    send(&mut input, headless::prompt(prompt))
+        .await
+        .map_err(lost)?;
+    let stop = stop_requested();
+    tokio::pin!(stop);
+    let (text, is_error) = loop {
+        let line = tokio::select! {
+            line = lines.next_line() => line.map_err(lost)?,
+            () = &mut stop => return Err(Usage("stopped".to_owned())),
+        };
+        let Some(line) = line else {
+            break (String::new(), true);
+        };
+        if json {
+            println!("{line}");
+        }
+        let reply = match Line::parse(&line) {
+            Line::Result { text, is_error } => break (text, is_error),
+            Line::Other => continue,
+            Line::Permission {
+                request_id, tool, ..
+            } if tool != claude_code::TOOL => headless::deny(
+                &request_id,
+                &format!(
+                    "{tool} was not allowed for this headless run: nobody is asked for \
+                     permission here (allow it with --allowedTools)"
+                ),
+            ),
+            Line::Permission {
+                request_id, input, ..
+            } => {
+                let asked = claude_code::Asked::from_tool_input(&input).map_err(Usage)?;
+                let request = asked.request.clone();
+                let stop = stop_signal();
+                match ask_elsewhere(config, asker.clone(), request, &stop, component.clone())
+                    .await?
+                {
+                    Some(Ok(answers)) => headless::allow(&request_id, asked.allow(&answers)),
+                    Some(Err(error)) => {
+                        headless::deny(&request_id, &format!("the user did not answer: {error}"))
+                    }
+                    None => headless::deny(
+                        &request_id,
+                        "nobody can be asked: the ask-user config names no answerer but the \
+                         terminal, and a headless run has none",
+                    ),
+                }
+            }
+        };
+        send(&mut input, reply).await.map_err(lost)?;
+    };
+    // Its input ends with the run, and so does it.
+    drop(input);
+    let status = child.wait().await.map_err(lost)?;
+    if !json {
+        println!("{text}");
+    }
+    Ok(if is_error || !status.success() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// `ask-user inbox …`.
@@ -719,23 +894,25 @@ fn stop_requested() -> impl std::future::Future<Output = ()> {
 /// The `--config` file; else the user's config file when it exists; else
 /// the terminal alone.
 fn load_config(path: Option<&Path>) -> Result<Config, Usage> {
-    Ok(user_config(path)?.unwrap_or_else(|| Config {
-        answerers: vec![AnswererEntry::new(
-            "terminal",
-            ready(TerminalAnswerer::new()),
-        )],
-        ..Config::default()
-    }))
+    Ok(
+        user_config(path, &ask_user::config::kinds())?.unwrap_or_else(|| Config {
+            answerers: vec![AnswererEntry::new(
+                "terminal",
+                ready(TerminalAnswerer::new()),
+            )],
+            ..Config::default()
+        }),
+    )
 }
 
 /// The `--config` file; else the user's config file when it exists; else
 /// none.
-fn user_config(path: Option<&Path>) -> Result<Option<Config>, Usage> {
+fn user_config(path: Option<&Path>, kinds: &Kinds) -> Result<Option<Config>, Usage> {
     let path = match path {
         Some(path) => Some(path.to_owned()),
         None => Config::default_path().filter(|p| p.exists()),
     };
-    path.map(|path| Config::load(&path).map_err(|e| Usage(e.to_string())))
+    path.map(|path| Config::load_with(&path, kinds).map_err(|e| Usage(e.to_string())))
         .transpose()
 }
 

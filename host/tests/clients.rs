@@ -6,6 +6,8 @@
 //! (`claude -p`, `codex exec`) show no form, so `[mcp] forms = "never"`
 //! hands the questions to the config's own answerers.
 
+#[path = "support/child.rs"]
+mod child;
 #[path = "support/fake_model.rs"]
 mod fake_model;
 #[path = "support/npm.rs"]
@@ -14,7 +16,7 @@ mod npm;
 mod tui;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -322,6 +324,7 @@ fn hooked_home(
     let installed = Command::new(env!("CARGO_BIN_EXE_ask-user"))
         .args(["hook", "install", "claude-code", "--settings"])
         .arg(home.join(".claude/settings.json"))
+        .env("ASK_USER_STATE_DIR", dir.path().join("state"))
         .status()
         .unwrap();
     assert!(installed.success());
@@ -336,6 +339,24 @@ fn hooked_home(
     let state = dir.path().join("state").display().to_string();
     env.push(("ASK_USER_STATE_DIR", state));
     (dir, env)
+}
+
+/// A config whose script answers [`own_questions`].
+const SCRIPTED: &str = "[[answerer]]\nkind = \"script\"\nrules = [\n  \
+                        { id = \"q1\", select = [\"Staging\"] },\n  \
+                        { id = \"q2\", select = [\"Unit tests\", \"Load test\"] },\n]\n";
+
+/// The model got [`SCRIPTED`]'s answers, and none of its own.
+fn assert_scripted(model: &FakeModel) {
+    let result = model
+        .tool_result(Duration::ZERO)
+        .expect("the model got a result");
+    assert!(
+        result.contains(r#""Where should this release be deployed?"="Staging""#)
+            && result
+                .contains(r#""Which checks should run before deploying?"="Unit tests, Load test""#),
+        "{result}"
+    );
 }
 
 /// Claude Code in `dir/home` with `env` and `args` after the prompt.
@@ -365,31 +386,53 @@ fn claude_with_hook(model: &FakeModel, config: &str) -> (Tui, tempfile::TempDir)
 fn claude_codes_own_question_is_answered_through_the_installed_hook() {
     let _one = one_at_a_time();
     let model = FakeModel::calling("AskUserQuestion", own_questions());
-    let script = "[[answerer]]\nkind = \"script\"\nrules = [\n  \
-                  { id = \"q1\", select = [\"Staging\"] },\n  \
-                  { id = \"q2\", select = [\"Unit tests\", \"Load test\"] },\n]\n";
-    let (tui, dir) = claude_with_hook(&model, script);
+    let (tui, dir) = claude_with_hook(&model, SCRIPTED);
     tui.wait_for(
         &["Allowed by PermissionRequest hook", fake_model::DONE],
         BOUND,
     );
-    let result = model
-        .tool_result(Duration::ZERO)
-        .expect("the model got a result");
-    assert!(
-        result.contains(r#""Where should this release be deployed?"="Staging""#)
-            && result
-                .contains(r#""Which checks should run before deploying?"="Unit tests, Load test""#),
-        "{result}"
-    );
+    assert_scripted(&model);
+    // The settings file was made by install: uninstall removes it.
     let settings = dir.path().join("home/.claude/settings.json");
     let removed = Command::new(env!("CARGO_BIN_EXE_ask-user"))
         .args(["hook", "uninstall", "claude-code", "--settings"])
         .arg(&settings)
+        .env("ASK_USER_STATE_DIR", dir.path().join("state"))
         .status()
         .unwrap();
     assert!(removed.success());
-    assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{}\n");
+    assert!(!settings.exists(), "the settings file is gone");
+}
+
+/// A headless run (`ask-user hook headless claude-code PROMPT`, which runs
+/// `claude -p` answering its permission requests over stdio): its question
+/// goes to the user's answerers, the model gets their answers, and the
+/// command prints the run's last message. The installed hook, which also
+/// sees the question, leaves it to the command (one answer, not two).
+#[test]
+fn a_headless_claude_codes_question_is_answered_through_the_users_answerers() {
+    let _one = one_at_a_time();
+    let model = FakeModel::calling("AskUserQuestion", own_questions());
+    let (dir, env) = hooked_home(&model, SCRIPTED);
+    let home = dir.path().join("home");
+    let mut headless = Command::new(env!("CARGO_BIN_EXE_ask-user"));
+    headless
+        .args(["hook", "headless", "claude-code", "Deploy the release"])
+        .arg("--program")
+        .arg(npm::folder().join("node_modules/.bin/claude"))
+        .envs(env)
+        .current_dir(&home);
+    let output = finish(headless);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        fake_model::DONE
+    );
+    assert_scripted(&model);
 }
 
 /// An MCP server's form (ask-user's own, here) goes through the hook too:
@@ -438,29 +481,41 @@ fn an_mcp_servers_form_in_claude_code_is_answered_through_the_hook() {
 }
 
 /// The person answers at Claude Code's terminal while the hook still asks
-/// elsewhere (a page nobody opened here): Claude Code leaves the hook
-/// running, so the next hook of the session stops it, and its question is
-/// withdrawn (`ASK_ABORTED` in the audit trail); the model gets the
-/// terminal's answers. The audit trail is a FIFO the test reads: the hook
-/// opens it once it waits, writes the outcome, and closes it as it ends.
+/// in the inbox, which shows the question as Claude Code's in its folder:
+/// Claude Code leaves the hook running, so the next hook of the session
+/// withdraws the question ("answered in Claude Code") and stops it
+/// (`ASK_ABORTED` in its audit trail); the model gets the terminal's
+/// answers. The audit trail is a FIFO the test reads: the hook opens it
+/// once it waits, writes the outcome, and closes it as it ends.
 #[test]
-fn an_answer_at_the_terminal_withdraws_the_hooks_question() {
+fn an_answer_at_the_terminal_withdraws_the_hooks_question_from_the_inbox() {
     let _one = one_at_a_time();
     let model = FakeModel::calling("AskUserQuestion", own_questions());
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("asks.jsonl");
     let audit = audit_fifo(&path);
     let config = format!(
-        "audit = {:?}\n\n[[answerer]]\nkind = \"web\"\nport = 0\ngrace = \"10m\"\n",
+        "audit = {:?}\n\n[[answerer]]\nkind = \"inbox\"\n",
         path.display().to_string()
     );
-    let (tui, state) = claude_with_hook(&model, &config);
-    let hooks = state.path().join("state/hooks");
+    let (state, env) = hooked_home(&model, &config);
+    let inbox = Inbox::serve(&env, state.path());
+    let tui = claude_in(state.path(), &env, &[]);
     tui.wait_for(
         &["Where should this release be deployed?", "Enter to select"],
         BOUND,
     );
-    // The hook registers before it opens its audit trail.
+    let asked = inbox.wait_for("the hook's question", |list| {
+        list["questions"]
+            .as_array()
+            .and_then(|q| q.first())
+            .cloned()
+    });
+    assert_eq!(asked["agent"], "Claude Code · ~", "{asked}");
+    assert_eq!(
+        asked["questions"][0]["question"],
+        "Where should this release be deployed?"
+    );
     let opened = audit.recv_timeout(BOUND);
     assert!(
         matches!(opened, Ok(Audit::Opened)),
@@ -492,8 +547,78 @@ fn an_answer_at_the_terminal_withdraws_the_hooks_question() {
         lines.iter().any(|line| line.contains("ASK_ABORTED")),
         "the hook's question is withdrawn: {lines:?}"
     );
-    let left: Vec<_> = std::fs::read_dir(&hooks).unwrap().collect();
-    assert!(left.is_empty(), "the hook is gone: {left:?}");
+    let left = inbox.list(true);
+    let question = &left["questions"][0];
+    assert_eq!(question["state"], "withdrawn", "{left}");
+    assert_eq!(question["settledBy"], "answered in Claude Code", "{left}");
+    let hooks: Vec<_> = std::fs::read_dir(state.path().join("state/hooks"))
+        .unwrap()
+        .collect();
+    assert!(hooks.is_empty(), "the hook is gone: {hooks:?}");
+}
+
+/// `ask-user inbox serve` for the state folder of `env`, stopped when
+/// dropped.
+struct Inbox {
+    server: std::process::Child,
+    env: Vec<(&'static str, String)>,
+}
+
+impl Inbox {
+    fn serve(env: &[(&'static str, String)], dir: &Path) -> Inbox {
+        let settings = dir.join("inbox.toml");
+        std::fs::write(&settings, "").unwrap();
+        let mut server = Command::new(env!("CARGO_BIN_EXE_ask-user"))
+            .args(["inbox", "serve", "--config"])
+            .arg(&settings)
+            .envs(env.iter().cloned())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let said = child::said_on_stderr(&mut server, "the inbox serves", BOUND);
+        let inbox = Inbox {
+            server,
+            env: env.to_vec(),
+        };
+        said.unwrap_or_else(|why| panic!("the inbox did not start: {why}"));
+        inbox
+    }
+
+    /// `inbox list --json` (with `--all`: the questions that left too).
+    fn list(&self, all: bool) -> Value {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ask-user"));
+        command
+            .args(["inbox", "list", "--json"])
+            .envs(self.env.iter().cloned());
+        if all {
+            command.arg("--all");
+        }
+        let output = finish(command);
+        assert!(output.status.success(), "{output:?}");
+        serde_json::from_slice(&output.stdout).unwrap()
+    }
+
+    /// Waits, at most [`BOUND`], until `found` finds something in the list.
+    fn wait_for<T>(&self, what: &str, found: impl Fn(&Value) -> Option<T>) -> T {
+        let start = std::time::Instant::now();
+        loop {
+            let list = self.list(false);
+            if let Some(found) = found(&list) {
+                return found;
+            }
+            assert!(start.elapsed() < BOUND, "no {what} in the inbox: {list}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Inbox {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
 }
 
 /// What a hook writes to its audit trail, read as it comes.
@@ -565,18 +690,19 @@ fn assert_cancelled(model: &FakeModel, client: &str) {
     );
 }
 
-/// Runs `command` to its end, at most [`BOUND`] (killed past it).
-fn finish(mut command: Command) -> ExitStatus {
-    let mut child = command
+/// Runs `command` to its end, at most [`BOUND`] (killed past it); its
+/// output.
+fn finish(mut command: Command) -> Output {
+    let child = command
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("the client starts");
     let pid = child.id();
     let (tx, done) = mpsc::channel();
     std::thread::spawn(move || {
-        let _ = tx.send(child.wait());
+        let _ = tx.send(child.wait_with_output());
     });
     match done.recv_timeout(BOUND) {
         Ok(status) => status.unwrap(),
@@ -617,7 +743,7 @@ fn claude_code_headless_gets_the_config_answerers_answers() {
         .arg(&mcp)
         // Headless, Claude Code asks no permission: name the tool.
         .args(["--allowedTools", CLAUDE_TOOL]);
-    let status = finish(claude);
+    let status = finish(claude).status;
     assert!(status.success(), "claude -p: {status:?}");
     assert_received(&model, Duration::ZERO, &answers);
 }
@@ -638,7 +764,7 @@ fn codex_exec_gets_the_config_answerers_answers() {
         // The server as the README registers it for a headless run.
         .args(codex_server(&config))
         .args(["exec", "--skip-git-repo-check", "Deploy the release"]);
-    let status = finish(codex);
+    let status = finish(codex).status;
     assert!(status.success(), "codex exec: {status:?}");
     assert_received(&model, Duration::ZERO, &answers);
 }

@@ -8,7 +8,7 @@ mod browser;
 #[path = "support/mcp_peer.rs"]
 mod mcp_peer;
 
-use mcp_peer::McpPeer;
+use mcp_peer::{McpPeer, child};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -99,7 +99,7 @@ impl Inbox {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let said = said_on_stderr(&mut child, "the inbox serves");
+        let said = child::said_on_stderr(&mut child, "the inbox serves", BOUND);
         self.server = Some(child);
         said.unwrap_or_else(|why| panic!("the inbox did not start: {why}"));
     }
@@ -279,29 +279,6 @@ fn rand_suffix() -> u128 {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos()
-}
-
-/// Reads the child's standard error until a line holds `text`; the rest is
-/// drained on a thread, so the child never blocks on a full pipe.
-fn said_on_stderr(child: &mut Child, text: &str) -> Result<(), String> {
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    let text = text.to_owned();
-    std::thread::spawn(move || {
-        let mut seen = String::new();
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            if line.contains(&text) {
-                let _ = tx.send(Ok(()));
-            }
-            seen.push_str(&line);
-            seen.push('\n');
-        }
-        let _ = tx.send(Err(seen));
-    });
-    rx.recv_timeout(BOUND)
-        .map_err(|_| "nothing said in time".to_owned())
-        .and_then(|said| said)
 }
 
 /// An `ask-user ask` process; killed when dropped.
@@ -771,7 +748,7 @@ fn a_state_folder_of_another_user_is_never_used() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let started = said_on_stderr(&mut theirs, "the inbox serves");
+    let started = child::said_on_stderr(&mut theirs, "the inbox serves", BOUND);
     let _theirs = Agent(Some(theirs));
     started.unwrap_or_else(|why| panic!("the other user's inbox did not start: {why}"));
 

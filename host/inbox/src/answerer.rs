@@ -17,7 +17,7 @@
 
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -46,6 +46,27 @@ pub struct InboxAnswerer {
     agent: String,
     cwd: Option<String>,
     withdrawals: TaskTracker,
+    stop_reason: StopReason,
+}
+
+/// Why the asking process stopped waiting, when its host knows better than
+/// "the agent stopped waiting" (the person answered elsewhere): the reason
+/// its questions are withdrawn with, which the inbox's page shows. The host
+/// sets it, then ends the ask; clones share it.
+#[derive(Debug, Clone, Default)]
+pub struct StopReason(Arc<OnceLock<String>>);
+
+impl StopReason {
+    /// Says why; the first reason set stays.
+    pub fn set(&self, why: impl Into<String>) {
+        let _ = self.0.set(why.into());
+    }
+
+    fn get(&self) -> &str {
+        self.0
+            .get()
+            .map_or("the agent stopped waiting", String::as_str)
+    }
 }
 
 impl InboxAnswerer {
@@ -60,7 +81,14 @@ impl InboxAnswerer {
             agent: agent.into(),
             cwd,
             withdrawals: TaskTracker::new(),
+            stop_reason: StopReason::default(),
         })
+    }
+
+    /// Withdraws its questions with `reason` when it has been set.
+    pub fn stopping_for(mut self, reason: StopReason) -> Self {
+        self.stop_reason = reason;
+        self
     }
 
     /// Runs `request` until the inbox answers it: while the inbox cannot be
@@ -146,9 +174,10 @@ impl Drop for Withdraw<'_> {
             return;
         };
         let client = self.answerer.client.clone();
+        let reason = self.answerer.stop_reason.get().to_owned();
         self.answerer.withdrawals.spawn_on(
             async move {
-                if let Err(error) = client.withdraw(&id, "the agent stopped waiting").await {
+                if let Err(error) = client.withdraw(&id, &reason).await {
                     tracing::warn!(%error, id, "could not withdraw a question from the inbox");
                 }
             },
@@ -218,7 +247,29 @@ impl Answerer for InboxAnswerer {
 
 /// `kind = "inbox"`: optional `state_dir` (default: the user's state
 /// directory) and `agent` (how the inbox names this process).
-pub struct InboxKind;
+#[derive(Debug, Default)]
+pub struct InboxKind {
+    asker: Option<Asker>,
+}
+
+/// What the inbox shows as asking, when the host knows better than this
+/// process's name and folder (a hook asking for another program).
+#[derive(Debug, Clone)]
+pub struct Asker {
+    /// How the inbox names it, unless the config's `agent` says otherwise.
+    pub agent: String,
+    /// The folder it works in.
+    pub cwd: Option<String>,
+    /// Why it stopped waiting, once the host knows.
+    pub stop_reason: StopReason,
+}
+
+impl InboxKind {
+    /// The kind whose answerers ask as `asker`.
+    pub fn asking_as(asker: Asker) -> Self {
+        InboxKind { asker: Some(asker) }
+    }
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -232,6 +283,8 @@ struct InboxTable {
 pub struct InboxSetup {
     pub state_dir: Option<PathBuf>,
     pub agent: Option<String>,
+    /// The host's word for what asks, under the config's `agent`.
+    pub asker: Option<Asker>,
 }
 
 impl AnswererKind for InboxKind {
@@ -248,6 +301,7 @@ impl AnswererKind for InboxKind {
         Ok(Box::new(InboxSetup {
             state_dir: table.state_dir.map(|dir| base.join(dir)),
             agent: table.agent,
+            asker: self.asker.clone(),
         }))
     }
 }
@@ -266,13 +320,21 @@ impl Setup for InboxSetup {
                     ));
                 }
             };
+            let (asker, cwd, stop_reason) = match self.asker {
+                Some(asker) => (Some(asker.agent), asker.cwd, asker.stop_reason),
+                None => (
+                    None,
+                    std::env::current_dir()
+                        .ok()
+                        .map(|dir| dir.display().to_string()),
+                    StopReason::default(),
+                ),
+            };
             let agent = self
                 .agent
+                .or(asker)
                 .unwrap_or_else(|| format!("{} (pid {})", program(), std::process::id()));
-            let cwd = std::env::current_dir()
-                .ok()
-                .map(|dir| dir.display().to_string());
-            let answerer = InboxAnswerer::new(&state_dir, agent, cwd)?;
+            let answerer = InboxAnswerer::new(&state_dir, agent, cwd)?.stopping_for(stop_reason);
             // No address and no token here: this goes to standard error,
             // which MCP clients keep in their logs.
             let notice = match answerer.client.check() {

@@ -31,7 +31,7 @@ pub mod server;
 pub mod settings;
 pub mod store;
 
-pub use answerer::{InboxAnswerer, InboxKind};
+pub use answerer::{Asker, InboxAnswerer, InboxKind, StopReason};
 pub use client::{ClientError, InboxClient};
 pub use server::{InboxConfig, InboxServer};
 

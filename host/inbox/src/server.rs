@@ -58,7 +58,7 @@ use crate::{
     AskBody, AskReply, DATABASE_FILE, PageLink, QuestionList, QuestionView, SOCKET_FILE,
     UnreadableView, WithdrawBody,
 };
-use ask_user_answerers::answer_page::{self, Desk, Gate, Left, cancel};
+use ask_user_answerers::answer_page::{self, Desk, Gate, Left, cancel, withdrawn};
 use ask_user_answerers::serve::{PrivateSocket, Serving, client_host, listen};
 
 /// The largest ask taken, in bytes: the host's largest request by default
@@ -284,7 +284,7 @@ async fn sweep(inbox: Arc<Inbox>) {
         {
             Ok(expired) => {
                 for id in expired {
-                    inbox.left(&id, Left::Expired);
+                    inbox.left(cancel(&id, Left::Expired));
                 }
             }
             Err(error) => tracing::warn!(%error, "the inbox could not expire old questions"),
@@ -366,7 +366,7 @@ impl Inbox {
             .await
         {
             Ok(true) => {
-                self.left(id, left);
+                self.left(cancel(id, left));
                 Ok(())
             }
             Ok(false) => Err(Unsettled::NotPending),
@@ -374,11 +374,11 @@ impl Inbox {
         }
     }
 
-    /// Question `id` left the waiting state (stored already): its agent's
-    /// wait ends, and the pages drop it saying why.
-    fn left(&self, id: &str, why: Left) {
+    /// A question left the waiting state (stored already): its agent's
+    /// wait ends, and the pages drop it saying why (`frame`, a `cancel`).
+    fn left(&self, frame: Value) {
         self.changed.send_modify(|n| *n += 1);
-        let _ = self.frames.send(cancel(id, why));
+        let _ = self.frames.send(frame);
     }
 
     fn view(&self, record: Record) -> QuestionView {
@@ -666,21 +666,22 @@ async fn withdraw(
         Ok(body) => body,
         Err(error) => return bad_request(format!("not {{\"reason\":…}}: {error}")),
     };
-    let owned = id.clone();
+    let (owned, reason) = (id.clone(), body.reason);
+    let stored = reason.clone();
     match inbox
         .stored(move |store| {
             store.settle(
                 &owned,
                 QuestionState::Withdrawn,
                 None,
-                &body.reason,
+                &stored,
                 crate::now(),
             )
         })
         .await
     {
         Ok(true) => {
-            inbox.left(&id, Left::Withdrawn);
+            inbox.left(withdrawn(&id, &reason));
             StatusCode::NO_CONTENT.into_response()
         }
         Ok(false) => (StatusCode::CONFLICT, "it was no longer waiting").into_response(),

@@ -10,9 +10,13 @@
 //! first wins. The input the decision carries is built from the questions
 //! and our answers only: `answers` the model put in its own call never pass.
 
+use std::path::Path;
+
+use ask_user_inbox::Asker;
 use ask_user_seam::{Answer, AskRequest, Question, QuestionOption};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
 
 use super::mcp_form;
 
@@ -36,13 +40,66 @@ pub const TOOL: &str = "AskUserQuestion";
 pub const CLIENT: &str = "claude-code";
 
 impl HookInput {
-    /// The session whose questions were answered, when this is the event
-    /// after the question tool ran: the hooks still waiting on them stop.
-    pub fn answered_session(&self) -> Option<&str> {
-        (self.hook_event_name == POST_TOOL_USE && self.tool_name.as_deref() == Some(TOOL))
-            .then_some(self.session_id.as_deref())
-            .flatten()
+    /// The session and the questions that were answered, when this is the
+    /// event after the question tool ran: the hooks still asking them stop.
+    pub fn answered(&self) -> Option<(&str, String)> {
+        if self.hook_event_name != POST_TOOL_USE || self.tool_name.as_deref() != Some(TOOL) {
+            return None;
+        }
+        let questions = self.tool_input.as_ref()?.get("questions")?;
+        Some((self.session_id.as_deref()?, fingerprint(questions)))
     }
+
+    /// What the inbox shows as asking ([`asker`]).
+    pub fn asker(&self) -> Asker {
+        asker(self.cwd.as_deref(), self.mcp_server_name.as_deref())
+    }
+}
+
+/// What the inbox shows as asking: Claude Code, the folder it works in
+/// (`cwd`, the home folder as `~`), and for a form the MCP server's name.
+pub fn asker(cwd: Option<&str>, mcp_server: Option<&str>) -> Asker {
+    let folder = cwd.map(|cwd| {
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        match home
+            .as_deref()
+            .and_then(|home| Path::new(cwd).strip_prefix(home).ok())
+        {
+            Some(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
+            Some(rest) => format!("~/{}", rest.display()),
+            None => cwd.to_owned(),
+        }
+    });
+    let mut agent = "Claude Code".to_owned();
+    for part in [folder.as_deref(), mcp_server].into_iter().flatten() {
+        agent.push_str(" · ");
+        agent.push_str(part);
+    }
+    Asker {
+        agent,
+        cwd: cwd.map(str::to_owned),
+        stop_reason: Default::default(),
+    }
+}
+
+/// What tells one batch of the tool's questions from another in the same
+/// session: a digest of their texts in order, which the permission request
+/// and the event after the tool ran both carry (Claude Code keys answers by
+/// them too; the rest of their JSON may come back reshaped).
+pub fn fingerprint(questions: &Value) -> String {
+    let texts: Vec<&str> = questions
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|question| {
+            question
+                .get("question")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        })
+        .collect();
+    let digest = Sha256::digest(serde_json::to_string(&texts).expect("strings").as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// What a hook receives on standard input, as far as it is read here.
@@ -64,6 +121,8 @@ pub struct HookInput {
     pub mode: Option<String>,
     #[serde(default)]
     pub requested_schema: Option<Value>,
+    #[serde(default)]
+    pub mcp_server_name: Option<String>,
 }
 
 /// What a hook event asks of the person, and how the answer goes back.
@@ -118,7 +177,7 @@ impl Ask {
 #[derive(Debug)]
 pub struct Asked {
     /// As the tool received them, passed back unchanged.
-    questions: Vec<Value>,
+    questions: Value,
     /// Ours: ids `q1`, `q2`, … in order, so an answers file or a rule can
     /// name them.
     pub request: AskRequest,
@@ -151,14 +210,17 @@ impl Asked {
         if input.hook_event_name != PERMISSION_REQUEST || input.tool_name.as_deref() != Some(TOOL) {
             return Ok(None);
         }
+        Asked::from_tool_input(input.tool_input.as_ref().unwrap_or(&Value::Null)).map(Some)
+    }
+
+    /// The questions of the tool's input; an error saying what is wrong
+    /// with questions of another shape.
+    pub fn from_tool_input(input: &Value) -> Result<Asked, String> {
         let questions = input
-            .tool_input
-            .as_ref()
-            .and_then(|input| input.get("questions"))
+            .get("questions")
             .and_then(Value::as_array)
             .filter(|questions| !questions.is_empty())
-            .ok_or("the AskUserQuestion input has no questions")?
-            .clone();
+            .ok_or("the AskUserQuestion input has no questions")?;
         let mut request = AskRequest {
             questions: Vec::with_capacity(questions.len()),
         };
@@ -183,13 +245,29 @@ impl Asked {
             }
             request.questions.push(question);
         }
-        Ok(Some(Asked { questions, request }))
+        Ok(Asked {
+            questions: Value::Array(questions.clone()),
+            request,
+        })
     }
 
-    /// The decision that answers the questions with `answers`: each
+    /// Their [`fingerprint`].
+    pub fn fingerprint(&self) -> String {
+        fingerprint(&self.questions)
+    }
+
+    /// The hook's decision that answers the questions with `answers`.
+    pub fn decision(&self, answers: &[Answer]) -> Value {
+        json!({"hookSpecificOutput": {
+            "hookEventName": PERMISSION_REQUEST,
+            "decision": self.allow(answers),
+        }})
+    }
+
+    /// The permission that answers the questions with `answers`: each
     /// question's labels joined with ", ", own words after them; a skipped
     /// question has no answer (Claude Code tells the model so).
-    pub fn decision(&self, answers: &[Answer]) -> Value {
+    pub fn allow(&self, answers: &[Answer]) -> Value {
         let mut by_text = Map::new();
         for (question, answer) in self.request.questions.iter().zip(answers) {
             let parts: Vec<&str> = answer
@@ -202,12 +280,9 @@ impl Asked {
                 by_text.insert(question.question.clone(), json!(parts.join(", ")));
             }
         }
-        json!({"hookSpecificOutput": {
-            "hookEventName": PERMISSION_REQUEST,
-            "decision": {"behavior": "allow", "updatedInput": {
-                "questions": self.questions,
-                "answers": by_text,
-            }},
+        json!({"behavior": "allow", "updatedInput": {
+            "questions": self.questions,
+            "answers": by_text,
         }})
     }
 }
@@ -226,6 +301,7 @@ mod tests {
             message: None,
             mode: None,
             requested_schema: None,
+            mcp_server_name: None,
         }
     }
 
@@ -308,6 +384,7 @@ mod tests {
             mode: Some("form".into()),
             requested_schema: Some(json!({"type": "object", "properties": {
                 "go": {"type": "boolean", "title": "Go ahead?"}}})),
+            mcp_server_name: Some("deployer".into()),
         };
         let ask = Ask::from_hook(&elicitation).unwrap().unwrap();
         assert_eq!(ask.request().questions[0].id, "go");
@@ -328,6 +405,42 @@ mod tests {
         assert!(
             Ask::from_hook(&url).unwrap().is_none(),
             "a page is the client's"
+        );
+    }
+
+    #[test]
+    fn a_batch_is_told_by_its_question_texts_whatever_their_shape() {
+        let asked = Asked::from_hook(&input(deploy())).unwrap().unwrap();
+        // The same texts, keys in another order and an option dropped.
+        let reshaped = json!([
+            {"header": "Deploy", "question": "Where to?"},
+            {"question": "Which checks?"},
+            {"question": "Anything else?"},
+        ]);
+        assert_eq!(asked.fingerprint(), fingerprint(&reshaped));
+        let other = json!([{"question": "Where to?"}, {"question": "Which checks?"}]);
+        assert_ne!(asked.fingerprint(), fingerprint(&other));
+        let mut answered = input(json!({"questions": reshaped}));
+        answered.hook_event_name = POST_TOOL_USE.into();
+        assert_eq!(answered.answered(), Some(("s", asked.fingerprint())));
+    }
+
+    #[test]
+    fn the_asker_is_claude_code_in_its_folder_and_a_forms_server() {
+        let home = std::env::var("HOME").unwrap_or_default();
+        let label = |cwd: &str, server| asker(Some(cwd), server).agent;
+        if !home.is_empty() && home != "/" {
+            assert_eq!(label(&home, None), "Claude Code · ~");
+            assert_eq!(
+                label(&format!("{home}/src/app"), Some("deployer")),
+                "Claude Code · ~/src/app · deployer"
+            );
+        }
+        assert_eq!(label("/srv/app", None), "Claude Code · /srv/app");
+        assert_eq!(asker(None, None).agent, "Claude Code");
+        assert_eq!(
+            asker(Some("/srv/app"), None).cwd.as_deref(),
+            Some("/srv/app")
         );
     }
 

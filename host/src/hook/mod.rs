@@ -3,6 +3,7 @@
 //! answerers (the inbox, a script, a bridge) while its terminal still asks.
 
 pub mod claude_code;
+pub mod headless;
 pub mod mcp_form;
 pub mod settings;
 pub mod waiting;

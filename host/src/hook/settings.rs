@@ -64,8 +64,12 @@ fn ours(command: &str) -> bool {
 }
 
 /// Adds the hooks running `command` to the settings at `path` (made when
-/// missing). Returns false when they were there already.
-pub fn install(path: &Path, command: &str) -> io::Result<bool> {
+/// missing). Returns false when they were there already. With `state` (a
+/// folder of this user's), what the file was is kept there, so that
+/// [`uninstall`] can put it back byte for byte.
+pub fn install(path: &Path, command: &str, state: Option<&Path>) -> io::Result<bool> {
+    // A file that cannot be read is refused by `read`, with why.
+    let before = std::fs::read_to_string(path).ok();
     let (mut settings, newline) = read(path)?;
     let hooks = object(&mut settings, "hooks", path)?;
     let mut changed = false;
@@ -96,16 +100,41 @@ pub fn install(path: &Path, command: &str) -> io::Result<bool> {
         }
     }
     if changed {
-        write(path, &settings, newline)?;
+        let written = write(path, &settings, newline)?;
+        if let Some(state) = state {
+            Kept {
+                before,
+                installed: digest(&written),
+            }
+            .keep(state, path)?;
+        }
     }
     Ok(changed)
 }
 
-/// Takes out every hook of ours from the settings at `path`, and the lists
-/// and table that only held them. Returns false when there was none.
-pub fn uninstall(path: &Path) -> io::Result<bool> {
-    if !path.exists() {
-        return Ok(false);
+/// Takes our hooks out of the settings at `path`. When the file is still
+/// what [`install`] wrote (its digest kept in `state`), it becomes exactly
+/// what it was before, or is removed if install made it; else every hook
+/// of ours is taken out, with the lists and table that only held them.
+/// Returns false when there was none.
+pub fn uninstall(path: &Path, state: Option<&Path>) -> io::Result<bool> {
+    let kept = state.and_then(|state| Kept::take(state, path));
+    let now = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => {
+            return Err(io::Error::new(
+                e.kind(),
+                format!("cannot read {}: {e}", path.display()),
+            ));
+        }
+    };
+    if let Some(kept) = kept.filter(|kept| kept.installed == digest(&now)) {
+        match kept.before {
+            Some(before) => replace(path, &before)?,
+            None => std::fs::remove_file(path)?,
+        }
+        return Ok(true);
     }
     let (mut settings, newline) = read(path)?;
     let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) else {
@@ -190,18 +219,25 @@ fn not_shaped(path: &Path, what: &str, wanted: &str) -> io::Error {
     )
 }
 
-/// Writes `settings` as Claude Code does (two-space indents), whole or not
-/// at all (a file beside it, renamed over it).
-fn write(path: &Path, settings: &Value, newline: bool) -> io::Result<()> {
+/// Writes `settings` as Claude Code does (two-space indents); the text
+/// written.
+fn write(path: &Path, settings: &Value, newline: bool) -> io::Result<String> {
+    let mut text = serde_json::to_string_pretty(settings).map_err(io::Error::other)?;
+    if newline {
+        text.push('\n');
+    }
+    replace(path, &text)?;
+    Ok(text)
+}
+
+/// Makes `text` the file at `path`, whole or not at all (a file beside
+/// it, renamed over it), with the permissions it had.
+fn replace(path: &Path, text: &str) -> io::Result<()> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let mut text = serde_json::to_string_pretty(settings).map_err(io::Error::other)?;
-    if newline {
-        text.push('\n');
-    }
     let mut file = tempfile::NamedTempFile::new_in(dir)?;
     if let Ok(metadata) = std::fs::metadata(path) {
         file.as_file().set_permissions(metadata.permissions())?;
@@ -209,6 +245,50 @@ fn write(path: &Path, settings: &Value, newline: bool) -> io::Result<()> {
     std::io::Write::write_all(&mut file, text.as_bytes())?;
     file.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// What a settings file was before [`install`], and a digest of what
+/// install wrote, kept in this user's state folder under a digest of the
+/// file's path.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Kept {
+    /// `None`: there was no file.
+    before: Option<String>,
+    installed: String,
+}
+
+impl Kept {
+    fn at(state: &Path, path: &Path) -> io::Result<PathBuf> {
+        let path = std::path::absolute(path)?;
+        let name = digest(&path.to_string_lossy());
+        Ok(state.join(KEPT_FOLDER).join(format!("{name}.json")))
+    }
+
+    fn keep(&self, state: &Path, path: &Path) -> io::Result<()> {
+        let at = Kept::at(state, path)?;
+        ask_user_seam::files::private_dir(state)?;
+        ask_user_seam::files::private_dir(at.parent().expect("in a folder"))?;
+        replace(&at, &serde_json::to_string(self).map_err(io::Error::other)?)
+    }
+
+    /// What was kept for `path`, taken out of the state folder; `None`
+    /// when nothing was, or it cannot be read.
+    fn take(state: &Path, path: &Path) -> Option<Kept> {
+        let at = Kept::at(state, path).ok()?;
+        let text = std::fs::read_to_string(&at).ok();
+        let _ = std::fs::remove_file(&at);
+        serde_json::from_str(&text?).ok()
+    }
+}
+
+/// The folder of [`Kept`] settings, in the state folder.
+const KEPT_FOLDER: &str = "claude-code-settings";
+
+/// A hex SHA-256 of `text`.
+fn digest(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
@@ -223,9 +303,9 @@ mod tests {
         let path = dir.path().join("settings.json");
         let before = "{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"PermissionRequest\": [\n      {\n        \"matcher\": \"Bash\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"audit.sh\"\n          }\n        ]\n      }\n    ]\n  }\n}\n";
         std::fs::write(&path, before).unwrap();
-        assert!(install(&path, COMMAND).unwrap());
+        assert!(install(&path, COMMAND, None).unwrap());
         assert!(
-            !install(&path, COMMAND).unwrap(),
+            !install(&path, COMMAND, None).unwrap(),
             "installing twice adds nothing"
         );
         let installed: Value =
@@ -237,26 +317,59 @@ mod tests {
         assert_eq!(groups[1]["hooks"][0]["command"], COMMAND);
         assert_eq!(groups[1]["hooks"][0]["timeout"], HOOK_TIMEOUT_SECS);
         assert_eq!(installed["model"], "opus");
-        assert!(uninstall(&path).unwrap());
+        assert!(uninstall(&path, None).unwrap());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
-        assert!(!uninstall(&path).unwrap(), "nothing left to take out");
+        assert!(!uninstall(&path, None).unwrap(), "nothing left to take out");
     }
 
     #[test]
-    fn a_missing_file_is_made_and_emptied_and_a_broken_one_left_alone() {
+    fn what_install_kept_is_put_back_byte_for_byte_unless_the_file_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        // Made by install, removed by uninstall.
+        let path = dir.path().join("sub/settings.json");
+        assert!(install(&path, COMMAND, Some(&state)).unwrap());
+        assert!(uninstall(&path, Some(&state)).unwrap());
+        assert!(!path.exists());
+        // Formatted unlike Claude Code: the same bytes come back.
+        let before = "{\"model\":    \"opus\"}";
+        std::fs::write(&path, before).unwrap();
+        assert!(install(&path, COMMAND, Some(&state)).unwrap());
+        assert!(uninstall(&path, Some(&state)).unwrap());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+        // Changed since install: only our hooks go, the change stays.
+        assert!(install(&path, COMMAND, Some(&state)).unwrap());
+        let mut changed: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        changed["theme"] = "dark".into();
+        std::fs::write(&path, changed.to_string()).unwrap();
+        assert!(uninstall(&path, Some(&state)).unwrap());
+        let after: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(after, json!({"model": "opus", "theme": "dark"}));
+        assert!(
+            std::fs::read_dir(state.join(KEPT_FOLDER))
+                .unwrap()
+                .next()
+                .is_none(),
+            "nothing kept after"
+        );
+    }
+
+    #[test]
+    fn without_a_state_folder_a_made_file_is_emptied_and_a_broken_one_left_alone() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/settings.json");
-        assert!(install(&path, COMMAND).unwrap());
-        assert!(uninstall(&path).unwrap());
+        assert!(install(&path, COMMAND, None).unwrap());
+        assert!(uninstall(&path, None).unwrap());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}\n");
         let broken = dir.path().join("broken.json");
         std::fs::write(&broken, "{ not json").unwrap();
-        let error = install(&broken, COMMAND).unwrap_err();
+        let error = install(&broken, COMMAND, None).unwrap_err();
         assert!(error.to_string().contains("is not JSON"), "{error}");
         assert_eq!(std::fs::read_to_string(&broken).unwrap(), "{ not json");
         let list = dir.path().join("list.json");
         std::fs::write(&list, "{\"hooks\": []}").unwrap();
-        let error = install(&list, COMMAND).unwrap_err();
+        let error = install(&list, COMMAND, None).unwrap_err();
         assert!(error.to_string().contains("hooks in"), "{error}");
     }
 

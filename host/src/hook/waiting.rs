@@ -1,8 +1,9 @@
 //! The hooks of one agent session that wait for an answer. A hook process
 //! that asks registers itself (a file in this user's state folder naming
-//! its process); when the question is answered elsewhere first (at Claude
-//! Code's terminal, which does not stop the hook), a later hook of the same
-//! session ends it, and its question is withdrawn everywhere.
+//! its process and its batch of questions); when the batch is answered
+//! elsewhere first (at Claude Code's terminal, which does not stop the
+//! hook), a later hook of the same session tells the hooks that asked it
+//! ([`ANSWERED_ELSEWHERE`]), and each withdraws its question saying so.
 
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -13,19 +14,36 @@ use ask_user_seam::files;
 /// The folder of the waiting hooks, in the state folder.
 const FOLDER: &str = "hooks";
 
+/// The signal that tells a waiting hook its batch was answered elsewhere.
+/// A hook listens for it before it registers (its default action would end
+/// the process without withdrawing anything).
+pub const ANSWERED_ELSEWHERE: libc::c_int = libc::SIGUSR1;
+
 /// A waiting hook's registration, taken back when dropped.
 pub struct Waiting {
     file: PathBuf,
 }
 
 impl Waiting {
-    /// Registers this process as waiting for `session` of `client`.
-    pub fn register(state_dir: &Path, client: &str, session: &str) -> io::Result<Waiting> {
+    /// Registers this process as asking `batch` (a fingerprint of its
+    /// questions) in `session` of `client`.
+    pub fn register(
+        state_dir: &Path,
+        client: &str,
+        session: &str,
+        batch: &str,
+    ) -> io::Result<Waiting> {
         let dir = folder(state_dir)?;
         let pid = std::process::id() as libc::pid_t;
         let file = dir.join(format!("{}{pid}.pid", prefix(client, session)));
         // When it started, so that a number used again is never taken for it.
-        std::fs::write(&file, started(pid).unwrap_or_default())?;
+        let registration = Registration {
+            pid,
+            started: started(pid).unwrap_or_default(),
+            batch: batch.to_owned(),
+        };
+        // The folder is this user's alone.
+        std::fs::write(&file, registration.to_string())?;
         Ok(Waiting { file })
     }
 }
@@ -36,12 +54,47 @@ impl Drop for Waiting {
     }
 }
 
-/// Ends every hook waiting for `session` of `client` (SIGTERM: each
-/// withdraws its question). Returns how many were ended.
-pub fn end(state_dir: &Path, client: &str, session: &str) -> io::Result<usize> {
+/// `batch` of `session` was answered elsewhere: the hooks still asking it
+/// are told ([`ANSWERED_ELSEWHERE`]). Returns how many were.
+pub fn answered_elsewhere(
+    state_dir: &Path,
+    client: &str,
+    session: &str,
+    batch: &str,
+) -> io::Result<usize> {
+    Ok(registrations(state_dir, client, session)?
+        .iter()
+        .filter(|hook| hook.batch == batch && hook.signal(ANSWERED_ELSEWHERE))
+        .count())
+}
+
+/// A live hook's registration: its process (a number and when it started)
+/// and its batch.
+struct Registration {
+    pid: libc::pid_t,
+    started: String,
+    batch: String,
+}
+
+impl std::fmt::Display for Registration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "{}\n{}", self.started, self.batch)
+    }
+}
+
+impl Registration {
+    /// Sends the hook `signal`, unless its process is gone.
+    fn signal(&self, signal: libc::c_int) -> bool {
+        is_hook(self.pid, &self.started) && unsafe { libc::kill(self.pid, signal) } == 0
+    }
+}
+
+/// The live hooks registered for `session` of `client`. A file left by a
+/// hook that died is removed: its number may be another process's now.
+fn registrations(state_dir: &Path, client: &str, session: &str) -> io::Result<Vec<Registration>> {
     let dir = folder(state_dir)?;
     let prefix = prefix(client, session);
-    let mut ended = 0;
+    let mut live = Vec::new();
     for entry in std::fs::read_dir(&dir)? {
         let entry = entry?;
         let name = entry.file_name();
@@ -53,18 +106,20 @@ pub fn end(state_dir: &Path, client: &str, session: &str) -> io::Result<usize> {
         else {
             continue;
         };
-        // A file left by a hook that died: its number may be another
-        // process's now; only the hook that wrote it is signalled.
-        let registered = std::fs::read_to_string(entry.path()).unwrap_or_default();
-        if !is_hook(pid) || started(pid).is_none_or(|started| started != registered) {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        let mut lines = text.lines().map(str::to_owned);
+        let registration = Registration {
+            pid,
+            started: lines.next().unwrap_or_default(),
+            batch: lines.next().unwrap_or_default(),
+        };
+        if is_hook(pid, &registration.started) {
+            live.push(registration);
+        } else {
             let _ = std::fs::remove_file(entry.path());
-            continue;
-        }
-        if unsafe { libc::kill(pid, libc::SIGTERM) } == 0 {
-            ended += 1;
         }
     }
-    Ok(ended)
+    Ok(live)
 }
 
 /// The folder, this user's alone.
@@ -102,8 +157,11 @@ fn started(pid: libc::pid_t) -> Option<String> {
     rest.split_whitespace().nth(19).map(str::to_owned)
 }
 
-/// Whether process `pid` is an `ask-user hook` of this user.
-fn is_hook(pid: libc::pid_t) -> bool {
+/// Whether process `pid` is the `ask-user hook` that started at `started`.
+fn is_hook(pid: libc::pid_t, started_at: &str) -> bool {
+    if started(pid).is_none_or(|started| started != started_at) {
+        return false;
+    }
     let Ok(command) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
         return false;
     };
@@ -122,34 +180,45 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_registration_is_this_users_and_goes_with_it() {
+    fn a_registration_names_the_process_and_batch_and_goes_with_it() {
         let state = tempfile::tempdir().unwrap();
-        let waiting = Waiting::register(state.path(), "claude-code", "s/1").unwrap();
+        let waiting = Waiting::register(state.path(), "claude-code", "s/1", "b1").unwrap();
+        let pid = std::process::id();
         let files: Vec<_> = std::fs::read_dir(state.path().join(FOLDER))
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .collect();
-        assert_eq!(
-            files,
-            [format!("claude-code.s_1.{}.pid", std::process::id())]
-        );
-        let registered = std::fs::read_to_string(
-            state
-                .path()
-                .join(FOLDER)
-                .join(format!("claude-code.s_1.{}.pid", std::process::id())),
-        )
-        .unwrap();
-        assert_eq!(Some(registered), started(std::process::id() as libc::pid_t));
-        // This test process is no hook: it is never signalled, and its
-        // registration is taken for a stale one.
-        assert_eq!(end(state.path(), "claude-code", "s/1").unwrap(), 0);
+        assert_eq!(files, [format!("claude-code.s_1.{pid}.pid")]);
+        let registered =
+            std::fs::read_to_string(state.path().join(FOLDER).join(&files[0])).unwrap();
+        let started = started(pid as libc::pid_t).unwrap();
+        assert_eq!(registered, format!("{started}\nb1\n"));
         drop(waiting);
         assert!(
             std::fs::read_dir(state.path().join(FOLDER))
                 .unwrap()
                 .next()
                 .is_none()
+        );
+    }
+
+    #[test]
+    fn only_a_live_hook_counts_and_a_stale_file_is_removed() {
+        let state = tempfile::tempdir().unwrap();
+        // This test process is no `ask-user hook`: never signalled, its
+        // registration taken for a stale one.
+        let _waiting = Waiting::register(state.path(), "claude-code", "s", "b1").unwrap();
+        assert!(
+            registrations(state.path(), "claude-code", "s")
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            std::fs::read_dir(state.path().join(FOLDER))
+                .unwrap()
+                .next()
+                .is_none(),
+            "the stale file is gone"
         );
     }
 }

@@ -1,5 +1,10 @@
-//! A server process a test started: signalled, and waited for with a bound.
+//! A server process a test started: heard from, signalled, and waited for
+//! with a bound.
 
+// Each test that includes this file uses part of it.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
 use std::process::{Child, ExitStatus};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -26,4 +31,28 @@ pub fn exit<T>(
         }
     }
     None
+}
+
+/// Reads the child's standard error (piped) until a line holds `text`, at
+/// most `wait`; the rest is drained on a thread, so the child never blocks
+/// on a full pipe. The error holds all it said when it ended first.
+pub fn said_on_stderr(child: &mut Child, text: &str, wait: Duration) -> Result<(), String> {
+    let stderr = child.stderr.take().expect("standard error is piped");
+    let (tx, rx) = mpsc::channel();
+    let text = text.to_owned();
+    std::thread::spawn(move || {
+        let mut seen = String::new();
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if line.contains(&text) {
+                let _ = tx.send(Ok(()));
+            }
+            seen.push_str(&line);
+            seen.push('\n');
+        }
+        let _ = tx.send(Err(seen));
+    });
+    rx.recv_timeout(wait)
+        .map_err(|_| "nothing said in time".to_owned())
+        .and_then(|said| said)
 }

@@ -3,7 +3,7 @@
 //! malformed or large.
 
 #[path = "child.rs"]
-mod child;
+pub mod child;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, ExitStatus, Stdio};

@@ -442,10 +442,45 @@ pub fn cancel(event_id: &str, why: Left) -> Value {
     frame
 }
 
+/// The `cancel` frame of a question its agent withdrew, with the agent's
+/// reason (at most [`MAX_REASON_CHARS`] of it), so that a page can say
+/// where it went ("answered in Claude Code").
+pub fn withdrawn(event_id: &str, reason: &str) -> Value {
+    let mut frame = cancel(event_id, Left::Withdrawn);
+    frame["detail"] = reason
+        .chars()
+        .take(MAX_REASON_CHARS)
+        .collect::<String>()
+        .into();
+    frame
+}
+
+/// The most of an agent's reason for withdrawing a question that a page
+/// shows.
+pub const MAX_REASON_CHARS: usize = 200;
+
 fn refusal(status: StatusCode) -> Response {
     let why = match status {
         StatusCode::UNAUTHORIZED => "open the address ask-user printed: it carries the token",
         _ => "this server answers only its own page on its own address",
     };
     (status, why).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_withdrawal_says_why_in_a_bounded_detail() {
+        let frame = withdrawn("e1", "answered in Claude Code");
+        assert_eq!(frame["type"], "cancel");
+        assert_eq!(frame["reason"], "withdrawn");
+        assert_eq!(frame["detail"], "answered in Claude Code");
+        let long = "é".repeat(MAX_REASON_CHARS + 50);
+        let frame = withdrawn("e1", &long);
+        let detail = frame["detail"].as_str().unwrap();
+        assert_eq!(detail.chars().count(), MAX_REASON_CHARS);
+        assert!(cancel("e1", Left::Answered).get("detail").is_none());
+    }
 }
