@@ -557,6 +557,47 @@ fn an_answer_at_the_terminal_withdraws_the_hooks_question_from_the_inbox() {
     assert!(hooks.is_empty(), "the hook is gone: {hooks:?}");
 }
 
+/// The README's recipe: the hook installed and the inbox in the config.
+/// While Claude Code's terminal asks, the question waits in the inbox, and
+/// the answer given there (`ask-user inbox answer`, as the page does)
+/// reaches the model.
+#[test]
+fn an_answer_in_the_inbox_reaches_claude_code_while_its_terminal_asks() {
+    let _one = one_at_a_time();
+    let model = FakeModel::calling("AskUserQuestion", own_questions());
+    let (state, env) = hooked_home(&model, "[[answerer]]\nkind = \"inbox\"\n");
+    let inbox = Inbox::serve(&env, state.path());
+    let tui = claude_in(state.path(), &env, &[]);
+    tui.wait_for(&["Where should this release be deployed?"], BOUND);
+    let id = inbox.wait_for("the hook's question", |list| {
+        list["questions"][0]["id"].as_str().map(str::to_owned)
+    });
+    let answers = state.path().join("answers.json");
+    let chosen = json!({"answers": [
+        {"id": "q1", "selected": ["Production"]},
+        {"id": "q2", "selected": ["Load test"], "custom": "and a smoke test"},
+    ]});
+    std::fs::write(&answers, chosen.to_string()).unwrap();
+    let mut answer = Command::new(env!("CARGO_BIN_EXE_ask-user"));
+    answer
+        .args(["inbox", "answer", &id, "--answers"])
+        .arg(&answers)
+        .envs(env.iter().cloned());
+    let answered = finish(answer);
+    assert!(answered.status.success(), "{answered:?}");
+    tui.wait_for(&[fake_model::DONE], BOUND);
+    let result = model
+        .tool_result(Duration::ZERO)
+        .expect("the model got a result");
+    assert!(
+        result.contains(r#""Where should this release be deployed?"="Production""#)
+            && result.contains(
+                r#""Which checks should run before deploying?"="Load test, and a smoke test""#
+            ),
+        "{result}"
+    );
+}
+
 /// `ask-user inbox serve` for the state folder of `env`, stopped when
 /// dropped.
 struct Inbox {
