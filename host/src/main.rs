@@ -209,6 +209,14 @@ enum InboxCommand {
         /// (default: the user's config file when it exists).
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
+        /// A team's inbox: its PostgreSQL database, which any number of
+        /// servers share (also `[inbox] database`).
+        #[arg(long, value_name = "URL", env = DATABASE_ENV, hide_env_values = true)]
+        database: Option<String>,
+        /// Where a team's inbox serves its API (default 127.0.0.1, any
+        /// free port).
+        #[arg(long, value_name = "ADDRESS")]
+        listen: Option<std::net::SocketAddr>,
     },
     /// List the questions waiting in the inbox.
     List {
@@ -219,6 +227,8 @@ enum InboxCommand {
         /// As JSON.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        team: TeamArgs,
     },
     /// Print a link that opens the inbox's page in a browser. It works
     /// once: run this again for another browser.
@@ -230,7 +240,63 @@ enum InboxCommand {
         /// The answers, shaped {"answers":[{"id":…,"selected":[…],"custom":…}]}.
         #[arg(long, value_name = "FILE")]
         answers: PathBuf,
+        #[command(flatten)]
+        team: TeamArgs,
     },
+    /// A team's identities: tokens for agents and people.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+}
+
+/// The variable that may hold a team's database URL.
+const DATABASE_ENV: &str = "ASK_USER_INBOX_DATABASE";
+
+/// The variable that holds a person's token for a team's inbox.
+const TOKEN_ENV: &str = "ASK_USER_INBOX_TOKEN";
+
+#[derive(clap::Args)]
+struct TeamArgs {
+    /// A team's inbox at this URL, with the person's token from
+    /// ASK_USER_INBOX_TOKEN (default: this user's inbox).
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum TokenCommand {
+    /// Make a token; it is printed once, and stored only as a digest.
+    Create {
+        /// Its name: who the inbox says asked or answered.
+        name: String,
+        /// An agent asks and waits; a person lists and answers.
+        #[arg(long, value_enum)]
+        role: TokenRole,
+        /// A person's groups, comma-separated: they answer the questions
+        /// whose audience names one of them (or has none).
+        #[arg(long, value_delimiter = ',', value_name = "GROUPS")]
+        groups: Vec<String>,
+        #[arg(long, value_name = "URL", env = DATABASE_ENV, hide_env_values = true)]
+        database: String,
+    },
+    /// List the tokens (their names, roles and groups; never a token).
+    List {
+        #[arg(long, value_name = "URL", env = DATABASE_ENV, hide_env_values = true)]
+        database: String,
+    },
+    /// Revoke a token, on every server at once.
+    Revoke {
+        name: String,
+        #[arg(long, value_name = "URL", env = DATABASE_ENV, hide_env_values = true)]
+        database: String,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum TokenRole {
+    Agent,
+    Person,
 }
 
 /// A reason to exit with status 2.
@@ -635,12 +701,32 @@ async fn inbox(command: InboxCommand) -> Result<ExitCode, Usage> {
     let state_dir = ask_user::inbox::state_dir().ok_or_else(|| {
         Usage("no state directory for the inbox: set ASK_USER_STATE_DIR or HOME".to_owned())
     })?;
-    let client = || InboxClient::new(&state_dir).map_err(|e| Usage(e.to_string()));
+    let client = |team: TeamArgs| match team.url {
+        Some(url) => {
+            let token = std::env::var(TOKEN_ENV)
+                .map_err(|_| Usage(format!("a team's inbox needs your token in {TOKEN_ENV}")))?;
+            InboxClient::remote(&url, token).map_err(|e| Usage(e.to_string()))
+        }
+        None => InboxClient::new(&state_dir).map_err(|e| Usage(e.to_string())),
+    };
     match command {
-        InboxCommand::Serve { port, config } => {
+        InboxCommand::Serve {
+            port,
+            config,
+            database,
+            listen,
+        } => {
             let settings = load_config(config.as_deref())?.inbox;
             let mut config = settings.apply(InboxConfig::new(&state_dir));
             config.port = port.or(config.port);
+            config.database = database.or(config.database);
+            if let Some(listen) = listen {
+                config.bind = listen.ip();
+                config.port = Some(listen.port());
+            }
+            if config.database.is_some() {
+                return serve_team(config).await;
+            }
             let exposed = !config.bind.is_loopback();
             let server = InboxServer::start(config)
                 .await
@@ -671,8 +757,8 @@ async fn inbox(command: InboxCommand) -> Result<ExitCode, Usage> {
             server.stop().await;
             Ok(ExitCode::SUCCESS)
         }
-        InboxCommand::List { all, json } => {
-            let list = client()?
+        InboxCommand::List { all, json, team } => {
+            let list = client(team)?
                 .list(all)
                 .await
                 .map_err(|e| Usage(e.to_string()))?;
@@ -691,22 +777,115 @@ async fn inbox(command: InboxCommand) -> Result<ExitCode, Usage> {
             Ok(ExitCode::SUCCESS)
         }
         InboxCommand::Page => {
-            let link = client()?
+            let link = client(TeamArgs { url: None })?
                 .page_link()
                 .await
                 .map_err(|e| Usage(e.to_string()))?;
             println!("{link}");
             Ok(ExitCode::SUCCESS)
         }
-        InboxCommand::Answer { id, answers } => {
+        InboxCommand::Answer { id, answers, team } => {
             let answers = script::read_answers_file(&answers)
                 .and_then(|text| script::read_answers(&text))
                 .map_err(|e| Usage(e.to_string()))?;
-            client()?
+            client(team)?
                 .answer(&id, &answers)
                 .await
                 .map_err(|e| Usage(e.to_string()))?;
             say(&format!("answered {id}"));
+            Ok(ExitCode::SUCCESS)
+        }
+        InboxCommand::Token { command } => token(command).await,
+    }
+}
+
+/// `ask-user inbox serve --database …`: one of a team's inbox servers.
+async fn serve_team(config: InboxConfig) -> Result<ExitCode, Usage> {
+    let server = InboxServer::start(config)
+        .await
+        .map_err(|e| Usage(e.to_string()))?;
+    say(&format!(
+        "the team's inbox serves at {} (Ctrl-C stops; questions are kept in the database)",
+        server.address()
+    ));
+    stop_requested().await;
+    server.stop().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `ask-user inbox token …`.
+async fn token(command: TokenCommand) -> Result<ExitCode, Usage> {
+    use ask_user::inbox::store::PgStore;
+    use ask_user::inbox::store::postgres::Role;
+    let connect = async |url: &str| {
+        PgStore::connect(url)
+            .await
+            .map_err(|e| Usage(e.to_string()))
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    match command {
+        TokenCommand::Create {
+            name,
+            role,
+            groups,
+            database,
+        } => {
+            let role = match role {
+                TokenRole::Agent => Role::Agent,
+                TokenRole::Person => Role::Person,
+            };
+            if role == Role::Agent && !groups.is_empty() {
+                return Err(Usage(
+                    "groups are a person's; an agent names its audience in its config".to_owned(),
+                ));
+            }
+            let token = connect(&database)
+                .await?
+                .create_token(&name, role, &groups, now)
+                .await
+                .map_err(|e| Usage(e.to_string()))?;
+            println!("{token}");
+            say(&format!(
+                "made {} token {name:?}: it is shown this once, keep it secret",
+                role.as_str()
+            ));
+            Ok(ExitCode::SUCCESS)
+        }
+        TokenCommand::List { database } => {
+            let tokens = connect(&database)
+                .await?
+                .tokens()
+                .await
+                .map_err(|e| Usage(e.to_string()))?;
+            for row in tokens {
+                let identity = row.identity;
+                let revoked = match row.revoked_at {
+                    Some(_) => "  (revoked)",
+                    None => "",
+                };
+                println!(
+                    "{}  {}  {}{revoked}",
+                    clean(&identity.name, false),
+                    identity.role.as_str(),
+                    clean(&identity.groups.join(","), false)
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        TokenCommand::Revoke { name, database } => {
+            let revoked = connect(&database)
+                .await?
+                .revoke(&name, now)
+                .await
+                .map_err(|e| Usage(e.to_string()))?;
+            if !revoked {
+                return Err(Usage(format!(
+                    "no token named {name:?} that is not revoked already"
+                )));
+            }
+            say(&format!("revoked {name:?} on every server"));
             Ok(ExitCode::SUCCESS)
         }
     }

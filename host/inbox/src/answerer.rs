@@ -47,6 +47,8 @@ pub struct InboxAnswerer {
     cwd: Option<String>,
     withdrawals: TaskTracker,
     stop_reason: StopReason,
+    /// In a team's inbox, the groups whose people may answer.
+    audience: Vec<String>,
 }
 
 /// Why the asking process stopped waiting, when its host knows better than
@@ -70,19 +72,22 @@ impl StopReason {
 }
 
 impl InboxAnswerer {
-    /// Asks the inbox of `state_dir`, as `agent` working in `cwd`.
-    pub fn new(
-        state_dir: impl Into<PathBuf>,
-        agent: impl Into<String>,
-        cwd: Option<String>,
-    ) -> std::io::Result<Self> {
-        Ok(InboxAnswerer {
-            client: InboxClient::new(state_dir)?,
+    /// Asks the inbox `client` reaches, as `agent` working in `cwd`.
+    pub fn new(client: InboxClient, agent: impl Into<String>, cwd: Option<String>) -> Self {
+        InboxAnswerer {
+            client,
             agent: agent.into(),
             cwd,
             withdrawals: TaskTracker::new(),
             stop_reason: StopReason::default(),
-        })
+            audience: Vec::new(),
+        }
+    }
+
+    /// In a team's inbox, only people of these groups may answer.
+    pub fn audience(mut self, groups: Vec<String>) -> Self {
+        self.audience = groups;
+        self
     }
 
     /// Withdraws its questions with `reason` when it has been set.
@@ -208,6 +213,7 @@ impl Answerer for InboxAnswerer {
                 agent: self.agent.clone(),
                 cwd: self.cwd.clone(),
                 request: ask.request.clone(),
+                audience: self.audience.clone(),
             };
             let mut withdraw = Withdraw {
                 answerer: self,
@@ -246,7 +252,10 @@ impl Answerer for InboxAnswerer {
 }
 
 /// `kind = "inbox"`: optional `state_dir` (default: the user's state
-/// directory) and `agent` (how the inbox names this process).
+/// directory) and `agent` (how the inbox names this process). A team's
+/// inbox instead: `url`, the token from `token_env = "VAR"` or
+/// `token_file = "PATH"` (never inline), and optional `audience`, the groups
+/// whose people may answer (empty: anyone in the team).
 #[derive(Debug, Default)]
 pub struct InboxKind {
     asker: Option<Asker>,
@@ -276,6 +285,11 @@ impl InboxKind {
 struct InboxTable {
     state_dir: Option<PathBuf>,
     agent: Option<String>,
+    url: Option<String>,
+    token_env: Option<String>,
+    token_file: Option<PathBuf>,
+    #[serde(default)]
+    audience: Vec<String>,
 }
 
 /// An inbox answerer, configured.
@@ -285,6 +299,57 @@ pub struct InboxSetup {
     pub agent: Option<String>,
     /// The host's word for what asks, under the config's `agent`.
     pub asker: Option<Asker>,
+    /// A team's inbox instead of this user's.
+    pub team: Option<Team>,
+}
+
+/// A team's inbox, as an agent reaches it.
+#[derive(Debug, Clone)]
+pub struct Team {
+    pub url: String,
+    pub token: TokenSource,
+    /// The groups whose people may answer; empty: anyone.
+    pub audience: Vec<String>,
+}
+
+/// Where an agent's token is read from when it starts.
+#[derive(Debug, Clone)]
+pub enum TokenSource {
+    /// An environment variable's name.
+    Env(String),
+    /// A file only its owner may read.
+    File(PathBuf),
+}
+
+impl TokenSource {
+    /// The token, or why it cannot be had.
+    pub fn read(&self) -> std::io::Result<String> {
+        let invalid = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
+        let token = match self {
+            TokenSource::Env(name) => std::env::var(name)
+                .map_err(|_| invalid(format!("the inbox token's variable {name} is not set")))?,
+            TokenSource::File(path) => {
+                let metadata = std::fs::metadata(path).map_err(|e| {
+                    std::io::Error::new(
+                        e.kind(),
+                        format!("cannot read the inbox token {}: {e}", path.display()),
+                    )
+                })?;
+                if std::os::unix::fs::PermissionsExt::mode(&metadata.permissions()) & 0o077 != 0 {
+                    return Err(invalid(format!(
+                        "the inbox token {} may be read by others: chmod 600 it",
+                        path.display()
+                    )));
+                }
+                ask_user_seam::files::read_bounded(path, 4096)?
+            }
+        };
+        let token = token.trim().to_owned();
+        if token.is_empty() {
+            return Err(invalid("the inbox token is empty".to_owned()));
+        }
+        Ok(token)
+    }
 }
 
 impl AnswererKind for InboxKind {
@@ -298,10 +363,53 @@ impl AnswererKind for InboxKind {
         base: &Path,
     ) -> Result<Box<dyn Setup>, ConfigProblem> {
         let table: InboxTable = table.read(self.name())?;
+        let token = match (table.token_env, table.token_file) {
+            (Some(name), None) => Some(TokenSource::Env(name)),
+            (None, Some(path)) => Some(TokenSource::File(base.join(path))),
+            (None, None) => None,
+            (Some(_), Some(_)) => {
+                return Err("an inbox answerer takes token_env or token_file, not both"
+                    .to_owned()
+                    .into());
+            }
+        };
+        let team = match (table.url, token) {
+            (Some(_), _) if table.state_dir.is_some() => {
+                return Err(
+                    "an inbox answerer has a url (a team's inbox) or a state_dir \
+                            (this user's), not both"
+                        .to_owned()
+                        .into(),
+                );
+            }
+            (Some(url), Some(token)) => Some(Team {
+                url,
+                token,
+                audience: table.audience,
+            }),
+            (Some(_), None) => {
+                return Err("a team's inbox needs a token: token_env = \"VARIABLE\" or \
+                            token_file = \"PATH\" (never the token itself)"
+                    .to_owned()
+                    .into());
+            }
+            (None, Some(_)) => {
+                return Err("token_env and token_file go with a url (a team's inbox)"
+                    .to_owned()
+                    .into());
+            }
+            (None, None) if !table.audience.is_empty() => {
+                return Err("audience goes with a url (a team's inbox)"
+                    .to_owned()
+                    .into());
+            }
+            (None, None) => None,
+        };
         Ok(Box::new(InboxSetup {
             state_dir: table.state_dir.map(|dir| base.join(dir)),
             agent: table.agent,
             asker: self.asker.clone(),
+            team,
         }))
     }
 }
@@ -311,15 +419,6 @@ impl Setup for InboxSetup {
         self: Box<Self>,
     ) -> Pin<Box<dyn std::future::Future<Output = std::io::Result<Started>> + Send>> {
         Box::pin(async move {
-            let state_dir = match self.state_dir.or_else(crate::state_dir) {
-                Some(dir) => dir,
-                None => {
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::NotFound,
-                        "no state directory for the inbox: set ASK_USER_STATE_DIR or HOME",
-                    ));
-                }
-            };
             let (asker, cwd, stop_reason) = match self.asker {
                 Some(asker) => (Some(asker.agent), asker.cwd, asker.stop_reason),
                 None => (
@@ -334,7 +433,28 @@ impl Setup for InboxSetup {
                 .agent
                 .or(asker)
                 .unwrap_or_else(|| format!("{} (pid {})", program(), std::process::id()));
-            let answerer = InboxAnswerer::new(&state_dir, agent, cwd)?.stopping_for(stop_reason);
+            if let Some(team) = self.team {
+                let client = InboxClient::remote(&team.url, team.token.read()?)?;
+                let answerer = InboxAnswerer::new(client, agent, cwd)
+                    .stopping_for(stop_reason)
+                    .audience(team.audience);
+                return Ok(Started {
+                    answerer: Arc::new(answerer),
+                    notice: Some(format!("questions go to the team's inbox at {}", team.url)),
+                    page: None,
+                });
+            }
+            let state_dir = match self.state_dir.or_else(crate::state_dir) {
+                Some(dir) => dir,
+                None => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "no state directory for the inbox: set ASK_USER_STATE_DIR or HOME",
+                    ));
+                }
+            };
+            let answerer = InboxAnswerer::new(InboxClient::new(&state_dir)?, agent, cwd)
+                .stopping_for(stop_reason);
             // No address and no token here: this goes to standard error,
             // which MCP clients keep in their logs.
             let notice = match answerer.client.check() {

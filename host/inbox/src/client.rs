@@ -1,6 +1,9 @@
-//! Reaching the inbox: through its socket in the state directory, and only
-//! when this user alone controls that folder and the socket in it (checked
-//! before every request). A socket there can have been made by nobody but
+//! Reaching the inbox. One user's: through its socket in the state
+//! directory, and only when this user alone controls that folder and the
+//! socket in it (checked before every request). A team's: at its URL, with
+//! a token ([`InboxClient::remote`]).
+//!
+//! One user's inbox is reached A socket there can have been made by nobody but
 //! this user, so no secret is needed, and none is ever sent to a server
 //! that could be someone else's: a folder another user made (a shared
 //! `ASK_USER_STATE_DIR` under /tmp), or one others may write, is refused,
@@ -47,11 +50,20 @@ impl std::fmt::Display for ClientError {
 
 impl std::error::Error for ClientError {}
 
-/// A client of the inbox of one state directory.
+/// A client of one inbox.
 #[derive(Clone)]
 pub struct InboxClient {
-    state_dir: PathBuf,
+    reach: Reach,
     http: reqwest::Client,
+}
+
+/// Where the inbox is.
+#[derive(Clone)]
+enum Reach {
+    /// One user's, serving from this state directory.
+    Socket(PathBuf),
+    /// A team's, at this URL (no trailing `/`), to this token.
+    Remote { url: String, token: String },
 }
 
 impl InboxClient {
@@ -60,7 +72,31 @@ impl InboxClient {
         let state_dir = state_dir.into();
         Ok(InboxClient {
             http: crate::http_client(Some(&state_dir.join(SOCKET_FILE)))?,
-            state_dir,
+            reach: Reach::Socket(state_dir),
+        })
+    }
+
+    /// A client of the team's inbox at `url` (`http://…` or `https://…`,
+    /// one server or a load balancer), presenting `token`.
+    pub fn remote(url: &str, token: String) -> std::io::Result<Self> {
+        let parsed = reqwest::Url::parse(url).map_err(|e| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("the inbox's url {url:?} is not a URL: {e}"),
+            )
+        })?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("the inbox's url {url:?} is not http:// or https://"),
+            ));
+        }
+        Ok(InboxClient {
+            http: crate::http_client(None)?,
+            reach: Reach::Remote {
+                url: url.trim_end_matches('/').to_owned(),
+                token,
+            },
         })
     }
 
@@ -69,7 +105,9 @@ impl InboxClient {
     /// socket of this user's. A folder or socket that is not there is an
     /// inbox not running.
     pub fn check(&self) -> Result<(), ClientError> {
-        let dir = &self.state_dir;
+        let Reach::Socket(dir) = &self.reach else {
+            return Ok(());
+        };
         let not_running = || ClientError::Unreachable(self.not_running());
         if !dir.exists() {
             return Err(not_running());
@@ -98,10 +136,13 @@ impl InboxClient {
     }
 
     fn not_running(&self) -> String {
-        format!(
-            "no inbox is running for {}; start one with `ask-user inbox serve`",
-            self.state_dir.display()
-        )
+        match &self.reach {
+            Reach::Socket(dir) => format!(
+                "no inbox is running for {}; start one with `ask-user inbox serve`",
+                dir.display()
+            ),
+            Reach::Remote { url, .. } => format!("no inbox answers at {url}"),
+        }
     }
 
     async fn call(
@@ -112,11 +153,15 @@ impl InboxClient {
         timeout: Duration,
     ) -> Result<String, ClientError> {
         self.check()?;
-        // The host is a name only: the connection is the socket's.
-        let mut request = self
-            .http
-            .request(method, format!("http://inbox{path}"))
-            .timeout(timeout);
+        let mut request = match &self.reach {
+            // The host is a name only: the connection is the socket's.
+            Reach::Socket(_) => self.http.request(method, format!("http://inbox{path}")),
+            Reach::Remote { url, token } => self
+                .http
+                .request(method, format!("{url}{path}"))
+                .bearer_auth(token),
+        }
+        .timeout(timeout);
         if let Some(body) = body {
             request = request
                 .header("content-type", "application/json")

@@ -24,12 +24,14 @@ use serde_json::Value;
 
 use ask_user_seam::{AskRequest, Question};
 
+mod access;
 pub mod answerer;
 pub mod client;
 pub mod notify;
 pub mod server;
 pub mod settings;
 pub mod store;
+mod wake;
 
 pub use answerer::{Asker, InboxAnswerer, InboxKind, StopReason};
 pub use client::{ClientError, InboxClient};
@@ -65,6 +67,10 @@ pub struct AskBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
     pub request: AskRequest,
+    /// In a team's inbox, the groups whose people may answer; empty:
+    /// anyone in the team.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub audience: Vec<String>,
 }
 
 /// The reply to an ask.
@@ -99,6 +105,9 @@ pub struct QuestionView {
     /// Where it was settled (`page`, `command`) or why it left.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settled_by: Option<String>,
+    /// In a team's inbox, the person who answered or dismissed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settled_at: Option<String>,
 }

@@ -40,7 +40,7 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::extract::{DefaultBodyLimit, Extension, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -52,8 +52,12 @@ use tokio_util::sync::CancellationToken;
 use ask_user_seam::remote::{self, Outcome, ResultValue, Unsettled};
 use ask_user_seam::{Answer, AskError, ErrorCode};
 
+use crate::access::{self, Caller};
 use crate::notify::{Notifications, Notifier};
-use crate::store::{NewQuestion, Record, SqliteStore, State as QuestionState, Store, StoreError};
+use crate::store::{
+    NewQuestion, Person, PgStore, Record, Settled, Settlement, SqliteStore, State as QuestionState,
+    Store, StoreError,
+};
 use crate::{
     AskBody, AskReply, DATABASE_FILE, PageLink, QuestionList, QuestionView, SOCKET_FILE,
     UnreadableView, WithdrawBody,
@@ -96,6 +100,9 @@ pub struct InboxConfig {
     /// How long a question whose agent is gone stays answerable.
     pub retention: Duration,
     pub notify: Notifications,
+    /// A team's inbox: the PostgreSQL database (`postgres://…`) it shares
+    /// with the team's other servers. `None`: one user's, in SQLite.
+    pub database: Option<String>,
 }
 
 impl InboxConfig {
@@ -107,6 +114,7 @@ impl InboxConfig {
             port: None,
             retention: crate::DEFAULT_RETENTION,
             notify: Notifications::default(),
+            database: None,
         }
     }
 }
@@ -114,13 +122,13 @@ impl InboxConfig {
 /// A running inbox.
 pub struct InboxServer {
     inbox: Arc<Inbox>,
-    /// The page.
-    pages: Serving,
-    /// The API, on the private socket (removed when it stops).
-    api: Serving,
-    sweeper: tokio::task::JoinHandle<()>,
-    /// Held while serving: one inbox per state directory.
-    _lock: std::fs::File,
+    /// One user's: the page, and the API on the private socket (removed
+    /// when it stops). A team's: the API on its address.
+    serving: Vec<Serving>,
+    /// The sweeper, and a team's listener of settlements.
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// One user's, held while serving: one inbox per state directory.
+    _lock: Option<std::fs::File>,
 }
 
 struct Inbox {
@@ -140,9 +148,17 @@ struct Inbox {
 }
 
 impl InboxServer {
-    /// Opens the store, binds the page's port and the API's socket, and
-    /// serves.
+    /// Opens the store and serves: one user's inbox binds the page's port
+    /// and the API's socket; a team's ([`InboxConfig::database`]) serves
+    /// the API on its address, to tokens.
     pub async fn start(config: InboxConfig) -> std::io::Result<Self> {
+        match config.database.clone() {
+            Some(url) => Self::start_team(config, &url).await,
+            None => Self::start_local(config).await,
+        }
+    }
+
+    async fn start_local(config: InboxConfig) -> std::io::Result<Self> {
         let dir = config.state_dir.clone();
         ask_user_seam::files::private_dir(&dir)?;
         let lock = lock(&dir)?;
@@ -158,41 +174,44 @@ impl InboxServer {
             std::net::SocketAddr::new(config.bind, config.port.unwrap_or(0)),
         )
         .await?;
-        let bound = listener.local_addr()?;
-        let address = format!("http://{}:{}", client_host(bound), bound.port());
-        // New at every start, and kept nowhere: a browser or a copy that
-        // had the last one (and a port someone else took over since) gets
-        // nothing from it.
-        let token = ask_user_answerers::secret::token()?;
-        let inbox = Arc::new(Inbox {
-            gate: Gate::new(token, bound.port()),
-            address: address.clone(),
-            store,
-            frames: broadcast::channel(answer_page::FRAME_BACKLOG).0,
-            changed: watch::channel(0).0,
-            waiting: Mutex::new(HashMap::new()),
-            notifier: Notifier::new(config.notify.clone(), address)?,
-            retention: config.retention,
-            closing: CancellationToken::new(),
-        });
+        let inbox = Inbox::new(&config, store, listener.local_addr()?)?;
         let socket = PrivateSocket::bind(&dir.join(SOCKET_FILE))?;
-        let api = Router::new()
-            .route("/api/questions", post(ask).get(list))
-            .route("/api/questions/{id}", get(question))
-            .route("/api/questions/{id}/answer", post(answer))
-            .route("/api/questions/{id}/delivered", post(delivered))
-            .route("/api/questions/{id}/withdraw", post(withdraw))
-            .route("/api/page", post(page_link))
-            .with_state(inbox.clone())
-            .layer(DefaultBodyLimit::max(MAX_BODY_BYTES));
+        // Only this user reaches the socket: every caller is the owner.
+        let api = api(inbox.clone()).layer(Extension(Caller::Owner));
         let pages = answer_page::routes(inbox.clone());
-        let sweeper = tokio::spawn(sweep(inbox.clone()));
         Ok(InboxServer {
+            serving: vec![Serving::start(listener, pages), Serving::start(socket, api)],
+            tasks: vec![tokio::spawn(sweep(inbox.clone()))],
             inbox,
-            pages: Serving::start(listener, pages),
-            api: Serving::start(socket, api),
-            sweeper,
-            _lock: lock,
+            _lock: Some(lock),
+        })
+    }
+
+    async fn start_team(config: InboxConfig, url: &str) -> std::io::Result<Self> {
+        if !config.notify.is_empty() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "a team's inbox sends no notifications yet (each server would send its own): \
+                 take [inbox.notify] out of this server's config",
+            ));
+        }
+        let pg = Arc::new(PgStore::connect(url).await.map_err(std::io::Error::other)?);
+        let listener = listen(
+            "the inbox",
+            std::net::SocketAddr::new(config.bind, config.port.unwrap_or(0)),
+        )
+        .await?;
+        let inbox = Inbox::new(&config, pg.clone(), listener.local_addr()?)?;
+        let api = api(inbox.clone()).layer(axum::middleware::from_fn_with_state(
+            pg.clone(),
+            access::authenticate,
+        ));
+        let wake = crate::wake::listen(pg, inbox.changed.clone(), inbox.closing.clone());
+        Ok(InboxServer {
+            serving: vec![Serving::start(listener, api)],
+            tasks: vec![tokio::spawn(sweep(inbox.clone())), tokio::spawn(wake)],
+            inbox,
+            _lock: None,
         })
     }
 
@@ -209,12 +228,28 @@ impl InboxServer {
     /// Stops serving: the pages' streams end, waiting agents get a reply
     /// and come back when an inbox serves again, the socket goes. Nothing
     /// stored is lost.
-    pub async fn stop(mut self) {
+    pub async fn stop(self) {
         self.inbox.closing.cancel();
-        self.sweeper.abort();
-        self.api.stop().await;
-        self.pages.stop().await;
+        for task in &self.tasks {
+            task.abort();
+        }
+        for mut serving in self.serving {
+            serving.stop().await;
+        }
     }
+}
+
+/// The API's routes; each request carries its [`Caller`].
+fn api(inbox: Arc<Inbox>) -> Router {
+    Router::new()
+        .route("/api/questions", post(ask).get(list))
+        .route("/api/questions/{id}", get(question))
+        .route("/api/questions/{id}/answer", post(answer))
+        .route("/api/questions/{id}/delivered", post(delivered))
+        .route("/api/questions/{id}/withdraw", post(withdraw))
+        .route("/api/page", post(page_link))
+        .with_state(inbox)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
 /// Takes the state directory's lock and writes this process's id in it,
@@ -278,10 +313,7 @@ async fn sweep(inbox: Arc<Inbox>) {
             .cloned()
             .collect();
         let before = crate::now() - retention.as_millis() as i64;
-        match inbox
-            .stored(move |store| store.expire(before, crate::now(), &attached))
-            .await
-        {
+        match inbox.store.expire(before, crate::now(), attached).await {
             Ok(expired) => {
                 for id in expired {
                     inbox.left(cancel(&id, Left::Expired));
@@ -294,19 +326,31 @@ async fn sweep(inbox: Arc<Inbox>) {
 }
 
 impl Inbox {
-    /// Runs `work` on the store on a blocking thread: a write waits for
-    /// the disk, and no runtime worker waits with it.
-    async fn stored<T: Send + 'static>(
-        &self,
-        work: impl FnOnce(&dyn Store) -> Result<T, StoreError> + Send + 'static,
-    ) -> Result<T, StoreError> {
-        let store = self.store.clone();
-        tokio::task::spawn_blocking(move || work(&*store))
-            .await
-            .map_err(|e| StoreError(format!("the store's work failed: {e}")))?
+    /// The inbox over `store`, its page (or a team's API) at `bound`.
+    fn new(
+        config: &InboxConfig,
+        store: Arc<dyn Store>,
+        bound: std::net::SocketAddr,
+    ) -> std::io::Result<Arc<Self>> {
+        let address = format!("http://{}:{}", client_host(bound), bound.port());
+        // New at every start, and kept nowhere: a browser or a copy that
+        // had the last one (and a port someone else took over since) gets
+        // nothing from it.
+        let token = ask_user_answerers::secret::token()?;
+        Ok(Arc::new(Inbox {
+            gate: Gate::new(token, bound.port()),
+            notifier: Notifier::new(config.notify.clone(), address.clone())?,
+            address,
+            store,
+            frames: broadcast::channel(answer_page::FRAME_BACKLOG).0,
+            changed: watch::channel(0).0,
+            waiting: Mutex::new(HashMap::new()),
+            retention: config.retention,
+            closing: CancellationToken::new(),
+        }))
     }
 
-    async fn ask(&self, body: AskBody) -> Result<AskReply, StoreError> {
+    async fn ask(&self, body: AskBody, owner: Option<String>) -> Result<AskReply, StoreError> {
         let now = crate::now();
         let since = now - self.retention.as_millis() as i64;
         let question = NewQuestion {
@@ -314,10 +358,10 @@ impl Inbox {
             agent: body.agent,
             cwd: body.cwd,
             request: body.request,
+            owner,
+            audience: body.audience,
         };
-        let (record, reattached) = self
-            .stored(move |store| store.ask(question, since, now))
-            .await?;
+        let (record, reattached) = self.store.ask(question, since, now).await?;
         if !reattached {
             let _ = self.frames.send(frame(&record));
             self.notifier
@@ -329,20 +373,26 @@ impl Inbox {
         })
     }
 
-    /// Settles `id` with a human's `outcome` from `by`: answers are checked
-    /// against its questions first, and the outcome is stored before
-    /// anyone hears of it. A store that fails is not the human's fault:
-    /// [`Unsettled::Unrecorded`], and the same answer may be sent again.
-    async fn settle(&self, id: &str, outcome: Outcome, by: &str) -> Result<(), Unsettled> {
+    /// Settles `id` with a human's `outcome` from `by` (and `person`, in a
+    /// team): answers are checked against its questions first, and the
+    /// outcome is stored before anyone hears of it. A store that fails is
+    /// not the human's fault: [`Unsettled::Unrecorded`], and the same answer
+    /// may be sent again.
+    async fn settle(
+        &self,
+        id: &str,
+        outcome: Outcome,
+        by: &str,
+        person: Option<Person>,
+    ) -> Result<(), Unanswered> {
         let unrecorded = |error: StoreError| {
             tracing::warn!(%error, "the inbox could not settle {id}");
             Unsettled::Unrecorded(error.to_string())
         };
-        let owned = id.to_owned();
-        let record = match self.stored(move |store| store.get(&owned)).await {
+        let record = match self.store.get(id.to_owned()).await {
             Ok(Some(record)) if record.state == QuestionState::Waiting => record,
-            Ok(_) => return Err(Unsettled::NotPending),
-            Err(error) => return Err(unrecorded(error)),
+            Ok(_) => return Err(Unsettled::NotPending.into()),
+            Err(error) => return Err(unrecorded(error).into()),
         };
         let state = match &outcome {
             Outcome::Result { value } => {
@@ -355,22 +405,29 @@ impl Inbox {
                 return Err(Unsettled::Misfit(AskError::new(
                     ErrorCode::InvalidAnswer,
                     "an inbox question is answered or dismissed; it cannot be passed on",
-                )));
+                ))
+                .into());
             }
         };
         let left = Left::settled_by(&outcome);
-        let outcome = serde_json::to_value(&outcome).expect("outcomes are plain JSON");
-        let (owned, by) = (id.to_owned(), by.to_owned());
+        let settlement = Settlement {
+            state,
+            outcome: Some(serde_json::to_value(&outcome).expect("outcomes are plain JSON")),
+            by: by.to_owned(),
+            person,
+        };
         match self
-            .stored(move |store| store.settle(&owned, state, Some(&outcome), &by, crate::now()))
+            .store
+            .settle(id.to_owned(), settlement, crate::now())
             .await
         {
-            Ok(true) => {
+            Ok(Settled::Done) => {
                 self.left(cancel(id, left));
                 Ok(())
             }
-            Ok(false) => Err(Unsettled::NotPending),
-            Err(error) => Err(unrecorded(error)),
+            Ok(Settled::NotWaiting) => Err(Unsettled::NotPending.into()),
+            Ok(Settled::OutsideAudience) => Err(Unanswered::OutsideAudience(record.audience)),
+            Err(error) => Err(unrecorded(error).into()),
         }
     }
 
@@ -382,6 +439,7 @@ impl Inbox {
     }
 
     fn view(&self, record: Record) -> QuestionView {
+        let answered_by = record.answered_by;
         let attached = self
             .waiting
             .lock()
@@ -400,8 +458,23 @@ impl Inbox {
             questions: record.request.questions,
             outcome: record.outcome,
             settled_by: record.settled_by,
+            answered_by,
             settled_at: record.settled_at.map(crate::rfc3339),
         }
+    }
+}
+
+/// Why a settlement did not count.
+enum Unanswered {
+    Unsettled(Unsettled),
+    /// The person is outside the question's audience (these groups): it
+    /// still waits.
+    OutsideAudience(Vec<String>),
+}
+
+impl From<Unsettled> for Unanswered {
+    fn from(unsettled: Unsettled) -> Self {
+        Unanswered::Unsettled(unsettled)
     }
 }
 
@@ -441,18 +514,18 @@ impl Attached {
         }
     }
 
-    fn leave(inbox: &Inbox, id: &str) {
-        if let Err(error) = inbox.store.seen(id, crate::now()) {
+    async fn leave(inbox: Arc<Inbox>, id: String) {
+        if let Err(error) = inbox.store.seen(id.clone(), crate::now()).await {
             tracing::warn!(%error, "the inbox could not note that an agent waited");
         }
         let mut waiting = inbox
             .waiting
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(n) = waiting.get_mut(id) {
+        if let Some(n) = waiting.get_mut(&id) {
             *n -= 1;
             if *n == 0 {
-                waiting.remove(id);
+                waiting.remove(&id);
             }
         }
     }
@@ -461,9 +534,8 @@ impl Attached {
 impl Drop for Attached {
     fn drop(&mut self) {
         let (inbox, id) = (self.inbox.clone(), std::mem::take(&mut self.id));
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => drop(runtime.spawn_blocking(move || Attached::leave(&inbox, &id))),
-            Err(_) => Attached::leave(&inbox, &id),
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(Attached::leave(inbox, id));
         }
     }
 }
@@ -478,7 +550,7 @@ impl Desk for Inbox {
     }
 
     async fn pending_frames(&self) -> Vec<Value> {
-        match self.stored(|store| store.list(false, 0)).await {
+        match self.store.list(false, 0).await {
             Ok(listing) => {
                 report(&listing.unreadable);
                 listing.records.iter().map(frame).collect()
@@ -499,7 +571,12 @@ impl Desk for Inbox {
     }
 
     async fn settle(&self, event_id: &str, outcome: Outcome) -> Result<(), Unsettled> {
-        Inbox::settle(self, event_id, outcome, "page").await
+        // The page is one user's: no audience to be outside of.
+        match Inbox::settle(self, event_id, outcome, "page", None).await {
+            Ok(()) => Ok(()),
+            Err(Unanswered::Unsettled(unsettled)) => Err(unsettled),
+            Err(Unanswered::OutsideAudience(_)) => Err(Unsettled::NotPending),
+        }
     }
 }
 
@@ -532,7 +609,14 @@ fn not_found(id: &str) -> Response {
         .into_response()
 }
 
-async fn ask(State(inbox): State<Arc<Inbox>>, body: axum::body::Bytes) -> Response {
+async fn ask(
+    State(inbox): State<Arc<Inbox>>,
+    Extension(caller): Extension<Caller>,
+    body: axum::body::Bytes,
+) -> Response {
+    if let Some(refused) = caller.unless_agent("ask") {
+        return refused;
+    }
     let body: AskBody = match serde_json::from_slice(&body) {
         Ok(body) => body,
         Err(error) => return bad_request(format!("not an ask: {error}")),
@@ -540,7 +624,7 @@ async fn ask(State(inbox): State<Arc<Inbox>>, body: axum::body::Bytes) -> Respon
     if body.session.is_empty() || body.request.questions.is_empty() {
         return bad_request("an ask needs a session and at least one question".into());
     }
-    match inbox.ask(body).await {
+    match inbox.ask(body, caller.owner()).await {
         Ok(reply) => Json(reply).into_response(),
         Err(error) => failed(error),
     }
@@ -553,16 +637,25 @@ struct ListQuery {
     limit: Option<usize>,
 }
 
-async fn list(State(inbox): State<Arc<Inbox>>, Query(query): Query<ListQuery>) -> Response {
+async fn list(
+    State(inbox): State<Arc<Inbox>>,
+    Extension(caller): Extension<Caller>,
+    Query(query): Query<ListQuery>,
+) -> Response {
+    if let Some(refused) = caller.unless_person("list questions") {
+        return refused;
+    }
     let limit = query.limit.unwrap_or(HISTORY);
-    match inbox
-        .stored(move |store| store.list(query.all, limit))
-        .await
-    {
+    match inbox.store.list(query.all, limit).await {
         Ok(listing) => {
             report(&listing.unreadable);
             Json(QuestionList {
-                questions: listing.records.into_iter().map(|r| inbox.view(r)).collect(),
+                questions: listing
+                    .records
+                    .into_iter()
+                    .filter(|record| caller.may_see(record))
+                    .map(|r| inbox.view(r))
+                    .collect(),
                 unreadable: listing
                     .unreadable
                     .into_iter()
@@ -578,14 +671,29 @@ async fn list(State(inbox): State<Arc<Inbox>>, Query(query): Query<ListQuery>) -
     }
 }
 
+/// The question `id`, when `caller` may see it; else the response (404
+/// for one it may not see: it learns nothing of it).
+async fn visible(inbox: &Inbox, caller: &Caller, id: &str) -> Result<Record, Response> {
+    match inbox.store.get(id.to_owned()).await {
+        Ok(Some(record)) if caller.may_see(&record) => Ok(record),
+        Ok(_) => Err(not_found(id)),
+        Err(error) => Err(failed(error)),
+    }
+}
+
 #[derive(Deserialize)]
 struct WaitQuery {
     /// Seconds.
     wait: Option<f64>,
 }
 
+/// How often a wait reads its question again though nothing announced a
+/// change (a team's announcement lost with its connection, say).
+const REREAD: Duration = Duration::from_secs(5);
+
 async fn question(
     State(inbox): State<Arc<Inbox>>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     Query(query): Query<WaitQuery>,
 ) -> Response {
@@ -593,21 +701,24 @@ async fn question(
         .unwrap_or_default()
         .min(MAX_WAIT);
     let deadline = tokio::time::Instant::now() + wait;
-    let _attached = (!wait.is_zero()).then(|| Attached::new(&inbox, &id));
+    let mut attached = None;
     loop {
         // Subscribed before reading: a settlement in between is not missed.
         let mut changed = inbox.changed.subscribe();
-        let owned = id.clone();
-        let record = match inbox.stored(move |store| store.get(&owned)).await {
-            Ok(Some(record)) => record,
-            Ok(None) => return not_found(&id),
-            Err(error) => return failed(error),
+        let record = match visible(&inbox, &caller, &id).await {
+            Ok(record) => record,
+            Err(response) => return response,
         };
         if record.state != QuestionState::Waiting || wait.is_zero() {
             return Json(inbox.view(record)).into_response();
         }
+        // Its agent waits for it (a person's look does not count).
+        if attached.is_none() && !matches!(caller, Caller::Person(_)) {
+            attached = Some(Attached::new(&inbox, &id));
+        }
         tokio::select! {
             _ = changed.changed() => {}
+            () = tokio::time::sleep(REREAD) => {}
             () = tokio::time::sleep_until(deadline) => return Json(inbox.view(record)).into_response(),
             () = inbox.closing.cancelled() => return Json(inbox.view(record)).into_response(),
         }
@@ -622,9 +733,13 @@ struct AnswerBody {
 
 async fn answer(
     State(inbox): State<Arc<Inbox>>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     body: axum::body::Bytes,
 ) -> Response {
+    if let Some(refused) = caller.unless_person("answer") {
+        return refused;
+    }
     let body: AnswerBody = match serde_json::from_slice(&body) {
         Ok(body) => body,
         Err(error) => {
@@ -633,8 +748,8 @@ async fn answer(
             ));
         }
     };
-    let owned = id.clone();
-    match inbox.stored(move |store| store.get(&owned)).await {
+    // One outside its audience hears of it only as a refusal to answer.
+    match inbox.store.get(id.clone()).await {
         Ok(Some(_)) => {}
         Ok(None) => return not_found(&id),
         Err(error) => return failed(error),
@@ -644,14 +759,28 @@ async fn answer(
             answers: body.answers,
         },
     };
-    answer_page::settled(inbox.settle(&id, outcome, "command").await)
+    match inbox.settle(&id, outcome, "command", caller.person()).await {
+        Ok(()) => answer_page::settled(Ok(())),
+        Err(Unanswered::Unsettled(unsettled)) => answer_page::settled(Err(unsettled)),
+        Err(Unanswered::OutsideAudience(audience)) => access::forbidden(format!(
+            "only people in {} may answer this question; it still waits",
+            audience.join(", ")
+        )),
+    }
 }
 
-async fn delivered(State(inbox): State<Arc<Inbox>>, Path(id): Path<String>) -> Response {
-    match inbox
-        .stored(move |store| store.delivered(&id, crate::now()))
-        .await
-    {
+async fn delivered(
+    State(inbox): State<Arc<Inbox>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Response {
+    if let Some(refused) = caller.unless_agent("confirm an outcome") {
+        return refused;
+    }
+    if let Err(response) = visible(&inbox, &caller, &id).await {
+        return response;
+    }
+    match inbox.store.delivered(id, crate::now()).await {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(error) => failed(error),
     }
@@ -659,37 +788,50 @@ async fn delivered(State(inbox): State<Arc<Inbox>>, Path(id): Path<String>) -> R
 
 async fn withdraw(
     State(inbox): State<Arc<Inbox>>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     body: axum::body::Bytes,
 ) -> Response {
+    if let Some(refused) = caller.unless_agent("withdraw a question") {
+        return refused;
+    }
     let body: WithdrawBody = match serde_json::from_slice(&body) {
         Ok(body) => body,
         Err(error) => return bad_request(format!("not {{\"reason\":…}}: {error}")),
     };
-    let (owned, reason) = (id.clone(), body.reason);
-    let stored = reason.clone();
+    if let Err(response) = visible(&inbox, &caller, &id).await {
+        return response;
+    }
+    let settlement = Settlement {
+        state: QuestionState::Withdrawn,
+        outcome: None,
+        by: body.reason.clone(),
+        person: None,
+    };
     match inbox
-        .stored(move |store| {
-            store.settle(
-                &owned,
-                QuestionState::Withdrawn,
-                None,
-                &stored,
-                crate::now(),
-            )
-        })
+        .store
+        .settle(id.clone(), settlement, crate::now())
         .await
     {
-        Ok(true) => {
-            inbox.left(withdrawn(&id, &reason));
+        Ok(Settled::Done) => {
+            inbox.left(withdrawn(&id, &body.reason));
             StatusCode::NO_CONTENT.into_response()
         }
-        Ok(false) => (StatusCode::CONFLICT, "it was no longer waiting").into_response(),
+        Ok(_) => (StatusCode::CONFLICT, "it was no longer waiting").into_response(),
         Err(error) => failed(error),
     }
 }
 
-async fn page_link(State(inbox): State<Arc<Inbox>>) -> Response {
+async fn page_link(
+    State(inbox): State<Arc<Inbox>>,
+    Extension(caller): Extension<Caller>,
+) -> Response {
+    if !matches!(caller, Caller::Owner) {
+        return access::forbidden(
+            "a team's inbox has no page link: people answer with `ask-user inbox answer --url`"
+                .to_owned(),
+        );
+    }
     match inbox.gate.ticket(&inbox.address) {
         Ok(url) => Json(PageLink { url }).into_response(),
         Err(error) => (StatusCode::SERVICE_UNAVAILABLE, error.to_string()).into_response(),

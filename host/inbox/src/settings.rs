@@ -17,6 +17,7 @@ pub struct RawInbox {
     retention: Option<toml::Spanned<String>>,
     bind: Option<std::net::IpAddr>,
     port: Option<u16>,
+    database: Option<String>,
     /// Read by the channels' registry ([`Channels`]).
     notify: Option<toml::Spanned<toml::Table>>,
 }
@@ -28,6 +29,8 @@ pub struct InboxSettings {
     pub retention: Option<Duration>,
     pub bind: Option<std::net::IpAddr>,
     pub port: Option<u16>,
+    /// A team's inbox: its PostgreSQL database.
+    pub database: Option<String>,
     /// `[inbox.notify]`: the channels to notify.
     pub notify: Notifications,
 }
@@ -42,6 +45,7 @@ impl InboxSettings {
                 .transpose()?,
             bind: raw.bind,
             port: raw.port,
+            database: raw.database,
             notify: match raw.notify {
                 Some(table) => Channels::builtin()
                     .configure(table.get_ref())
@@ -56,6 +60,7 @@ impl InboxSettings {
         config.port = self.port.or(config.port);
         config.bind = self.bind.unwrap_or(config.bind);
         config.retention = self.retention.unwrap_or(config.retention);
+        config.database = self.database.or(config.database);
         config.notify = self.notify;
         config
     }

@@ -37,6 +37,11 @@ pub fn exit<T>(
 /// most `wait`; the rest is drained on a thread, so the child never blocks
 /// on a full pipe. The error holds all it said when it ended first.
 pub fn said_on_stderr(child: &mut Child, text: &str, wait: Duration) -> Result<(), String> {
+    line_on_stderr(child, text, wait).map(drop)
+}
+
+/// As [`said_on_stderr`], and the line.
+pub fn line_on_stderr(child: &mut Child, text: &str, wait: Duration) -> Result<String, String> {
     let stderr = child.stderr.take().expect("standard error is piped");
     let (tx, rx) = mpsc::channel();
     let text = text.to_owned();
@@ -45,7 +50,7 @@ pub fn said_on_stderr(child: &mut Child, text: &str, wait: Duration) -> Result<(
         for line in BufReader::new(stderr).lines() {
             let Ok(line) = line else { break };
             if line.contains(&text) {
-                let _ = tx.send(Ok(()));
+                let _ = tx.send(Ok(line.clone()));
             }
             seen.push_str(&line);
             seen.push('\n');

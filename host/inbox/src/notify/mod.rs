@@ -149,6 +149,11 @@ pub struct Notifications {
 }
 
 impl Notifications {
+    /// Whether no channel is configured.
+    pub fn is_empty(&self) -> bool {
+        self.channels.is_empty()
+    }
+
     /// The names of the channels, in order.
     pub fn names(&self) -> Vec<&'static str> {
         self.channels.iter().map(|c| c.name()).collect()

@@ -1,0 +1,125 @@
+//! Who is asking the inbox's API, and what they may do.
+//!
+//! One user's inbox serves its API on a socket only that user can reach:
+//! every caller there is [`Caller::Owner`]. A team's inbox serves it over
+//! the network, and every request carries a token (`Authorization: Bearer
+//! askusr_…`), looked up in the database on each request (a revoked token
+//! is refused everywhere at once): an agent's token asks, waits for,
+//! confirms and withdraws its own questions only; a person's token lists
+//! and answers the questions whose audience is empty or shares one of their
+//! groups. A question an identity may not see is "not found" to it.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::store::postgres::{PgStore, Role};
+use crate::store::{Person, Record};
+
+/// Who made a request.
+#[derive(Debug, Clone)]
+pub enum Caller {
+    /// The user of a one-user inbox: everything.
+    Owner,
+    /// A team's agent, by its token's name.
+    Agent(String),
+    /// A team's person.
+    Person(Person),
+}
+
+impl Caller {
+    /// Whether the caller may read `record` (and an agent, wait for it).
+    pub fn may_see(&self, record: &Record) -> bool {
+        match self {
+            Caller::Owner => true,
+            Caller::Agent(name) => record.owner.as_deref() == Some(name),
+            Caller::Person(person) => record.answerable_by(&person.groups),
+        }
+    }
+
+    /// The identity questions asked by this caller belong to.
+    pub fn owner(&self) -> Option<String> {
+        match self {
+            Caller::Agent(name) => Some(name.clone()),
+            _ => None,
+        }
+    }
+
+    /// The refusal of what only agents (and the owner) do, to a person.
+    pub fn unless_agent(&self, what: &str) -> Option<Response> {
+        matches!(self, Caller::Person(_)).then(|| {
+            forbidden(format!(
+                "a person's token cannot {what}: agents do, with an agent's token"
+            ))
+        })
+    }
+
+    /// The refusal of what only people (and the owner) do, to an agent.
+    pub fn unless_person(&self, what: &str) -> Option<Response> {
+        matches!(self, Caller::Agent(_)).then(|| {
+            forbidden(format!(
+                "an agent's token cannot {what}: people do, with a person's token"
+            ))
+        })
+    }
+
+    /// The person settling a question, checked against its audience.
+    pub fn person(&self) -> Option<Person> {
+        match self {
+            Caller::Person(person) => Some(person.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// 403 with why.
+pub fn forbidden(why: String) -> Response {
+    (StatusCode::FORBIDDEN, why).into_response()
+}
+
+/// The team's middleware: the request's token, looked up now, becomes its
+/// [`Caller`]; 401 without a token, or with one unknown or revoked.
+pub async fn authenticate(
+    State(store): State<Arc<PgStore>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let token = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .map(str::trim)
+        .map(str::to_owned);
+    let Some(token) = token else {
+        return unauthorized("no token: send Authorization: Bearer askusr_…");
+    };
+    let caller = match store.identify(&token).await {
+        Ok(Some(identity)) => match identity.role {
+            Role::Agent => Caller::Agent(identity.name),
+            Role::Person => Caller::Person(Person {
+                name: identity.name,
+                groups: identity.groups,
+            }),
+        },
+        Ok(None) => return unauthorized("the token is unknown or revoked"),
+        Err(error) => {
+            tracing::warn!(%error, "the inbox could not check a token");
+            return (StatusCode::SERVICE_UNAVAILABLE, error.to_string()).into_response();
+        }
+    };
+    request.extensions_mut().insert(caller);
+    next.run(request).await
+}
+
+fn unauthorized(why: &str) -> Response {
+    (
+        StatusCode::UNAUTHORIZED,
+        [(header::WWW_AUTHENTICATE, "Bearer")],
+        why.to_owned(),
+    )
+        .into_response()
+}

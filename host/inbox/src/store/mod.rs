@@ -1,0 +1,449 @@
+//! Where the inbox keeps its questions: the [`Store`] trait, and its two
+//! engines, [`SqliteStore`] (one file, one user's inbox) and
+//! [`PgStore`] (PostgreSQL, shared by the servers of a team's inbox).
+//!
+//! Every change is one transaction, committed (and synced) before the
+//! inbox tells anyone about it: an answer is on disk before it is
+//! delivered, so a crash between the two delivers it after the restart.
+//! The trait is async: an engine never blocks the runtime's workers (the
+//! SQLite engine works on blocking threads, PostgreSQL's client is async).
+
+use std::future::Future;
+use std::pin::Pin;
+
+use sha2::{Digest, Sha256};
+
+use ask_user_seam::AskRequest;
+
+pub mod postgres;
+pub mod sqlite;
+
+pub use postgres::PgStore;
+pub use sqlite::SqliteStore;
+
+/// Milliseconds since the Unix epoch.
+pub type Millis = i64;
+
+/// What a store's work gives, later.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// Where a question stands; on the wire as its name (`"waiting"`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    /// Open: no outcome yet.
+    Waiting,
+    /// Answered by a human (`settled_by` says where).
+    Answered,
+    /// Dismissed by a human without answering.
+    Cancelled,
+    /// The agent stopped waiting (its call ended: aborted, timed out).
+    Withdrawn,
+    /// Its agent was gone for longer than the retention period.
+    Expired,
+}
+
+impl State {
+    /// Its name, as stored and shown.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Waiting => "waiting",
+            State::Answered => "answered",
+            State::Cancelled => "cancelled",
+            State::Withdrawn => "withdrawn",
+            State::Expired => "expired",
+        }
+    }
+
+    fn parse(text: &str) -> Result<State, StoreError> {
+        Ok(match text {
+            "waiting" => State::Waiting,
+            "answered" => State::Answered,
+            "cancelled" => State::Cancelled,
+            "withdrawn" => State::Withdrawn,
+            "expired" => State::Expired,
+            other => return Err(StoreError(format!("unknown question state {other:?}"))),
+        })
+    }
+}
+
+/// What asked a question, and the question.
+#[derive(Debug, Clone)]
+pub struct NewQuestion {
+    /// The root agent's session key.
+    pub session: String,
+    /// What asked, in the host's words (e.g. `ask-user ask (pid 4242)`).
+    pub agent: String,
+    /// The agent's working directory, when the host gives one.
+    pub cwd: Option<String>,
+    pub request: AskRequest,
+    /// The identity that asked (a team's agent token's name); `None` in
+    /// one user's inbox, where every caller is that user.
+    pub owner: Option<String>,
+    /// The groups whose people may answer; empty: anyone.
+    pub audience: Vec<String>,
+}
+
+/// A question as stored.
+#[derive(Debug, Clone)]
+pub struct Record {
+    pub id: String,
+    pub session: String,
+    pub agent: String,
+    pub cwd: Option<String>,
+    pub request: AskRequest,
+    pub owner: Option<String>,
+    pub audience: Vec<String>,
+    pub asked_at: Millis,
+    /// When its agent was last waiting for it.
+    pub agent_seen_at: Millis,
+    pub state: State,
+    /// The outcome frame's `outcome` (SPEC §5), once settled by a human.
+    pub outcome: Option<serde_json::Value>,
+    /// Where it was settled (`page`, `command`), or why it left.
+    pub settled_by: Option<String>,
+    /// The person who answered or dismissed it, in a team's inbox.
+    pub answered_by: Option<String>,
+    pub settled_at: Option<Millis>,
+    /// When its agent confirmed it got the outcome.
+    pub delivered_at: Option<Millis>,
+}
+
+impl Record {
+    /// The record of `question`, just asked as `id` at `now`.
+    fn asked(id: String, question: NewQuestion, now: Millis) -> Record {
+        Record {
+            id,
+            session: question.session,
+            agent: question.agent,
+            cwd: question.cwd,
+            request: question.request,
+            owner: question.owner,
+            audience: question.audience,
+            asked_at: now,
+            agent_seen_at: now,
+            state: State::Waiting,
+            outcome: None,
+            settled_by: None,
+            answered_by: None,
+            settled_at: None,
+            delivered_at: None,
+        }
+    }
+
+    /// Whether `person` (of `groups`) may answer it: its audience is
+    /// empty or shares a group.
+    pub fn answerable_by(&self, groups: &[String]) -> bool {
+        self.audience.is_empty() || self.audience.iter().any(|g| groups.contains(g))
+    }
+}
+
+/// A person of a team's inbox: their name and groups.
+#[derive(Debug, Clone)]
+pub struct Person {
+    pub name: String,
+    pub groups: Vec<String>,
+}
+
+/// How a question leaves the waiting state.
+#[derive(Debug, Clone)]
+pub struct Settlement {
+    pub state: State,
+    /// The outcome frame's `outcome`, when a human settled it.
+    pub outcome: Option<serde_json::Value>,
+    /// Where (`page`, `command`), or why it left.
+    pub by: String,
+    /// The person settling it, checked against its audience in the same
+    /// update; `None`: no check (one user's inbox, the agent, retention).
+    pub person: Option<Person>,
+}
+
+/// What [`Store::settle`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settled {
+    /// It was waiting, and this settlement is the one that counts.
+    Done,
+    /// It had already left (or there is no such question).
+    NotWaiting,
+    /// It still waits: the person is outside its audience.
+    OutsideAudience,
+}
+
+/// A question this version cannot read (a newer version's intent kind, a
+/// damaged row): listed apart, so that it hides nothing else.
+#[derive(Debug, Clone)]
+pub struct Unreadable {
+    pub id: String,
+    /// What could not be read, and why.
+    pub why: String,
+}
+
+/// What [`Store::list`] found.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    pub records: Vec<Record>,
+    pub unreadable: Vec<Unreadable>,
+}
+
+/// A store that failed (the disk, the database).
+#[derive(Debug, Clone)]
+pub struct StoreError(pub String);
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the inbox's store failed: {}", self.0)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// The inbox's questions, durable.
+pub trait Store: Send + Sync + 'static {
+    /// Stores `question` as waiting, unless the same owner's session asked
+    /// the identical batch at or after `since` and that question still
+    /// waits or holds an outcome its agent never confirmed: then that one
+    /// is returned (re-attached, `true`).
+    fn ask(
+        &self,
+        question: NewQuestion,
+        since: Millis,
+        now: Millis,
+    ) -> StoreFuture<'_, (Record, bool)>;
+
+    /// The question `id`.
+    fn get(&self, id: String) -> StoreFuture<'_, Option<Record>>;
+
+    /// Settles `id` when it still waits (and, for a person, when they are
+    /// in its audience, checked in the same update): the first settlement
+    /// wins.
+    fn settle(&self, id: String, settlement: Settlement, now: Millis) -> StoreFuture<'_, Settled>;
+
+    /// Its agent was waiting for `id` at `now`.
+    fn seen(&self, id: String, now: Millis) -> StoreFuture<'_, ()>;
+
+    /// Its agent got the outcome of `id`.
+    fn delivered(&self, id: String, now: Millis) -> StoreFuture<'_, ()>;
+
+    /// Expires the questions still waiting whose agent was last seen before
+    /// `before`, except those in `attached` (an agent waits for them now);
+    /// their ids.
+    fn expire(
+        &self,
+        before: Millis,
+        now: Millis,
+        attached: Vec<String>,
+    ) -> StoreFuture<'_, Vec<String>>;
+
+    /// The waiting questions, oldest first; with `all`, also the `limit`
+    /// most recent that left (newest first, after the waiting ones). A row
+    /// that cannot be read is listed apart and hides nothing else.
+    fn list(&self, all: bool, limit: usize) -> StoreFuture<'_, Listing>;
+}
+
+/// The same batch of questions gives the same fingerprint.
+fn fingerprint(request: &AskRequest) -> Result<String, StoreError> {
+    let text = serde_json::to_string(request).map_err(|e| StoreError(e.to_string()))?;
+    Ok(Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// A new question's id: random, so never made twice, in this database or
+/// another (an agent that comes back after the database was reset finds no
+/// one else's question under its id).
+fn new_id() -> Result<String, StoreError> {
+    ask_user_answerers::secret::id("q").map_err(|e| StoreError(e.to_string()))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    //! What every engine does alike, run against each.
+
+    use super::*;
+    use ask_user_seam::Question;
+
+    pub fn asked(session: &str, text: &str) -> NewQuestion {
+        NewQuestion {
+            session: session.into(),
+            agent: "test".into(),
+            cwd: Some("/work".into()),
+            request: AskRequest {
+                questions: vec![Question::new("q", text)],
+            },
+            owner: None,
+            audience: Vec::new(),
+        }
+    }
+
+    fn answered(by: &str, person: Option<Person>) -> Settlement {
+        Settlement {
+            state: State::Answered,
+            outcome: Some(serde_json::json!({"kind": "result", "value": {"answers": []}})),
+            by: by.into(),
+            person,
+        }
+    }
+
+    fn person(name: &str, groups: &[&str]) -> Person {
+        Person {
+            name: name.into(),
+            groups: groups.iter().map(|g| (*g).to_owned()).collect(),
+        }
+    }
+
+    /// Runs every check on `store`, and `other`, a second empty store of
+    /// the same engine.
+    pub async fn behaviour(store: &dyn Store, other: &dyn Store) {
+        kept_with_its_outcome(store).await;
+        the_first_settlement_wins(store).await;
+        the_same_batch_reattaches_until_delivered(store).await;
+        an_audience_is_checked_in_the_settlement(store).await;
+        ids_are_random_across_databases(store, other).await;
+        // Last: it expires everything still waiting.
+        gone_agents_questions_expire(store).await;
+    }
+
+    async fn kept_with_its_outcome(store: &dyn Store) {
+        let (record, again) = store.ask(asked("k", "Deploy?"), 0, 10).await.unwrap();
+        assert!(!again);
+        let done = store
+            .settle(record.id.clone(), answered("page", None), 20)
+            .await
+            .unwrap();
+        assert_eq!(done, Settled::Done);
+        let record = store.get(record.id).await.unwrap().expect("kept");
+        assert_eq!(record.state, State::Answered);
+        assert_eq!(record.request.questions[0].question, "Deploy?");
+        assert_eq!(record.settled_by.as_deref(), Some("page"));
+        assert_eq!(record.settled_at, Some(20));
+        assert_eq!(record.outcome.unwrap()["kind"], "result");
+    }
+
+    async fn the_first_settlement_wins(store: &dyn Store) {
+        let (record, _) = store.ask(asked("f", "Deploy?"), 0, 10).await.unwrap();
+        let cancel = Settlement {
+            state: State::Cancelled,
+            outcome: None,
+            by: "page".into(),
+            person: None,
+        };
+        let id = record.id.clone();
+        assert_eq!(
+            store.settle(id.clone(), cancel, 11).await.unwrap(),
+            Settled::Done
+        );
+        let second = store
+            .settle(id.clone(), answered("command", None), 12)
+            .await;
+        assert_eq!(second.unwrap(), Settled::NotWaiting);
+        assert_eq!(
+            store.get(id).await.unwrap().unwrap().state,
+            State::Cancelled
+        );
+        for unknown in ["q999", "nonsense"] {
+            let settled = store
+                .settle(unknown.into(), answered("page", None), 12)
+                .await;
+            assert_eq!(settled.unwrap(), Settled::NotWaiting);
+        }
+    }
+
+    async fn the_same_batch_reattaches_until_delivered(store: &dyn Store) {
+        let (first, _) = store.ask(asked("r", "Deploy?"), 0, 10).await.unwrap();
+        let (again, reattached) = store.ask(asked("r", "Deploy?"), 0, 20).await.unwrap();
+        assert!(reattached);
+        assert_eq!(again.id, first.id);
+        // Another session, another batch, or another owner's same session
+        // is another question.
+        assert!(!store.ask(asked("r2", "Deploy?"), 0, 20).await.unwrap().1);
+        assert!(!store.ask(asked("r", "Deploy now?"), 0, 20).await.unwrap().1);
+        let mut theirs = asked("r", "Deploy?");
+        theirs.owner = Some("mallory".into());
+        let (theirs, reattached) = store.ask(theirs, 0, 20).await.unwrap();
+        assert!(!reattached, "another owner never re-attaches");
+        assert_ne!(theirs.id, first.id);
+        // Answered while the agent was away: asking again gets it.
+        store
+            .settle(first.id.clone(), answered("command", None), 30)
+            .await
+            .unwrap();
+        let (answered, reattached) = store.ask(asked("r", "Deploy?"), 0, 40).await.unwrap();
+        assert!(reattached);
+        assert_eq!(answered.state, State::Answered);
+        // Once delivered, asking again is a new question; so is one asked
+        // before the retention period.
+        store.delivered(first.id.clone(), 50).await.unwrap();
+        let (fresh, reattached) = store.ask(asked("r", "Deploy?"), 0, 60).await.unwrap();
+        assert!(!reattached);
+        assert_ne!(fresh.id, first.id);
+        assert!(!store.ask(asked("r", "Deploy?"), 61, 70).await.unwrap().1);
+    }
+
+    async fn an_audience_is_checked_in_the_settlement(store: &dyn Store) {
+        let mut ops = asked("a", "Restart the database?");
+        ops.owner = Some("ci-runner".into());
+        ops.audience = vec!["ops".into()];
+        let (record, _) = store.ask(ops, 0, 10).await.unwrap();
+        assert_eq!(record.owner.as_deref(), Some("ci-runner"));
+        let outsider = answered("command", Some(person("bob", &["dev"])));
+        let settled = store.settle(record.id.clone(), outsider, 11).await.unwrap();
+        assert_eq!(settled, Settled::OutsideAudience);
+        let still = store.get(record.id.clone()).await.unwrap().unwrap();
+        assert_eq!(still.state, State::Waiting);
+        assert_eq!(still.audience, ["ops"]);
+        let insider = answered("command", Some(person("alice", &["dev", "ops"])));
+        let settled = store.settle(record.id.clone(), insider, 12).await.unwrap();
+        assert_eq!(settled, Settled::Done);
+        let done = store.get(record.id).await.unwrap().unwrap();
+        assert_eq!(done.answered_by.as_deref(), Some("alice"));
+        // No audience: anyone in the team.
+        let (open, _) = store.ask(asked("a", "Anyone?"), 0, 13).await.unwrap();
+        let anyone = answered("command", Some(person("carol", &[])));
+        assert_eq!(
+            store.settle(open.id, anyone, 14).await.unwrap(),
+            Settled::Done
+        );
+    }
+
+    async fn ids_are_random_across_databases(store: &dyn Store, other: &dyn Store) {
+        let a = store.ask(asked("i", "Deploy?"), 0, 10).await.unwrap().0.id;
+        let b = other.ask(asked("i", "Deploy?"), 0, 10).await.unwrap().0.id;
+        assert_ne!(a, b, "a reset database makes new ids");
+        assert!(a.starts_with('q') && a.len() == 33, "{a}");
+        // Counted ids name nothing.
+        assert!(store.get("q1".into()).await.unwrap().is_none());
+    }
+
+    async fn gone_agents_questions_expire(store: &dyn Store) {
+        let waiting_before = store.list(false, 0).await.unwrap().records.len();
+        let (old, _) = store.ask(asked("e", "Old?"), 0, 100).await.unwrap();
+        let (seen, _) = store.ask(asked("e", "Seen?"), 0, 100).await.unwrap();
+        store.seen(seen.id.clone(), 1000).await.unwrap();
+        let (attached, _) = store.ask(asked("e", "Attached?"), 0, 100).await.unwrap();
+        let expired = store
+            .expire(500, 2000, vec![attached.id.clone()])
+            .await
+            .unwrap();
+        assert!(expired.contains(&old.id), "{expired:?}");
+        assert!(!expired.contains(&seen.id) && !expired.contains(&attached.id));
+        assert_eq!(
+            expired.len(),
+            waiting_before + 1,
+            "every stale one: {expired:?}"
+        );
+        let waiting: Vec<String> = store
+            .list(false, 0)
+            .await
+            .unwrap()
+            .records
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(waiting, vec![seen.id, attached.id]);
+        let all = store.list(true, 1000).await.unwrap().records;
+        let old = all.iter().find(|r| r.id == old.id).unwrap();
+        assert_eq!(old.state, State::Expired);
+        assert_eq!(old.settled_by.as_deref(), Some("retention"));
+    }
+}

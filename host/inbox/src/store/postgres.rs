@@ -1,0 +1,668 @@
+//! [`PgStore`]: a team's inbox in PostgreSQL, shared by any number of
+//! inbox servers; its SQL all here. The database is the truth: a server
+//! keeps nothing a second server would need.
+//!
+//! - Every question that leaves the waiting state is announced, in the
+//!   same transaction, on the channel [`CHANNEL`] with its id only; each
+//!   server listens on one connection and wakes its own waiters, who read
+//!   the question again from the database.
+//! - Migrations run in one transaction under an advisory lock, so servers
+//!   starting together take turns; a database of a newer schema is refused.
+//! - Identities: tokens are stored as their SHA-256 only (a token is 128
+//!   random bits, so a fast digest is enough), looked up on every request,
+//!   so a revocation holds everywhere at once.
+
+use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
+use sqlx::{Executor, Row};
+
+use super::{
+    Listing, Millis, NewQuestion, Person, Record, Settled, Settlement, State, Store, StoreError,
+    StoreFuture, Unreadable, fingerprint, new_id,
+};
+
+/// The schema this version writes. A database of a newer one is refused.
+pub const SCHEMA_VERSION: i32 = 1;
+
+/// The channel a settlement is announced on.
+pub const CHANNEL: &str = "ask_user_inbox";
+
+/// The advisory lock migrations hold ("askuser" in ASCII).
+const MIGRATION_LOCK: i64 = 0x0061_736b_7573_6572;
+
+/// A new database, at [`SCHEMA_VERSION`].
+const SCHEMA: &str = "
+CREATE TABLE ask_user_schema (version INTEGER NOT NULL);
+CREATE TABLE questions (
+    seq BIGSERIAL PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    session TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    cwd TEXT,
+    request TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    owner TEXT,
+    audience TEXT[] NOT NULL DEFAULT '{}',
+    asked_at BIGINT NOT NULL,
+    agent_seen_at BIGINT NOT NULL,
+    state TEXT NOT NULL,
+    outcome TEXT,
+    settled_by TEXT,
+    answered_by TEXT,
+    settled_at BIGINT,
+    delivered_at BIGINT
+);
+CREATE INDEX questions_by_state ON questions (state, seq);
+CREATE INDEX questions_by_fingerprint ON questions (session, fingerprint);
+CREATE TABLE tokens (
+    name TEXT PRIMARY KEY,
+    role TEXT NOT NULL CHECK (role IN ('agent', 'person')),
+    groups TEXT[] NOT NULL DEFAULT '{}',
+    hash TEXT NOT NULL UNIQUE,
+    created_at BIGINT NOT NULL,
+    revoked_at BIGINT
+);
+";
+
+const COLUMNS: &str = "id, session, agent, cwd, request, asked_at, agent_seen_at, state, \
+                       outcome, settled_by, settled_at, delivered_at, owner, audience, \
+                       answered_by";
+
+/// The prefix of every token, so that secret scanners recognise one.
+pub const TOKEN_PREFIX: &str = "askusr_";
+
+/// Who a token is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Asks, waits for, and withdraws its own questions.
+    Agent,
+    /// Lists and answers the questions of their audience.
+    Person,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Agent => "agent",
+            Role::Person => "person",
+        }
+    }
+
+    fn parse(text: &str) -> Result<Role, StoreError> {
+        match text {
+            "agent" => Ok(Role::Agent),
+            "person" => Ok(Role::Person),
+            other => Err(StoreError(format!("unknown token role {other:?}"))),
+        }
+    }
+}
+
+/// A token's identity, as a request presents it.
+#[derive(Debug, Clone)]
+pub struct Identity {
+    pub name: String,
+    pub role: Role,
+    pub groups: Vec<String>,
+}
+
+/// A token as listed (never the token itself).
+#[derive(Debug, Clone)]
+pub struct TokenRow {
+    pub identity: Identity,
+    pub created_at: Millis,
+    pub revoked_at: Option<Millis>,
+}
+
+/// The store in a PostgreSQL database.
+#[derive(Clone)]
+pub struct PgStore {
+    pool: PgPool,
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(error: sqlx::Error) -> Self {
+        StoreError(error.to_string())
+    }
+}
+
+impl PgStore {
+    /// Connects to the database at `url` (`postgres://…`) and brings it to
+    /// [`SCHEMA_VERSION`], or refuses a newer one.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        let pool = PgPoolOptions::new()
+            .max_connections(16)
+            .acquire_timeout(std::time::Duration::from_secs(10))
+            .connect(url)
+            .await
+            .map_err(|e| StoreError(format!("cannot reach the database: {e}")))?;
+        migrate(&pool).await?;
+        Ok(PgStore { pool })
+    }
+
+    /// The connections, for a listener of [`CHANNEL`].
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// Makes a token for `name`, stored as its digest only; the token,
+    /// which nobody can be shown again.
+    pub async fn create_token(
+        &self,
+        name: &str,
+        role: Role,
+        groups: &[String],
+        now: Millis,
+    ) -> Result<String, StoreError> {
+        let token = format!(
+            "{TOKEN_PREFIX}{}",
+            ask_user_answerers::secret::token().map_err(|e| StoreError(e.to_string()))?
+        );
+        let made = sqlx::query(
+            "INSERT INTO tokens (name, role, groups, hash, created_at) VALUES ($1, $2, $3, $4, $5) \
+             ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(name)
+        .bind(role.as_str())
+        .bind(groups)
+        .bind(digest(&token))
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        if made.rows_affected() == 0 {
+            return Err(StoreError(format!(
+                "a token named {name:?} exists already (revoked ones too, so that every answer \
+                 names one identity): choose another name"
+            )));
+        }
+        Ok(token)
+    }
+
+    /// Every token, oldest first.
+    pub async fn tokens(&self) -> Result<Vec<TokenRow>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT name, role, groups, created_at, revoked_at FROM tokens ORDER BY created_at",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(TokenRow {
+                    identity: Identity {
+                        name: row.try_get(0)?,
+                        role: Role::parse(row.try_get(1)?)?,
+                        groups: row.try_get(2)?,
+                    },
+                    created_at: row.try_get(3)?,
+                    revoked_at: row.try_get(4)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Revokes the token `name`; false when there is none not revoked.
+    pub async fn revoke(&self, name: &str, now: Millis) -> Result<bool, StoreError> {
+        let done =
+            sqlx::query("UPDATE tokens SET revoked_at = $2 WHERE name = $1 AND revoked_at IS NULL")
+                .bind(name)
+                .bind(now)
+                .execute(&self.pool)
+                .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Who `token` is, unless it is unknown or revoked.
+    pub async fn identify(&self, token: &str) -> Result<Option<Identity>, StoreError> {
+        let row = sqlx::query(
+            "SELECT name, role, groups FROM tokens WHERE hash = $1 AND revoked_at IS NULL",
+        )
+        .bind(digest(token))
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|row| {
+            Ok(Identity {
+                name: row.try_get(0)?,
+                role: Role::parse(row.try_get(1)?)?,
+                groups: row.try_get(2)?,
+            })
+        })
+        .transpose()
+    }
+
+    async fn ask(
+        &self,
+        question: NewQuestion,
+        since: Millis,
+        now: Millis,
+    ) -> Result<(Record, bool), StoreError> {
+        let fingerprint = fingerprint(&question.request)?;
+        let mut transaction = self.pool.begin().await?;
+        // One ask of a session at a time: two servers re-attaching the same
+        // batch make one question, not two.
+        sqlx::query("SELECT pg_advisory_xact_lock(hashtext($1))")
+            .bind(&question.session)
+            .execute(&mut *transaction)
+            .await?;
+        let again = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM questions WHERE session = $1 AND fingerprint = $2 \
+             AND owner IS NOT DISTINCT FROM $4 AND asked_at >= $3 AND (state = 'waiting' OR \
+             (state IN ('answered', 'cancelled') AND delivered_at IS NULL)) \
+             ORDER BY seq DESC LIMIT 1"
+        ))
+        .bind(&question.session)
+        .bind(&fingerprint)
+        .bind(since)
+        .bind(&question.owner)
+        .fetch_optional(&mut *transaction)
+        .await?;
+        if let Some(row) = again {
+            let mut found = record(&row).map_err(|u| StoreError(u.why))?;
+            sqlx::query("UPDATE questions SET agent_seen_at = $2 WHERE id = $1")
+                .bind(&found.id)
+                .bind(now)
+                .execute(&mut *transaction)
+                .await?;
+            transaction.commit().await?;
+            found.agent_seen_at = now;
+            return Ok((found, true));
+        }
+        let request =
+            serde_json::to_string(&question.request).map_err(|e| StoreError(e.to_string()))?;
+        let id = new_id()?;
+        sqlx::query(
+            "INSERT INTO questions (id, session, agent, cwd, request, fingerprint, owner, \
+             audience, asked_at, agent_seen_at, state) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, 'waiting')",
+        )
+        .bind(&id)
+        .bind(&question.session)
+        .bind(&question.agent)
+        .bind(&question.cwd)
+        .bind(request)
+        .bind(fingerprint)
+        .bind(&question.owner)
+        .bind(&question.audience)
+        .bind(now)
+        .execute(&mut *transaction)
+        .await?;
+        transaction.commit().await?;
+        Ok((Record::asked(id, question, now), false))
+    }
+
+    async fn get(&self, id: &str) -> Result<Option<Record>, StoreError> {
+        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM questions WHERE id = $1"))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|row| {
+            record(&row).map_err(|Unreadable { id, why }| {
+                StoreError(format!(
+                    "question {id} cannot be read by this version ({why})"
+                ))
+            })
+        })
+        .transpose()
+    }
+
+    async fn settle(
+        &self,
+        id: &str,
+        settlement: Settlement,
+        now: Millis,
+    ) -> Result<Settled, StoreError> {
+        let groups: Option<Vec<String>> = settlement.person.as_ref().map(|p| p.groups.clone());
+        let mut transaction = self.pool.begin().await?;
+        // The audience is checked in the update that makes the first
+        // settlement win: nothing can change between the two.
+        let settled = sqlx::query(
+            "UPDATE questions SET state = $2, outcome = $3, settled_by = $4, settled_at = $5, \
+             answered_by = $6 WHERE id = $1 AND state = 'waiting' AND \
+             ($7::text[] IS NULL OR cardinality(audience) = 0 OR audience && $7::text[])",
+        )
+        .bind(id)
+        .bind(settlement.state.as_str())
+        .bind(settlement.outcome.map(|value| value.to_string()))
+        .bind(&settlement.by)
+        .bind(now)
+        .bind(settlement.person.map(|Person { name, .. }| name))
+        .bind(&groups)
+        .execute(&mut *transaction)
+        .await?;
+        if settled.rows_affected() == 1 {
+            notify(&mut transaction, id).await?;
+            transaction.commit().await?;
+            return Ok(Settled::Done);
+        }
+        let state: Option<String> = sqlx::query_scalar("SELECT state FROM questions WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&mut *transaction)
+            .await?;
+        transaction.rollback().await?;
+        Ok(match (state.as_deref(), groups) {
+            (Some("waiting"), Some(_)) => Settled::OutsideAudience,
+            _ => Settled::NotWaiting,
+        })
+    }
+
+    async fn stamp(&self, update: &str, id: &str, now: Millis) -> Result<(), StoreError> {
+        sqlx::query(update)
+            .bind(id)
+            .bind(now)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn expire(
+        &self,
+        before: Millis,
+        now: Millis,
+        attached: &[String],
+    ) -> Result<Vec<String>, StoreError> {
+        let mut transaction = self.pool.begin().await?;
+        // Every server sweeps: the update settles each question once, and
+        // returns only what this sweep expired.
+        let ids: Vec<String> = sqlx::query_scalar(
+            "UPDATE questions SET state = 'expired', settled_by = 'retention', settled_at = $2 \
+             WHERE state = 'waiting' AND agent_seen_at < $1 AND NOT (id = ANY($3)) RETURNING id",
+        )
+        .bind(before)
+        .bind(now)
+        .bind(attached)
+        .fetch_all(&mut *transaction)
+        .await?;
+        for id in &ids {
+            notify(&mut transaction, id).await?;
+        }
+        transaction.commit().await?;
+        Ok(ids)
+    }
+
+    async fn list(&self, all: bool, limit: usize) -> Result<Listing, StoreError> {
+        let mut rows = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM questions WHERE state = 'waiting' ORDER BY seq"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        if all {
+            rows.extend(
+                sqlx::query(&format!(
+                    "SELECT {COLUMNS} FROM questions WHERE state != 'waiting' \
+                     ORDER BY seq DESC LIMIT $1"
+                ))
+                .bind(limit as i64)
+                .fetch_all(&self.pool)
+                .await?,
+            );
+        }
+        let mut listing = Listing::default();
+        for row in &rows {
+            match record(row) {
+                Ok(record) => listing.records.push(record),
+                Err(unreadable) => listing.unreadable.push(unreadable),
+            }
+        }
+        Ok(listing)
+    }
+}
+
+impl Store for PgStore {
+    fn ask(
+        &self,
+        question: NewQuestion,
+        since: Millis,
+        now: Millis,
+    ) -> StoreFuture<'_, (Record, bool)> {
+        Box::pin(PgStore::ask(self, question, since, now))
+    }
+
+    fn get(&self, id: String) -> StoreFuture<'_, Option<Record>> {
+        Box::pin(async move { PgStore::get(self, &id).await })
+    }
+
+    fn settle(&self, id: String, settlement: Settlement, now: Millis) -> StoreFuture<'_, Settled> {
+        Box::pin(async move { PgStore::settle(self, &id, settlement, now).await })
+    }
+
+    fn seen(&self, id: String, now: Millis) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            self.stamp(
+                "UPDATE questions SET agent_seen_at = $2 WHERE id = $1",
+                &id,
+                now,
+            )
+            .await
+        })
+    }
+
+    fn delivered(&self, id: String, now: Millis) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            self.stamp(
+                "UPDATE questions SET delivered_at = $2 WHERE id = $1 AND delivered_at IS NULL",
+                &id,
+                now,
+            )
+            .await
+        })
+    }
+
+    fn expire(
+        &self,
+        before: Millis,
+        now: Millis,
+        attached: Vec<String>,
+    ) -> StoreFuture<'_, Vec<String>> {
+        Box::pin(async move { PgStore::expire(self, before, now, &attached).await })
+    }
+
+    fn list(&self, all: bool, limit: usize) -> StoreFuture<'_, Listing> {
+        Box::pin(PgStore::list(self, all, limit))
+    }
+}
+
+/// Announces that question `id` left the waiting state, when `transaction`
+/// commits.
+async fn notify(
+    transaction: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    id: &str,
+) -> Result<(), StoreError> {
+    sqlx::query("SELECT pg_notify($1, $2)")
+        .bind(CHANNEL)
+        .bind(id)
+        .execute(&mut **transaction)
+        .await?;
+    Ok(())
+}
+
+/// Brings the database to [`SCHEMA_VERSION`] in one transaction under the
+/// migration lock, or refuses one written by a newer version.
+async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
+    let mut transaction = pool.begin().await?;
+    sqlx::query("SELECT pg_advisory_xact_lock($1)")
+        .bind(MIGRATION_LOCK)
+        .execute(&mut *transaction)
+        .await?;
+    let exists: bool = sqlx::query_scalar("SELECT to_regclass('ask_user_schema') IS NOT NULL")
+        .fetch_one(&mut *transaction)
+        .await?;
+    if !exists {
+        transaction.execute(SCHEMA).await?;
+        sqlx::query("INSERT INTO ask_user_schema (version) VALUES ($1)")
+            .bind(SCHEMA_VERSION)
+            .execute(&mut *transaction)
+            .await?;
+        transaction.commit().await?;
+        return Ok(());
+    }
+    let version: i32 = sqlx::query_scalar("SELECT max(version) FROM ask_user_schema")
+        .fetch_one(&mut *transaction)
+        .await?;
+    match version {
+        SCHEMA_VERSION => Ok(()),
+        newer if newer > SCHEMA_VERSION => Err(StoreError(format!(
+            "the database was written by a newer ask-user (schema {newer}; this one reads up to \
+             {SCHEMA_VERSION}): run the newer ask-user on every inbox server"
+        ))),
+        other => Err(StoreError(format!(
+            "the database has an unknown ask-user schema {other}"
+        ))),
+    }
+}
+
+/// A hex SHA-256 of `token`.
+fn digest(token: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The question in `row`, or why it cannot be read.
+fn record(row: &PgRow) -> Result<Record, Unreadable> {
+    let id: String = row.try_get(0).unwrap_or_default();
+    let made = (|| -> Result<Record, StoreError> {
+        let request: String = row.try_get(4)?;
+        let state: String = row.try_get(7)?;
+        let outcome: Option<String> = row.try_get(8)?;
+        Ok(Record {
+            id: id.clone(),
+            session: row.try_get(1)?,
+            agent: row.try_get(2)?,
+            cwd: row.try_get(3)?,
+            request: serde_json::from_str(&request)
+                .map_err(|e| StoreError(format!("a stored request: {e}")))?,
+            asked_at: row.try_get(5)?,
+            agent_seen_at: row.try_get(6)?,
+            state: State::parse(&state)?,
+            outcome: outcome
+                .map(|text| serde_json::from_str(&text))
+                .transpose()
+                .map_err(|e| StoreError(format!("a stored outcome: {e}")))?,
+            settled_by: row.try_get(9)?,
+            settled_at: row.try_get(10)?,
+            delivered_at: row.try_get(11)?,
+            owner: row.try_get(12)?,
+            audience: row.try_get(13)?,
+            answered_by: row.try_get(14)?,
+        })
+    })();
+    made.map_err(|StoreError(why)| Unreadable { id, why })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::store::tests::asked;
+
+    /// A new, empty database on the test cluster (`scripts/test` starts
+    /// one and names it in `ASK_USER_TEST_POSTGRES`); its URL.
+    pub async fn database() -> String {
+        let admin = std::env::var("ASK_USER_TEST_POSTGRES").expect(
+            "ASK_USER_TEST_POSTGRES names no PostgreSQL: run the tests with scripts/test, \
+             which starts a throwaway cluster",
+        );
+        let name = format!("t_{}", ask_user_answerers::secret::id("").unwrap());
+        let mut connection: sqlx::PgConnection = sqlx::Connection::connect(&admin).await.unwrap();
+        connection
+            .execute(format!("CREATE DATABASE {name}").as_str())
+            .await
+            .unwrap();
+        let (base, _) = admin.rsplit_once('/').unwrap();
+        format!("{base}/{name}")
+    }
+
+    #[tokio::test]
+    async fn the_shared_behaviour_holds() {
+        let store = PgStore::connect(&database().await).await.unwrap();
+        let other = PgStore::connect(&database().await).await.unwrap();
+        crate::store::tests::behaviour(&store, &other).await;
+    }
+
+    #[tokio::test]
+    async fn of_fifty_answers_at_once_exactly_one_wins() {
+        let store = PgStore::connect(&database().await).await.unwrap();
+        let (record, _) = store.ask(asked("s", "Deploy?"), 0, 10).await.unwrap();
+        let answers = (0..50).map(|n| {
+            let (store, id) = (store.clone(), record.id.clone());
+            tokio::spawn(async move {
+                let settlement = Settlement {
+                    state: State::Answered,
+                    outcome: Some(serde_json::json!({"n": n})),
+                    by: "command".into(),
+                    person: Some(Person {
+                        name: format!("p{n}"),
+                        groups: Vec::new(),
+                    }),
+                };
+                PgStore::settle(&store, &id, settlement, 20).await.unwrap()
+            })
+        });
+        let mut won = Vec::new();
+        for (n, answer) in answers.enumerate() {
+            if answer.await.unwrap() == Settled::Done {
+                won.push(n);
+            }
+        }
+        assert_eq!(won.len(), 1, "{won:?}");
+        let kept = PgStore::get(&store, &record.id).await.unwrap().unwrap();
+        assert_eq!(kept.answered_by, Some(format!("p{}", won[0])));
+        assert_eq!(kept.outcome.unwrap()["n"], won[0]);
+    }
+
+    #[tokio::test]
+    async fn servers_starting_together_migrate_once_and_a_newer_schema_is_refused() {
+        let url = database().await;
+        let starts = (0..4).map(|_| {
+            let url = url.clone();
+            tokio::spawn(async move { PgStore::connect(&url).await.map(drop) })
+        });
+        for start in starts {
+            start.await.unwrap().unwrap();
+        }
+        let store = PgStore::connect(&url).await.unwrap();
+        let versions: i64 = sqlx::query_scalar("SELECT count(*) FROM ask_user_schema")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(versions, 1);
+        sqlx::query("UPDATE ask_user_schema SET version = $1")
+            .bind(SCHEMA_VERSION + 1)
+            .execute(store.pool())
+            .await
+            .unwrap();
+        let error = PgStore::connect(&url).await.err().expect("refused");
+        assert!(error.0.contains("newer ask-user"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn a_token_is_kept_as_a_digest_and_revoked_at_once() {
+        let store = PgStore::connect(&database().await).await.unwrap();
+        let groups = vec!["ops".to_owned()];
+        let token = store
+            .create_token("alice", Role::Person, &groups, 1)
+            .await
+            .unwrap();
+        assert!(token.starts_with(TOKEN_PREFIX), "{token}");
+        assert_eq!(
+            token.len(),
+            TOKEN_PREFIX.len() + 32,
+            "128 random bits: {token}"
+        );
+        let stored: Vec<String> = sqlx::query_scalar("SELECT hash FROM tokens")
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(stored, [digest(&token)]);
+        let alice = store.identify(&token).await.unwrap().expect("known");
+        assert_eq!((alice.name.as_str(), alice.role), ("alice", Role::Person));
+        assert_eq!(alice.groups, groups);
+        assert!(store.identify("askusr_guess").await.unwrap().is_none());
+        let again = store.create_token("alice", Role::Agent, &[], 2).await;
+        assert!(again.unwrap_err().0.contains("exists already"));
+        assert!(store.revoke("alice", 3).await.unwrap());
+        assert!(store.identify(&token).await.unwrap().is_none());
+        assert!(!store.revoke("alice", 4).await.unwrap(), "revoked once");
+        let listed = store.tokens().await.unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].revoked_at, Some(3));
+    }
+}

@@ -1,0 +1,560 @@
+//! [`SqliteStore`]: one user's inbox in one SQLite file in WAL mode, its
+//! SQL all here. The connection is used on the runtime's blocking threads.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{Connection, params};
+
+use super::{
+    Listing, Millis, NewQuestion, Record, Settled, Settlement, State, Store, StoreError,
+    StoreFuture, Unreadable, fingerprint, new_id,
+};
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(error: rusqlite::Error) -> Self {
+        StoreError(error.to_string())
+    }
+}
+
+/// The store in one SQLite file.
+#[derive(Clone)]
+pub struct SqliteStore {
+    db: Arc<Db>,
+}
+
+/// The connection, and the work done on it (blocking).
+struct Db {
+    connection: Mutex<Connection>,
+}
+
+/// The schema this version writes (`PRAGMA user_version`). A database of a
+/// newer one is refused: this version could misread it.
+pub const SCHEMA_VERSION: i32 = 3;
+
+/// A new database, at [`SCHEMA_VERSION`].
+const SCHEMA: &str = "
+CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE questions (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    session TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    cwd TEXT,
+    request TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    asked_at INTEGER NOT NULL,
+    agent_seen_at INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    outcome TEXT,
+    settled_by TEXT,
+    settled_at INTEGER,
+    delivered_at INTEGER,
+    owner TEXT,
+    audience TEXT NOT NULL DEFAULT '[]',
+    answered_by TEXT
+);
+CREATE INDEX questions_by_state ON questions (state, seq);
+CREATE INDEX questions_by_fingerprint ON questions (session, fingerprint);
+";
+
+/// Version 1 (no version number, ids counted from the row) to 2: every
+/// question gets a random id, and the token kept across restarts goes (a
+/// server makes a new one each start).
+const FROM_1_TO_2: &str = "
+ALTER TABLE questions ADD COLUMN id TEXT;
+UPDATE questions SET id = 'q' || lower(hex(randomblob(16)));
+CREATE UNIQUE INDEX questions_by_id ON questions (id);
+DELETE FROM settings WHERE key = 'token';
+";
+
+/// Version 2 to 3: who asked, who may answer, and who answered (the same
+/// records as a team's inbox; one user's inbox leaves them empty).
+const FROM_2_TO_3: &str = "
+ALTER TABLE questions ADD COLUMN owner TEXT;
+ALTER TABLE questions ADD COLUMN audience TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE questions ADD COLUMN answered_by TEXT;
+";
+
+const COLUMNS: &str = "id, session, agent, cwd, request, asked_at, agent_seen_at, state, \
+                       outcome, settled_by, settled_at, delivered_at, owner, audience, \
+                       answered_by";
+
+impl SqliteStore {
+    /// Opens (or creates, mode 0600) the database at `path`.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        // Created private: the file holds the questions.
+        if !path.exists() {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .mode(0o600)
+                .open(path)
+                .map_err(|e| StoreError(format!("cannot create {}: {e}", path.display())))?;
+        }
+        let mut connection = Connection::open(path)?;
+        // WAL: readers never block the writer; FULL: a commit is on disk
+        // before it returns, so an answer is never reported and then lost.
+        connection.pragma_update(None, "journal_mode", "WAL")?;
+        connection.pragma_update(None, "synchronous", "FULL")?;
+        connection.busy_timeout(std::time::Duration::from_secs(5))?;
+        migrate(&mut connection, path)?;
+        Ok(SqliteStore {
+            db: Arc::new(Db {
+                connection: Mutex::new(connection),
+            }),
+        })
+    }
+
+    /// Runs `work` on the database on a blocking thread: a write waits for
+    /// the disk, and no runtime worker waits with it.
+    fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Db) -> Result<T, StoreError> + Send + 'static,
+    ) -> StoreFuture<'_, T> {
+        let db = self.db.clone();
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || work(&db))
+                .await
+                .map_err(|e| StoreError(format!("the store's work failed: {e}")))?
+        })
+    }
+}
+
+impl Db {
+    /// Runs `update` with `id` as `?1` and `now` as `?2`.
+    fn stamp(&self, id: &str, update: &str, now: Millis) -> Result<(), StoreError> {
+        self.connection().execute(update, params![id, now])?;
+        Ok(())
+    }
+
+    fn connection(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // A panic while holding it leaves the database as SQLite left it:
+        // each change is a transaction, so it is still whole.
+        self.connection
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Brings the database at `path` to [`SCHEMA_VERSION`] in one transaction,
+/// or refuses one written by a newer version.
+fn migrate(connection: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let transaction =
+        connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let version: i32 = transaction.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    let tables: i64 = transaction.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'questions'",
+        [],
+        |row| row.get(0),
+    )?;
+    match (version, tables) {
+        (SCHEMA_VERSION, _) => return Ok(()),
+        (0, 0) => transaction.execute_batch(SCHEMA)?,
+        (0, _) => {
+            transaction.execute_batch(FROM_1_TO_2)?;
+            transaction.execute_batch(FROM_2_TO_3)?;
+        }
+        (2, _) => transaction.execute_batch(FROM_2_TO_3)?,
+        (newer, _) if newer > SCHEMA_VERSION => {
+            return Err(StoreError(format!(
+                "{} was written by a newer ask-user (database schema {newer}; this one reads \
+                 up to {SCHEMA_VERSION}): run the newer ask-user, or move the file aside to \
+                 start an empty inbox",
+                path.display()
+            )));
+        }
+        (other, _) => {
+            return Err(StoreError(format!(
+                "{} has an unknown database schema {other}; move it aside to start an empty \
+                 inbox",
+                path.display()
+            )));
+        }
+    }
+    transaction.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    transaction.commit()?;
+    Ok(())
+}
+
+/// The question in `row`, or why it cannot be read.
+fn record(row: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Record, Unreadable>> {
+    let id: String = row.get(0)?;
+    let made = (|| -> Result<Record, StoreError> {
+        let request: String = row.get(4)?;
+        let state: String = row.get(7)?;
+        let outcome: Option<String> = row.get(8)?;
+        Ok(Record {
+            id: id.clone(),
+            session: row.get(1)?,
+            agent: row.get(2)?,
+            cwd: row.get(3)?,
+            request: serde_json::from_str(&request)
+                .map_err(|e| StoreError(format!("a stored request: {e}")))?,
+            asked_at: row.get(5)?,
+            agent_seen_at: row.get(6)?,
+            state: State::parse(&state)?,
+            outcome: outcome
+                .map(|text| serde_json::from_str(&text))
+                .transpose()
+                .map_err(|e| StoreError(format!("a stored outcome: {e}")))?,
+            settled_by: row.get(9)?,
+            settled_at: row.get(10)?,
+            delivered_at: row.get(11)?,
+            owner: row.get(12)?,
+            audience: serde_json::from_str(&row.get::<_, String>(13)?)
+                .map_err(|e| StoreError(format!("a stored audience: {e}")))?,
+            answered_by: row.get(14)?,
+        })
+    })();
+    Ok(made.map_err(|StoreError(why)| Unreadable { id, why }))
+}
+
+/// Runs `query` and reads every row as a record, or as unreadable.
+fn records(
+    connection: &Connection,
+    query: &str,
+    params: impl rusqlite::Params,
+) -> Result<Vec<Result<Record, Unreadable>>, StoreError> {
+    let mut statement = connection.prepare_cached(query)?;
+    let rows = statement.query_map(params, record)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The one question `query` finds; one that cannot be read is an error
+/// that says which and why.
+fn one(
+    connection: &Connection,
+    query: &str,
+    params: impl rusqlite::Params,
+) -> Result<Option<Record>, StoreError> {
+    match records(connection, query, params)?.into_iter().next() {
+        None => Ok(None),
+        Some(Ok(record)) => Ok(Some(record)),
+        Some(Err(Unreadable { id, why })) => Err(StoreError(format!(
+            "question {id} cannot be read by this version ({why})"
+        ))),
+    }
+}
+
+impl Db {
+    fn ask(
+        &self,
+        question: NewQuestion,
+        since: Millis,
+        now: Millis,
+    ) -> Result<(Record, bool), StoreError> {
+        let fingerprint = fingerprint(&question.request)?;
+        let mut connection = self.connection();
+        let transaction = connection.transaction()?;
+        let again = one(
+            &transaction,
+            &format!(
+                "SELECT {COLUMNS} FROM questions WHERE session = ?1 AND fingerprint = ?2 \
+                 AND owner IS ?4 AND asked_at >= ?3 AND (state = 'waiting' OR (state IN \
+                 ('answered', 'cancelled') AND delivered_at IS NULL)) ORDER BY seq DESC LIMIT 1"
+            ),
+            params![question.session, fingerprint, since, question.owner],
+        )?;
+        if let Some(mut found) = again {
+            transaction.execute(
+                "UPDATE questions SET agent_seen_at = ?2 WHERE id = ?1",
+                params![found.id, now],
+            )?;
+            transaction.commit()?;
+            found.agent_seen_at = now;
+            return Ok((found, true));
+        }
+        let request =
+            serde_json::to_string(&question.request).map_err(|e| StoreError(e.to_string()))?;
+        let audience =
+            serde_json::to_string(&question.audience).map_err(|e| StoreError(e.to_string()))?;
+        let id = new_id()?;
+        transaction.execute(
+            "INSERT INTO questions (id, session, agent, cwd, request, fingerprint, asked_at, \
+             agent_seen_at, state, owner, audience) \
+             VALUES (?7, ?1, ?2, ?3, ?4, ?5, ?6, ?6, 'waiting', ?8, ?9)",
+            params![
+                question.session,
+                question.agent,
+                question.cwd,
+                request,
+                fingerprint,
+                now,
+                id,
+                question.owner,
+                audience,
+            ],
+        )?;
+        transaction.commit()?;
+        Ok((Record::asked(id, question, now), false))
+    }
+
+    fn get(&self, id: &str) -> Result<Option<Record>, StoreError> {
+        one(
+            &self.connection(),
+            &format!("SELECT {COLUMNS} FROM questions WHERE id = ?1"),
+            params![id],
+        )
+    }
+
+    fn settle(&self, id: &str, settlement: Settlement, now: Millis) -> Result<Settled, StoreError> {
+        let mut connection = self.connection();
+        // One transaction: the audience read and the update are one step.
+        let transaction =
+            connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let Some(record) = one(
+            &transaction,
+            &format!("SELECT {COLUMNS} FROM questions WHERE id = ?1"),
+            params![id],
+        )?
+        else {
+            return Ok(Settled::NotWaiting);
+        };
+        if record.state != State::Waiting {
+            return Ok(Settled::NotWaiting);
+        }
+        if let Some(person) = &settlement.person
+            && !record.answerable_by(&person.groups)
+        {
+            return Ok(Settled::OutsideAudience);
+        }
+        let outcome = settlement.outcome.map(|value| value.to_string());
+        transaction.execute(
+            "UPDATE questions SET state = ?2, outcome = ?3, settled_by = ?4, settled_at = ?5, \
+             answered_by = ?6 WHERE id = ?1 AND state = 'waiting'",
+            params![
+                id,
+                settlement.state.as_str(),
+                outcome,
+                settlement.by,
+                now,
+                settlement.person.map(|p| p.name),
+            ],
+        )?;
+        transaction.commit()?;
+        Ok(Settled::Done)
+    }
+
+    fn expire(
+        &self,
+        before: Millis,
+        now: Millis,
+        attached: &[String],
+    ) -> Result<Vec<String>, StoreError> {
+        let mut connection = self.connection();
+        let transaction = connection.transaction()?;
+        let ids: Vec<String> = {
+            let mut statement = transaction.prepare_cached(
+                "SELECT id FROM questions WHERE state = 'waiting' AND agent_seen_at < ?1",
+            )?;
+            statement
+                .query_map(params![before], |row| row.get(0))?
+                .filter(|id| id.as_ref().map_or(true, |id| !attached.contains(id)))
+                .collect::<Result<_, _>>()?
+        };
+        for id in &ids {
+            transaction.execute(
+                "UPDATE questions SET state = 'expired', settled_by = 'retention', \
+                 settled_at = ?2 WHERE id = ?1",
+                params![id, now],
+            )?;
+        }
+        transaction.commit()?;
+        Ok(ids)
+    }
+
+    fn list(&self, all: bool, limit: usize) -> Result<Listing, StoreError> {
+        let connection = self.connection();
+        let mut rows = records(
+            &connection,
+            &format!("SELECT {COLUMNS} FROM questions WHERE state = 'waiting' ORDER BY seq"),
+            [],
+        )?;
+        if all {
+            rows.extend(records(
+                &connection,
+                &format!(
+                    "SELECT {COLUMNS} FROM questions WHERE state != 'waiting' \
+                     ORDER BY seq DESC LIMIT ?1"
+                ),
+                params![limit as i64],
+            )?);
+        }
+        let mut listing = Listing::default();
+        for row in rows {
+            match row {
+                Ok(record) => listing.records.push(record),
+                Err(unreadable) => listing.unreadable.push(unreadable),
+            }
+        }
+        Ok(listing)
+    }
+}
+
+impl Store for SqliteStore {
+    fn ask(
+        &self,
+        question: NewQuestion,
+        since: Millis,
+        now: Millis,
+    ) -> StoreFuture<'_, (Record, bool)> {
+        self.blocking(move |db| db.ask(question, since, now))
+    }
+
+    fn get(&self, id: String) -> StoreFuture<'_, Option<Record>> {
+        self.blocking(move |db| db.get(&id))
+    }
+
+    fn settle(&self, id: String, settlement: Settlement, now: Millis) -> StoreFuture<'_, Settled> {
+        self.blocking(move |db| db.settle(&id, settlement, now))
+    }
+
+    fn seen(&self, id: String, now: Millis) -> StoreFuture<'_, ()> {
+        self.blocking(move |db| {
+            db.stamp(
+                &id,
+                "UPDATE questions SET agent_seen_at = ?2 WHERE id = ?1",
+                now,
+            )
+        })
+    }
+
+    fn delivered(&self, id: String, now: Millis) -> StoreFuture<'_, ()> {
+        self.blocking(move |db| {
+            db.stamp(
+                &id,
+                "UPDATE questions SET delivered_at = ?2 WHERE id = ?1 AND delivered_at IS NULL",
+                now,
+            )
+        })
+    }
+
+    fn expire(
+        &self,
+        before: Millis,
+        now: Millis,
+        attached: Vec<String>,
+    ) -> StoreFuture<'_, Vec<String>> {
+        self.blocking(move |db| db.expire(before, now, &attached))
+    }
+
+    fn list(&self, all: bool, limit: usize) -> StoreFuture<'_, Listing> {
+        self.blocking(move |db| db.list(all, limit))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> (tempfile::TempDir, SqliteStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("inbox.sqlite")).unwrap();
+        (dir, store)
+    }
+
+    #[tokio::test]
+    async fn the_shared_behaviour_holds() {
+        let (_one, first) = store();
+        let (_two, other) = store();
+        super::super::tests::behaviour(&first, &other).await;
+    }
+
+    #[tokio::test]
+    async fn a_question_is_kept_on_disk_in_a_private_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("inbox.sqlite");
+        let id = {
+            let store = SqliteStore::open(&path).unwrap();
+            let (record, _) = store
+                .ask(super::super::tests::asked("s", "Deploy?"), 0, 10)
+                .await
+                .unwrap();
+            record.id
+        };
+        let store = SqliteStore::open(&path).unwrap();
+        let record = store.get(id).await.unwrap().expect("still there");
+        assert_eq!(record.request.questions[0].question, "Deploy?");
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(&path).unwrap().permissions(),
+        );
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    /// The first released schema, with a question and the token it kept.
+    const VERSION_1: &str = "
+        CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE questions (seq INTEGER PRIMARY KEY AUTOINCREMENT, session TEXT NOT NULL,
+            agent TEXT NOT NULL, cwd TEXT, request TEXT NOT NULL, fingerprint TEXT NOT NULL,
+            asked_at INTEGER NOT NULL, agent_seen_at INTEGER NOT NULL, state TEXT NOT NULL,
+            outcome TEXT, settled_by TEXT, settled_at INTEGER, delivered_at INTEGER);
+        INSERT INTO settings VALUES ('token', 'old');
+        INSERT INTO questions (session, agent, request, fingerprint, asked_at, agent_seen_at,
+            state) VALUES ('s', 'a', '{\"questions\":[{\"id\":\"q\",\"question\":\"Old?\"}]}',
+            'f', 1, 1, 'waiting');
+    ";
+
+    #[tokio::test]
+    async fn a_first_version_database_is_upgraded_and_a_newer_one_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("inbox.sqlite");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch(VERSION_1)
+            .unwrap();
+        let store = SqliteStore::open(&path).unwrap();
+        let listed = store.list(false, 0).await.unwrap().records;
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].request.questions[0].question, "Old?");
+        assert_eq!(listed[0].id.len(), 33, "a random id: {}", listed[0].id);
+        assert!(listed[0].audience.is_empty() && listed[0].owner.is_none());
+        let tokens: i64 = store
+            .db
+            .connection()
+            .query_row("SELECT count(*) FROM settings", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(tokens, 0, "the kept token is gone");
+        drop(store);
+        // Opened again: already at this version, nothing changes.
+        let again = SqliteStore::open(&path).unwrap();
+        let relisted = again.list(false, 0).await.unwrap().records;
+        assert_eq!(relisted[0].id, listed[0].id);
+        again
+            .db
+            .connection()
+            .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+            .unwrap();
+        drop(again);
+        let error = SqliteStore::open(&path)
+            .err()
+            .expect("a newer schema is refused");
+        assert!(error.0.contains("newer ask-user"), "{error}");
+        assert!(error.0.contains(&path.display().to_string()), "{error}");
+    }
+
+    #[tokio::test]
+    async fn a_row_this_version_cannot_read_hides_nothing_else() {
+        let (_dir, store) = store();
+        let asked = super::super::tests::asked;
+        let (good, _) = store.ask(asked("s", "Readable?"), 0, 10).await.unwrap();
+        let (bad, _) = store.ask(asked("s", "Damaged?"), 0, 10).await.unwrap();
+        store
+            .db
+            .connection()
+            .execute(
+                "UPDATE questions SET request = '{\"questions\":[{\"id\":\"q\",\"question\":\"?\",\
+                 \"intent\":{\"kind\":\"from-the-future\"}}]}' WHERE id = ?1",
+                params![bad.id],
+            )
+            .unwrap();
+        let listing = store.list(true, 10).await.unwrap();
+        assert_eq!(listing.records.len(), 1);
+        assert_eq!(listing.records[0].id, good.id);
+        assert_eq!(listing.unreadable.len(), 1);
+        assert_eq!(listing.unreadable[0].id, bad.id);
+        let error = store.get(bad.id.clone()).await.unwrap_err();
+        assert!(error.0.contains(&bad.id), "{error}");
+    }
+}

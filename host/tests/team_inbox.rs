@@ -1,0 +1,483 @@
+//! The team's inbox with real processes on a real PostgreSQL (the
+//! throwaway cluster `scripts/test` starts, named in
+//! `ASK_USER_TEST_POSTGRES`): two `inbox serve --database` on one database,
+//! agents (`ask-user ask` with a team's inbox answerer) and people
+//! (`inbox list/answer --url`) with tokens from `inbox token create`.
+
+#[path = "support/child.rs"]
+mod child;
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// How long anything here may take on a loaded machine.
+const BOUND: Duration = Duration::from_secs(60);
+
+/// A waiter reads its question again this often without a wake-up (the
+/// server's slow timer); a wake-up through the database comes well before.
+const REREAD: Duration = Duration::from_secs(5);
+
+fn ask_user() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ask-user"));
+    command
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .env_remove("ASK_USER_INBOX_TOKEN")
+        .env_remove("ASK_USER_INBOX_DATABASE")
+        .stdin(Stdio::null());
+    command
+}
+
+/// Runs `command` to its end, at most [`BOUND`].
+fn run(mut command: Command) -> Output {
+    let child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    finish(child)
+}
+
+fn finish(child: Child) -> Output {
+    let pid = child.id();
+    let (tx, done) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match done.recv_timeout(BOUND) {
+        Ok(output) => output.unwrap(),
+        Err(_) => {
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+            panic!("a command did not finish within {BOUND:?}");
+        }
+    }
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A team: its own database on the test cluster, and a folder for files.
+struct Team {
+    database: String,
+    dir: tempfile::TempDir,
+}
+
+impl Team {
+    fn new() -> Team {
+        let admin = std::env::var("ASK_USER_TEST_POSTGRES").expect(
+            "ASK_USER_TEST_POSTGRES names no PostgreSQL: run the tests with scripts/test, \
+             which starts a throwaway cluster",
+        );
+        let name = format!("team_{}", std::process::id() as u128 * 1_000_000 + nanos());
+        psql(&admin, &format!("CREATE DATABASE {name}"));
+        let (base, _) = admin.rsplit_once('/').unwrap();
+        Team {
+            database: format!("{base}/{name}"),
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// `inbox token create`: the token printed.
+    fn token(&self, name: &str, role: &str, groups: &[&str]) -> String {
+        let mut command = ask_user();
+        command
+            .args(["inbox", "token", "create", name, "--role", role])
+            .args(["--database", &self.database]);
+        if !groups.is_empty() {
+            command.args(["--groups", &groups.join(",")]);
+        }
+        let output = run(command);
+        assert!(output.status.success(), "{}", stderr(&output));
+        String::from_utf8(output.stdout).unwrap().trim().to_owned()
+    }
+
+    /// A server on any free port.
+    fn serve(&self) -> Server {
+        self.serve_at("127.0.0.1:0")
+    }
+
+    /// A server at `address`.
+    fn serve_at(&self, address: &str) -> Server {
+        let mut child = ask_user()
+            .args([
+                "inbox",
+                "serve",
+                "--database",
+                &self.database,
+                "--listen",
+                address,
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let said = child::line_on_stderr(&mut child, "serves at", BOUND);
+        let mut server = Server {
+            child,
+            url: String::new(),
+        };
+        let line = said.unwrap_or_else(|why| panic!("the server did not start: {why}"));
+        server.url = line
+            .split_whitespace()
+            .find(|word| word.starts_with("http://"))
+            .expect("an address")
+            .to_owned();
+        server
+    }
+
+    /// `ask-user ask` with a team's inbox answerer on `server`, as
+    /// `token`, for `audience`; asking `question` (Yes or No).
+    fn agent(&self, server: &Server, token: &str, audience: &[&str], question: &str) -> Agent {
+        let n = nanos();
+        let config = self.dir.path().join(format!("agent-{n}.toml"));
+        std::fs::write(
+            &config,
+            format!(
+                "[[answerer]]\nkind = \"inbox\"\nurl = {:?}\ntoken_env = \"AGENT_TOKEN\"\n\
+                 audience = {audience:?}\n",
+                server.url
+            ),
+        )
+        .unwrap();
+        let arguments = self.dir.path().join(format!("ask-{n}.json"));
+        let ask = json!({"questions": [{"id": "q", "question": question,
+            "options": [{"label": "Yes"}, {"label": "No"}]}]});
+        std::fs::write(&arguments, ask.to_string()).unwrap();
+        let child = ask_user()
+            .arg("ask")
+            .arg(&arguments)
+            .arg("--config")
+            .arg(&config)
+            .env("AGENT_TOKEN", token)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Agent(Some(child))
+    }
+
+    /// `inbox answer ID --url` as `token`, choosing `label`.
+    fn answer(&self, server: &Server, token: &str, id: &str, label: &str) -> Output {
+        run(self.answer_command(server, token, id, label))
+    }
+
+    fn answer_command(&self, server: &Server, token: &str, id: &str, label: &str) -> Command {
+        let file = self.dir.path().join(format!("answers-{}.json", nanos()));
+        let answers = json!({"answers": [{"id": "q", "selected": [label]}]});
+        std::fs::write(&file, answers.to_string()).unwrap();
+        let mut command = ask_user();
+        command
+            .args(["inbox", "answer", id, "--answers"])
+            .arg(&file)
+            .args(["--url", &server.url])
+            .env("ASK_USER_INBOX_TOKEN", token);
+        command
+    }
+
+    /// `inbox list --json --url` as `token` (`--all` too when `all`).
+    fn list(&self, server: &Server, token: &str, all: bool) -> Output {
+        let mut command = ask_user();
+        command
+            .args(["inbox", "list", "--json", "--url", &server.url])
+            .env("ASK_USER_INBOX_TOKEN", token);
+        if all {
+            command.arg("--all");
+        }
+        run(command)
+    }
+
+    /// Waits until `token` sees a question waiting; its id.
+    fn waiting(&self, server: &Server, token: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let output = self.list(server, token, false);
+            assert!(output.status.success(), "{}", stderr(&output));
+            let list: Value = serde_json::from_slice(&output.stdout).unwrap();
+            if let Some(id) = list["questions"][0]["id"].as_str() {
+                return id.to_owned();
+            }
+            assert!(start.elapsed() < BOUND, "no question came: {list}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+fn psql(url: &str, sql: &str) -> String {
+    let mut command = Command::new("psql");
+    command.args([
+        url,
+        "-X",
+        "-q",
+        "-t",
+        "-A",
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-c",
+        sql,
+    ]);
+    let output = run(command);
+    assert!(output.status.success(), "psql {sql}: {}", stderr(&output));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn nanos() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+        % 1_000_000_000_000
+}
+
+/// An `inbox serve --database`; killed when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    /// `host:port`.
+    fn address(&self) -> &str {
+        self.url.trim_start_matches("http://")
+    }
+
+    fn kill9(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An `ask-user ask`; killed when dropped.
+struct Agent(Option<Child>);
+
+impl Agent {
+    /// Its output, once it ended (at most [`BOUND`]).
+    fn finish(mut self) -> Output {
+        finish(self.0.take().unwrap())
+    }
+
+    /// What it chose, from the tool result it printed.
+    fn chose(self) -> Value {
+        let output = self.finish();
+        assert!(
+            output.status.success(),
+            "the agent failed: {}",
+            stderr(&output)
+        );
+        let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+        result["structuredContent"]["answers"][0]["selected"].clone()
+    }
+
+    /// Whether it still runs.
+    fn running(&mut self) -> bool {
+        self.0.as_mut().unwrap().try_wait().unwrap().is_none()
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Waits (bounded) until the agent ended; how long that took after `from`.
+fn ended_after(agent: &mut Agent, from: Instant) -> Duration {
+    while agent.running() {
+        assert!(from.elapsed() < BOUND, "the agent never got its answer");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    from.elapsed()
+}
+
+#[test]
+fn an_agent_on_one_server_is_answered_through_another_at_once() {
+    let team = Team::new();
+    let agent_token = team.token("ci-runner", "agent", &[]);
+    let alice = team.token("alice", "person", &["ops"]);
+    let (a, b) = (team.serve(), team.serve());
+    let mut agent = team.agent(&a, &agent_token, &[], "Deploy?");
+    let id = team.waiting(&b, &alice);
+    assert!(id.starts_with('q') && id.len() == 33, "a random id: {id}");
+    let answered = team.answer(&b, &alice, &id, "Yes");
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    let took = ended_after(&mut agent, Instant::now());
+    // Woken through the database, not by its slow re-read.
+    assert!(
+        took < REREAD / 2,
+        "the agent woke {took:?} after the answer"
+    );
+    assert_eq!(agent.chose(), json!(["Yes"]));
+    let listed = team.list(&a, &alice, true);
+    let list: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let question = &list["questions"][0];
+    assert_eq!(question["answeredBy"], "alice", "{list}");
+    assert_eq!(question["state"], "answered");
+}
+
+#[test]
+fn only_the_audience_answers_and_an_agent_token_answers_nothing() {
+    let team = Team::new();
+    let agent_token = team.token("ci-runner", "agent", &[]);
+    let alice = team.token("alice", "person", &["ops"]);
+    let bob = team.token("bob", "person", &["dev"]);
+    let (a, b) = (team.serve(), team.serve());
+    let agent = team.agent(&a, &agent_token, &["ops"], "Restart the database?");
+    let id = team.waiting(&a, &alice);
+    // Bob is outside the audience: he does not see it, and may not answer.
+    let bobs: Value = serde_json::from_slice(&team.list(&b, &bob, false).stdout).unwrap();
+    assert_eq!(bobs["questions"], json!([]), "{bobs}");
+    let refused = team.answer(&b, &bob, &id, "Yes");
+    assert!(stderr(&refused).contains("403"), "{}", stderr(&refused));
+    // An agent's token neither answers nor lists.
+    let refused = team.answer(&a, &agent_token, &id, "Yes");
+    assert!(stderr(&refused).contains("403"), "{}", stderr(&refused));
+    let refused = team.list(&a, &agent_token, false);
+    assert!(stderr(&refused).contains("403"), "{}", stderr(&refused));
+    // It still waits, and Alice answers it.
+    assert_eq!(team.waiting(&b, &alice), id);
+    let answered = team.answer(&b, &alice, &id, "No");
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    assert_eq!(agent.chose(), json!(["No"]));
+}
+
+#[test]
+fn a_revoked_token_is_refused_on_every_server_at_once() {
+    let team = Team::new();
+    let bob = team.token("bob", "person", &[]);
+    let (a, b) = (team.serve(), team.serve());
+    for server in [&a, &b] {
+        assert!(team.list(server, &bob, false).status.success());
+    }
+    let mut revoke = ask_user();
+    revoke.args([
+        "inbox",
+        "token",
+        "revoke",
+        "bob",
+        "--database",
+        &team.database,
+    ]);
+    let revoked = run(revoke);
+    assert!(revoked.status.success(), "{}", stderr(&revoked));
+    for server in [&a, &b] {
+        let refused = team.list(server, &bob, false);
+        assert!(stderr(&refused).contains("401"), "{}", stderr(&refused));
+    }
+    let mut list = ask_user();
+    list.args(["inbox", "token", "list", "--database", &team.database]);
+    let listed = run(list);
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        text.contains("bob  person") && text.contains("(revoked)"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("askusr_"),
+        "no token is ever shown again: {text}"
+    );
+}
+
+#[test]
+fn a_server_killed_while_its_agent_waits_loses_nothing() {
+    let team = Team::new();
+    let agent_token = team.token("ci-runner", "agent", &[]);
+    let alice = team.token("alice", "person", &[]);
+    let (mut a, b) = (team.serve(), team.serve());
+    let agent = team.agent(&a, &agent_token, &[], "Deploy?");
+    let id = team.waiting(&b, &alice);
+    let address = a.address().to_owned();
+    a.kill9();
+    let answered = team.answer(&b, &alice, &id, "Yes");
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    // The agent tries again until its server is back.
+    let _a = team.serve_at(&address);
+    assert_eq!(agent.chose(), json!(["Yes"]));
+}
+
+#[test]
+fn a_lost_listening_connection_still_wakes_its_waiters() {
+    let team = Team::new();
+    let agent_token = team.token("ci-runner", "agent", &[]);
+    let alice = team.token("alice", "person", &[]);
+    let (a, b) = (team.serve(), team.serve());
+    let mut agent = team.agent(&a, &agent_token, &[], "Deploy?");
+    let id = team.waiting(&b, &alice);
+    // Every server's listening connection, ended from SQL.
+    let ended = psql(
+        &team.database,
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+         WHERE datname = current_database() AND query ILIKE 'LISTEN%'",
+    );
+    assert_eq!(ended.trim(), "2", "two servers, one listener each");
+    let answered = team.answer(&b, &alice, &id, "No");
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    let took = ended_after(&mut agent, Instant::now());
+    assert!(took < REREAD, "the agent woke {took:?} after the answer");
+    assert_eq!(agent.chose(), json!(["No"]));
+}
+
+#[test]
+fn of_fifty_answers_from_two_servers_exactly_one_wins() {
+    let team = Team::new();
+    let agent_token = team.token("ci-runner", "agent", &[]);
+    let people: Vec<String> = (0..5)
+        .map(|n| team.token(&format!("p{n}"), "person", &[]))
+        .collect();
+    let (a, b) = (team.serve(), team.serve());
+    let agent = team.agent(&a, &agent_token, &[], "Deploy?");
+    let id = team.waiting(&a, &people[0]);
+    let answers: Vec<Child> = (0..50)
+        .map(|n| {
+            let server = if n % 2 == 0 { &a } else { &b };
+            let label = if n % 3 == 0 { "Yes" } else { "No" };
+            let mut command = team.answer_command(server, &people[n % 5], &id, label);
+            command
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outcomes: Vec<Output> = answers.into_iter().map(finish).collect();
+    let won = outcomes.iter().filter(|o| o.status.success()).count();
+    assert_eq!(won, 1, "exactly one answer counts");
+    for lost in outcomes.iter().filter(|o| !o.status.success()) {
+        assert!(stderr(lost).contains("409"), "{}", stderr(lost));
+    }
+    let chose = agent.chose();
+    assert!(chose == json!(["Yes"]) || chose == json!(["No"]), "{chose}");
+}
+
+/// Nothing is kept on this machine: the database is the inbox.
+#[test]
+fn a_team_server_keeps_nothing_in_a_state_folder() {
+    let team = Team::new();
+    let state = team.dir.path().join("state");
+    let mut child = ask_user()
+        .args(["inbox", "serve", "--database", &team.database])
+        .env("ASK_USER_STATE_DIR", &state)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let said = child::line_on_stderr(&mut child, "serves at", BOUND);
+    let _server = Server {
+        child,
+        url: String::new(),
+    };
+    said.unwrap_or_else(|why| panic!("the server did not start: {why}"));
+    assert!(!Path::new(&state).exists(), "no state folder was made");
+}
