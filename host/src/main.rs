@@ -217,6 +217,10 @@ enum InboxCommand {
         /// free port).
         #[arg(long, value_name = "ADDRESS")]
         listen: Option<std::net::SocketAddr>,
+        /// A team's inbox: the address its notifications give (the reverse
+        /// proxy's, one a phone can open), also `[inbox] public_url`.
+        #[arg(long, value_name = "URL")]
+        public_url: Option<String>,
     },
     /// List the questions waiting in the inbox.
     List {
@@ -715,11 +719,13 @@ async fn inbox(command: InboxCommand) -> Result<ExitCode, Usage> {
             config,
             database,
             listen,
+            public_url,
         } => {
             let settings = load_config(config.as_deref())?.inbox;
             let mut config = settings.apply(InboxConfig::new(&state_dir));
             config.port = port.or(config.port);
             config.database = database.or(config.database);
+            config.public_url = public_url.or(config.public_url);
             if let Some(listen) = listen {
                 config.bind = listen.ip();
                 config.port = Some(listen.port());

@@ -6,6 +6,8 @@
 
 #[path = "support/child.rs"]
 mod child;
+#[path = "support/http_thread.rs"]
+mod http_thread;
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -102,6 +104,13 @@ impl Team {
 
     /// A server at `address`.
     fn serve_at(&self, address: &str) -> Server {
+        self.serve_with(address, "")
+    }
+
+    /// A server at `address` with `config` as its config file.
+    fn serve_with(&self, address: &str, config: &str) -> Server {
+        let file = self.dir.path().join(format!("server-{}.toml", nanos()));
+        std::fs::write(&file, config).unwrap();
         let mut child = ask_user()
             .args([
                 "inbox",
@@ -111,6 +120,8 @@ impl Team {
                 "--listen",
                 address,
             ])
+            .arg("--config")
+            .arg(&file)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -480,4 +491,76 @@ fn a_team_server_keeps_nothing_in_a_state_folder() {
     };
     said.unwrap_or_else(|why| panic!("the server did not start: {why}"));
     assert!(!Path::new(&state).exists(), "no state folder was made");
+}
+
+/// A webhook of the test's own: every request's path and JSON body.
+fn webhook() -> (String, std::sync::mpsc::Receiver<(String, Value)>) {
+    use http_body_util::{BodyExt, Full};
+    use hyper::body::Bytes;
+    let (tx, hooks) = std::sync::mpsc::channel();
+    let tx = std::sync::Arc::new(std::sync::Mutex::new(tx));
+    let address = http_thread::serve(move |request: hyper::Request<hyper::body::Incoming>, _| {
+        let tx = tx.clone();
+        async move {
+            let path = request.uri().path().to_owned();
+            let body = request.into_body().collect().await?.to_bytes();
+            let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let _ = tx.lock().unwrap().send((path, body));
+            Ok::<_, hyper::Error>(hyper::Response::new(Full::new(Bytes::new())))
+        }
+    });
+    (format!("http://{address}"), hooks)
+}
+
+/// Two servers notify of a question once, whichever takes the work; a
+/// question still waiting past `[inbox.escalate] after` goes to the
+/// escalation's channel, once; and the link is the public address.
+#[test]
+fn two_servers_notify_of_a_question_once_and_escalate_it_once() {
+    let team = Team::new();
+    let agent_token = team.token("ci-runner", "agent", &[]);
+    let alice = team.token("alice", "person", &[]);
+    let (url, hooks) = webhook();
+    let config = format!(
+        "[inbox]\npublic_url = \"https://inbox.example.com\"\n\n\
+         [inbox.notify]\nwebhook = \"{url}/first\"\n\n\
+         [inbox.escalate]\nafter = \"2s\"\nwebhook = \"{url}/second\"\n"
+    );
+    let a = team.serve_with("127.0.0.1:0", &config);
+    let _b = team.serve_with("127.0.0.1:0", &config);
+    let first = team.agent(&a, &agent_token, &[], "Deploy?");
+    let first_id = team.waiting(&a, &alice);
+    // The escalation of the first is the last notice due: once it is here,
+    // every notice before it was sent, by one server or the other.
+    let mut seen: Vec<(String, String)> = Vec::new();
+    let start = Instant::now();
+    while !seen.iter().any(|(path, _)| path == "/second") {
+        let left = BOUND
+            .checked_sub(start.elapsed())
+            .expect("no escalation came");
+        let (path, body) = hooks.recv_timeout(left).expect("no escalation came");
+        assert_eq!(body["url"], "https://inbox.example.com", "{body}");
+        seen.push((path, body["id"].as_str().unwrap_or_default().to_owned()));
+    }
+    let answered = team.answer(&a, &alice, &first_id, "Yes");
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    assert_eq!(first.chose(), json!(["Yes"]));
+    // A second question's first notice is due after all of the above: a
+    // notice sent twice would have come before it.
+    let _second = team.agent(&a, &agent_token, &[], "Roll back?");
+    loop {
+        let (path, body) = hooks.recv_timeout(BOUND).expect("no notice of the second");
+        let id = body["id"].as_str().unwrap_or_default().to_owned();
+        let done = path == "/first" && id != first_id;
+        seen.push((path, id));
+        if done {
+            break;
+        }
+    }
+    let of_first: Vec<&str> = seen
+        .iter()
+        .filter(|(_, id)| *id == first_id)
+        .map(|(path, _)| path.as_str())
+        .collect();
+    assert_eq!(of_first, ["/first", "/second"], "{seen:?}");
 }

@@ -28,6 +28,7 @@ mod access;
 pub mod answerer;
 pub mod client;
 pub mod notify;
+mod outbox;
 pub mod server;
 pub mod settings;
 pub mod store;

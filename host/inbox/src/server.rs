@@ -53,7 +53,7 @@ use ask_user_seam::remote::{self, Outcome, ResultValue, Unsettled};
 use ask_user_seam::{Answer, AskError, ErrorCode};
 
 use crate::access::{self, Caller};
-use crate::notify::{Notifications, Notifier};
+use crate::notify::{Escalation, Notifications, Notifier};
 use crate::store::{
     NewQuestion, Person, PgStore, Record, Settled, Settlement, SqliteStore, State as QuestionState,
     Store, StoreError,
@@ -103,6 +103,11 @@ pub struct InboxConfig {
     /// A team's inbox: the PostgreSQL database (`postgres://…`) it shares
     /// with the team's other servers. `None`: one user's, in SQLite.
     pub database: Option<String>,
+    /// A team's inbox: where notifications link to (default: its address).
+    pub public_url: Option<String>,
+    /// A team's inbox: questions still waiting after a while are sent on
+    /// these channels too.
+    pub escalate: Option<Escalation>,
 }
 
 impl InboxConfig {
@@ -115,6 +120,8 @@ impl InboxConfig {
             retention: crate::DEFAULT_RETENTION,
             notify: Notifications::default(),
             database: None,
+            public_url: None,
+            escalate: None,
         }
     }
 }
@@ -142,7 +149,9 @@ struct Inbox {
     changed: watch::Sender<u64>,
     /// Requests waiting now, per question.
     waiting: Mutex<HashMap<String, usize>>,
-    notifier: Notifier,
+    notifier: Arc<Notifier>,
+    /// A team's (the store shared with other servers).
+    team: bool,
     retention: Duration,
     closing: CancellationToken,
 }
@@ -159,6 +168,12 @@ impl InboxServer {
     }
 
     async fn start_local(config: InboxConfig) -> std::io::Result<Self> {
+        if config.escalate.is_some() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "[inbox.escalate] is a team's inbox's (inbox serve --database) for now",
+            ));
+        }
         let dir = config.state_dir.clone();
         ask_user_seam::files::private_dir(&dir)?;
         let lock = lock(&dir)?;
@@ -188,11 +203,10 @@ impl InboxServer {
     }
 
     async fn start_team(config: InboxConfig, url: &str) -> std::io::Result<Self> {
-        if !config.notify.is_empty() {
+        if config.notify.names().contains(&"desktop") {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::Unsupported,
-                "a team's inbox sends no notifications yet (each server would send its own): \
-                 take [inbox.notify] out of this server's config",
+                "desktop notifications are one user's: a team's inbox notifies by ntfy or webhook",
             ));
         }
         let pg = Arc::new(PgStore::connect(url).await.map_err(std::io::Error::other)?);
@@ -206,10 +220,15 @@ impl InboxServer {
             pg.clone(),
             access::authenticate,
         ));
-        let wake = crate::wake::listen(pg, inbox.changed.clone(), inbox.closing.clone());
+        let wake = crate::wake::listen(pg.clone(), inbox.changed.clone(), inbox.closing.clone());
+        let outbox = crate::outbox::dispatch(pg, inbox.notifier.clone(), inbox.closing.clone());
         Ok(InboxServer {
             serving: vec![Serving::start(listener, api)],
-            tasks: vec![tokio::spawn(sweep(inbox.clone())), tokio::spawn(wake)],
+            tasks: vec![
+                tokio::spawn(sweep(inbox.clone())),
+                tokio::spawn(wake),
+                tokio::spawn(outbox),
+            ],
             inbox,
             _lock: None,
         })
@@ -339,12 +358,17 @@ impl Inbox {
         let token = ask_user_answerers::secret::token()?;
         Ok(Arc::new(Inbox {
             gate: Gate::new(token, bound.port()),
-            notifier: Notifier::new(config.notify.clone(), address.clone())?,
+            notifier: Arc::new(Notifier::new(
+                config.notify.clone(),
+                config.escalate.clone(),
+                config.public_url.clone().unwrap_or_else(|| address.clone()),
+            )?),
             address,
             store,
             frames: broadcast::channel(answer_page::FRAME_BACKLOG).0,
             changed: watch::channel(0).0,
             waiting: Mutex::new(HashMap::new()),
+            team: config.database.is_some(),
             retention: config.retention,
             closing: CancellationToken::new(),
         }))
@@ -364,8 +388,11 @@ impl Inbox {
         let (record, reattached) = self.store.ask(question, since, now).await?;
         if !reattached {
             let _ = self.frames.send(frame(&record));
-            self.notifier
-                .arrived(&record, || self.gate.ticket(&self.address).ok());
+            // A team's are sent once from the database's outbox.
+            if !self.team {
+                self.notifier
+                    .arrived(&record, || self.gate.ticket(&self.address).ok());
+            }
         }
         Ok(AskReply {
             id: record.id,

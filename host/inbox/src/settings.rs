@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::notify::{Channels, Notifications};
+use crate::notify::{Channels, Escalation, Notifications};
 use crate::server::InboxConfig;
 
 /// The table as written (the config file's reader checks its keys).
@@ -18,8 +18,11 @@ pub struct RawInbox {
     bind: Option<std::net::IpAddr>,
     port: Option<u16>,
     database: Option<String>,
+    public_url: Option<String>,
     /// Read by the channels' registry ([`Channels`]).
     notify: Option<toml::Spanned<toml::Table>>,
+    /// `after`, and channels as in `notify`.
+    escalate: Option<toml::Spanned<toml::Table>>,
 }
 
 /// What the `[inbox]` table sets; what it leaves out keeps the default.
@@ -31,6 +34,11 @@ pub struct InboxSettings {
     pub port: Option<u16>,
     /// A team's inbox: its PostgreSQL database.
     pub database: Option<String>,
+    /// The address notifications link to, when the server's own is not
+    /// one a phone can open (behind a reverse proxy).
+    pub public_url: Option<String>,
+    /// `[inbox.escalate]`.
+    pub escalate: Option<Escalation>,
     /// `[inbox.notify]`: the channels to notify.
     pub notify: Notifications,
 }
@@ -46,6 +54,8 @@ impl InboxSettings {
             bind: raw.bind,
             port: raw.port,
             database: raw.database,
+            public_url: raw.public_url,
+            escalate: raw.escalate.map(escalation).transpose()?,
             notify: match raw.notify {
                 Some(table) => Channels::builtin()
                     .configure(table.get_ref())
@@ -61,7 +71,43 @@ impl InboxSettings {
         config.bind = self.bind.unwrap_or(config.bind);
         config.retention = self.retention.unwrap_or(config.retention);
         config.database = self.database.or(config.database);
+        config.public_url = self.public_url.or(config.public_url);
+        config.escalate = self.escalate;
         config.notify = self.notify;
         config
     }
+}
+
+/// `[inbox.escalate]`: `after = "30m"` and the channels, as in
+/// `[inbox.notify]`.
+fn escalation(table: toml::Spanned<toml::Table>) -> Result<Escalation, (Range<usize>, String)> {
+    let span = table.span();
+    let mut channels = table.into_inner();
+    let after = match channels.remove("after") {
+        Some(toml::Value::String(after)) => {
+            ask_user_answerers::duration(&after).map_err(|e| (span.clone(), e))?
+        }
+        _ => {
+            return Err((
+                span,
+                "[inbox.escalate] needs after = \"30m\" (how long a question waits first)"
+                    .to_owned(),
+            ));
+        }
+    };
+    let channels = Channels::builtin()
+        .configure(&channels)
+        .map_err(|problem| {
+            (
+                span.clone(),
+                problem.replace("[inbox.notify]", "[inbox.escalate]"),
+            )
+        })?;
+    if channels.is_empty() {
+        return Err((
+            span,
+            "[inbox.escalate] names no channel (ntfy, webhook)".to_owned(),
+        ));
+    }
+    Ok(Escalation { after, channels })
 }

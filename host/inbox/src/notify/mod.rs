@@ -160,18 +160,33 @@ impl Notifications {
     }
 }
 
-/// Sends the notifications of new questions.
+/// Sends the notifications of new questions, and of questions still
+/// waiting past the escalation time.
 pub(crate) struct Notifier {
     channels: Notifications,
+    escalation: Option<Escalation>,
     /// The inbox's address, without its token.
     address: String,
     http: reqwest::Client,
 }
 
+/// `[inbox.escalate]`: a question still waiting `after` it was asked is
+/// sent on these channels too.
+#[derive(Debug, Clone)]
+pub struct Escalation {
+    pub after: Duration,
+    pub channels: Notifications,
+}
+
 impl Notifier {
-    pub(crate) fn new(channels: Notifications, address: String) -> std::io::Result<Self> {
+    pub(crate) fn new(
+        channels: Notifications,
+        escalation: Option<Escalation>,
+        address: String,
+    ) -> std::io::Result<Self> {
         Ok(Notifier {
             channels,
+            escalation,
             address,
             http: crate::http_client(None)?,
         })
@@ -180,9 +195,52 @@ impl Notifier {
     /// A question arrived: sends it on every channel, each on a task of its
     /// own; `link` makes the one-time link a local channel carries.
     pub(crate) fn arrived(&self, record: &Record, link: impl FnOnce() -> Option<String>) {
-        let channels = &self.channels.channels;
+        for sending in self.sendings(&self.channels, record, "", link) {
+            tokio::spawn(sending);
+        }
+    }
+
+    /// Sends `record` on every channel (the escalation's, when
+    /// `escalated`), and returns once each was sent, failed or gave up.
+    pub(crate) async fn deliver(&self, record: &Record, escalated: bool) {
+        let (channels, lead) = match (&self.escalation, escalated) {
+            (Some(escalation), true) => (
+                &escalation.channels,
+                format!(
+                    "Still waiting after {}: ",
+                    humantime::format_duration(escalation.after)
+                ),
+            ),
+            (None, true) => return,
+            (_, false) => (&self.channels, String::new()),
+        };
+        let tasks: Vec<_> = self
+            .sendings(channels, record, &lead, || None)
+            .into_iter()
+            .map(tokio::spawn)
+            .collect();
+        for task in tasks {
+            let _ = task.await;
+        }
+    }
+
+    /// How long after a question was asked it is escalated, when it is.
+    pub(crate) fn escalates_after(&self) -> Option<Duration> {
+        self.escalation.as_ref().map(|escalation| escalation.after)
+    }
+
+    /// One sending of `record` per channel of `channels`, each within
+    /// [`NOTIFY_TIMEOUT`], logging how it went.
+    fn sendings(
+        &self,
+        channels: &Notifications,
+        record: &Record,
+        lead: &str,
+        link: impl FnOnce() -> Option<String>,
+    ) -> Vec<impl Future<Output = ()> + Send + 'static> {
+        let channels = &channels.channels;
         if channels.is_empty() {
-            return;
+            return Vec::new();
         }
         let questions = questions(record);
         let first = questions.first().copied().unwrap_or_default();
@@ -192,24 +250,29 @@ impl Notifier {
         };
         let note = Arc::new(Note {
             text: format!(
-                "{first}{more}\nsession {} · {}",
+                "{lead}{first}{more}\nsession {} · {}",
                 record.session, record.agent
             ),
             record: record.clone(),
             address: self.address.clone(),
             link: channels.iter().any(|c| c.local()).then(link).flatten(),
         });
-        for channel in channels {
-            let kind = channel.name();
-            let sending = channel.send(note.clone(), self.http.clone());
-            tokio::spawn(async move {
-                match tokio::time::timeout(NOTIFY_TIMEOUT, sending).await {
-                    Ok(Ok(())) => tracing::debug!(kind, "notified"),
-                    Ok(Err(error)) => tracing::warn!(kind, %error, "a notification failed"),
-                    Err(_) => tracing::warn!(kind, "a notification took too long and was dropped"),
+        channels
+            .iter()
+            .map(|channel| {
+                let kind = channel.name();
+                let sending = channel.send(note.clone(), self.http.clone());
+                async move {
+                    match tokio::time::timeout(NOTIFY_TIMEOUT, sending).await {
+                        Ok(Ok(())) => tracing::debug!(kind, "notified"),
+                        Ok(Err(error)) => tracing::warn!(kind, %error, "a notification failed"),
+                        Err(_) => {
+                            tracing::warn!(kind, "a notification took too long and was dropped")
+                        }
+                    }
                 }
-            });
-        }
+            })
+            .collect()
     }
 }
 

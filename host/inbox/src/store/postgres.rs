@@ -8,6 +8,10 @@
 //!   the question again from the database.
 //! - Migrations run in one transaction under an advisory lock, so servers
 //!   starting together take turns; a database of a newer schema is refused.
+//! - Notifications go through an outbox table: every server claims due
+//!   rows with `FOR UPDATE SKIP LOCKED`, so each is sent by one server
+//!   (again only when its claimer died before sending, after
+//!   [`CLAIM_LEASE`]).
 //! - Identities: tokens are stored as their SHA-256 only (a token is 128
 //!   random bits, so a fast digest is enough), looked up on every request,
 //!   so a revocation holds everywhere at once.
@@ -61,11 +65,50 @@ CREATE TABLE tokens (
     created_at BIGINT NOT NULL,
     revoked_at BIGINT
 );
+CREATE TABLE outbox (
+    question_id TEXT NOT NULL REFERENCES questions (id),
+    stage INTEGER NOT NULL,
+    due_at BIGINT NOT NULL,
+    claimed_by TEXT,
+    claimed_at BIGINT,
+    sent_at BIGINT,
+    PRIMARY KEY (question_id, stage)
+);
+CREATE INDEX outbox_due ON outbox (due_at) WHERE sent_at IS NULL;
 ";
 
 const COLUMNS: &str = "id, session, agent, cwd, request, asked_at, agent_seen_at, state, \
                        outcome, settled_by, settled_at, delivered_at, owner, audience, \
                        answered_by";
+
+/// How long a server's claim on a notification holds; past it, another
+/// server sends it (the claimer died).
+pub const CLAIM_LEASE: Millis = 60_000;
+
+/// The stages of a question's notifications.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Notice {
+    /// It was asked.
+    Asked,
+    /// It still waits past the escalation time.
+    Escalated,
+}
+
+impl Notice {
+    fn stage(self) -> i32 {
+        match self {
+            Notice::Asked => 0,
+            Notice::Escalated => 1,
+        }
+    }
+
+    fn from_stage(stage: i32) -> Notice {
+        match stage {
+            0 => Notice::Asked,
+            _ => Notice::Escalated,
+        }
+    }
+}
 
 /// The prefix of every token, so that secret scanners recognise one.
 pub const TOKEN_PREFIX: &str = "askusr_";
@@ -283,8 +326,81 @@ impl PgStore {
         .bind(now)
         .execute(&mut *transaction)
         .await?;
+        sqlx::query("INSERT INTO outbox (question_id, stage, due_at) VALUES ($1, $2, $3)")
+            .bind(&id)
+            .bind(Notice::Asked.stage())
+            .bind(now)
+            .execute(&mut *transaction)
+            .await?;
         transaction.commit().await?;
         Ok((Record::asked(id, question, now), false))
+    }
+
+    /// Puts the questions asked at or before `cutoff` and still waiting in
+    /// the outbox for escalation (once each, whichever server does it).
+    pub async fn escalate(&self, cutoff: Millis, now: Millis) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO outbox (question_id, stage, due_at) SELECT id, $3, $2 FROM questions \
+             WHERE state = 'waiting' AND asked_at <= $1 ON CONFLICT DO NOTHING",
+        )
+        .bind(cutoff)
+        .bind(now)
+        .bind(Notice::Escalated.stage())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Claims for server `me` at most `limit` notifications due at `now`
+    /// that nobody sent or holds a live claim on; their questions.
+    pub async fn claim_notices(
+        &self,
+        me: &str,
+        now: Millis,
+        limit: i64,
+    ) -> Result<Vec<(Record, Notice)>, StoreError> {
+        let claimed: Vec<(String, i32)> = sqlx::query_as(
+            "UPDATE outbox o SET claimed_by = $1, claimed_at = $2 FROM ( \
+                 SELECT question_id, stage FROM outbox WHERE sent_at IS NULL AND due_at <= $2 \
+                 AND (claimed_at IS NULL OR claimed_at < $3) ORDER BY due_at LIMIT $4 \
+                 FOR UPDATE SKIP LOCKED) due \
+             WHERE o.question_id = due.question_id AND o.stage = due.stage \
+             RETURNING o.question_id, o.stage",
+        )
+        .bind(me)
+        .bind(now)
+        .bind(now - CLAIM_LEASE)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut notices = Vec::with_capacity(claimed.len());
+        for (id, stage) in claimed {
+            if let Some(record) = PgStore::get(self, &id).await? {
+                notices.push((record, Notice::from_stage(stage)));
+            }
+        }
+        Ok(notices)
+    }
+
+    /// Server `me` sent (or had no need to send) notice `notice` of `id`.
+    pub async fn notice_sent(
+        &self,
+        me: &str,
+        id: &str,
+        notice: Notice,
+        now: Millis,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE outbox SET sent_at = $4 WHERE question_id = $1 AND stage = $2 \
+             AND claimed_by = $3",
+        )
+        .bind(id)
+        .bind(notice.stage())
+        .bind(me)
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
     }
 
     async fn get(&self, id: &str) -> Result<Option<Record>, StoreError> {

@@ -1,0 +1,65 @@
+//! A team's notifications, sent once per question across all its servers:
+//! every server looks at the database's outbox every [`EVERY`], claims the
+//! notices due (rows no other server holds), sends them, and marks them
+//! sent. A question still waiting past `[inbox.escalate] after` gets a
+//! second notice on the escalation's channels. A server that dies between
+//! its claim and its send leaves the notice to another after
+//! [`CLAIM_LEASE`](crate::store::postgres::CLAIM_LEASE); one that dies
+//! after sending but before marking it sent makes it go twice (at least
+//! once, never lost).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::notify::Notifier;
+use crate::store::postgres::Notice;
+use crate::store::{PgStore, State};
+
+/// How often a server looks at the outbox.
+const EVERY: Duration = Duration::from_secs(1);
+
+/// The most notices a server claims at once.
+const BATCH: i64 = 16;
+
+/// Sends the team's due notices until `closing`.
+pub async fn dispatch(store: Arc<PgStore>, notifier: Arc<Notifier>, closing: CancellationToken) {
+    let me = match ask_user_answerers::secret::id("server-") {
+        Ok(id) => id,
+        Err(error) => {
+            tracing::warn!(%error, "the inbox cannot name itself; it sends no notifications");
+            return;
+        }
+    };
+    loop {
+        if let Err(error) = round(&store, &notifier, &me).await {
+            tracing::warn!(%error, "the inbox could not send its notifications");
+        }
+        tokio::select! {
+            () = tokio::time::sleep(EVERY) => {}
+            () = closing.cancelled() => return,
+        }
+    }
+}
+
+async fn round(
+    store: &PgStore,
+    notifier: &Notifier,
+    me: &str,
+) -> Result<(), crate::store::StoreError> {
+    let now = crate::now();
+    if let Some(after) = notifier.escalates_after() {
+        store.escalate(now - after.as_millis() as i64, now).await?;
+    }
+    for (record, notice) in store.claim_notices(me, now, BATCH).await? {
+        // A question answered meanwhile needs no notice.
+        if record.state == State::Waiting {
+            notifier.deliver(&record, notice == Notice::Escalated).await;
+        }
+        store
+            .notice_sent(me, &record.id, notice, crate::now())
+            .await?;
+    }
+    Ok(())
+}
