@@ -32,6 +32,7 @@ mod outbox;
 pub mod server;
 pub mod settings;
 pub mod store;
+mod waiters;
 mod wake;
 
 pub use answerer::{Asker, InboxAnswerer, InboxKind, StopReason};

@@ -32,10 +32,9 @@
 //! same ids, and agents that come back get their outcomes. The store is
 //! called on the runtime's blocking threads, never on its workers.
 
-use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path as FilePath, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
@@ -46,7 +45,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::sync::{broadcast, watch};
+use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use ask_user_seam::remote::{self, Outcome, ResultValue, Unsettled};
@@ -58,6 +57,7 @@ use crate::store::{
     NewQuestion, Person, PgStore, Record, Settled, Settlement, SqliteStore, State as QuestionState,
     Store, StoreError,
 };
+use crate::waiters::{Waiters, Watch};
 use crate::{
     AskBody, AskReply, DATABASE_FILE, PageLink, QuestionList, QuestionView, SOCKET_FILE,
     UnreadableView, WithdrawBody,
@@ -145,10 +145,8 @@ struct Inbox {
     store: Arc<dyn Store>,
     /// New questions and `cancel`s, for the pages.
     frames: broadcast::Sender<Value>,
-    /// Moves on with every settlement, for the waiting agents.
-    changed: watch::Sender<u64>,
-    /// Requests waiting now, per question.
-    waiting: Mutex<HashMap<String, usize>>,
+    /// The agents waiting now, by question.
+    waiters: Arc<Waiters>,
     notifier: Arc<Notifier>,
     /// A team's (the store shared with other servers).
     team: bool,
@@ -220,7 +218,7 @@ impl InboxServer {
             pg.clone(),
             access::authenticate,
         ));
-        let wake = crate::wake::listen(pg.clone(), inbox.changed.clone(), inbox.closing.clone());
+        let wake = crate::wake::listen(pg.clone(), inbox.waiters.clone(), inbox.closing.clone());
         let outbox = crate::outbox::dispatch(pg, inbox.notifier.clone(), inbox.closing.clone());
         Ok(InboxServer {
             serving: vec![Serving::start(listener, api)],
@@ -324,18 +322,12 @@ async fn sweep(inbox: Arc<Inbox>) {
     tokio::time::sleep(retention).await;
     loop {
         // An agent in the middle of a wait is here, however short the period.
-        let attached: Vec<String> = inbox
-            .waiting
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .keys()
-            .cloned()
-            .collect();
+        let attached = inbox.waiters.attached();
         let before = crate::now() - retention.as_millis() as i64;
         match inbox.store.expire(before, crate::now(), attached).await {
             Ok(expired) => {
                 for id in expired {
-                    inbox.left(cancel(&id, Left::Expired));
+                    inbox.left(&id, cancel(&id, Left::Expired));
                 }
             }
             Err(error) => tracing::warn!(%error, "the inbox could not expire old questions"),
@@ -366,8 +358,7 @@ impl Inbox {
             address,
             store,
             frames: broadcast::channel(answer_page::FRAME_BACKLOG).0,
-            changed: watch::channel(0).0,
-            waiting: Mutex::new(HashMap::new()),
+            waiters: Arc::default(),
             team: config.database.is_some(),
             retention: config.retention,
             closing: CancellationToken::new(),
@@ -449,7 +440,7 @@ impl Inbox {
             .await
         {
             Ok(Settled::Done) => {
-                self.left(cancel(id, left));
+                self.left(id, cancel(id, left));
                 Ok(())
             }
             Ok(Settled::NotWaiting) => Err(Unsettled::NotPending.into()),
@@ -458,21 +449,16 @@ impl Inbox {
         }
     }
 
-    /// A question left the waiting state (stored already): its agent's
+    /// Question `id` left the waiting state (stored already): its agent's
     /// wait ends, and the pages drop it saying why (`frame`, a `cancel`).
-    fn left(&self, frame: Value) {
-        self.changed.send_modify(|n| *n += 1);
+    fn left(&self, id: &str, frame: Value) {
+        self.waiters.wake(id);
         let _ = self.frames.send(frame);
     }
 
     fn view(&self, record: Record) -> QuestionView {
         let answered_by = record.answered_by;
-        let attached = self
-            .waiting
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&record.id)
-            .is_some_and(|&n| n > 0);
+        let attached = self.waiters.is_attached(&record.id);
         let recent = crate::now() - record.agent_seen_at < AGENT_GAP_MILLIS;
         QuestionView {
             agent_waiting: record.state == QuestionState::Waiting && (attached || recent),
@@ -528,33 +514,21 @@ struct Attached {
 }
 
 impl Attached {
-    fn new(inbox: &Arc<Inbox>, id: &str) -> Self {
-        *inbox
-            .waiting
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .entry(id.to_owned())
-            .or_default() += 1;
-        Attached {
+    /// Attaches a wait for `id`; what it watches for wake-ups.
+    fn new(inbox: &Arc<Inbox>, id: &str) -> (Self, Watch) {
+        let watch = inbox.waiters.attach(id);
+        let attached = Attached {
             inbox: inbox.clone(),
             id: id.to_owned(),
-        }
+        };
+        (attached, watch)
     }
 
     async fn leave(inbox: Arc<Inbox>, id: String) {
         if let Err(error) = inbox.store.seen(id.clone(), crate::now()).await {
             tracing::warn!(%error, "the inbox could not note that an agent waited");
         }
-        let mut waiting = inbox
-            .waiting
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(n) = waiting.get_mut(&id) {
-            *n -= 1;
-            if *n == 0 {
-                waiting.remove(&id);
-            }
-        }
+        inbox.waiters.detach(&id);
     }
 }
 
@@ -728,10 +702,11 @@ async fn question(
         .unwrap_or_default()
         .min(MAX_WAIT);
     let deadline = tokio::time::Instant::now() + wait;
-    let mut attached = None;
+    // Attached once the question is found waiting (a question the caller
+    // may not see is never held from expiry by it); read again right after,
+    // so that nothing settled in between is missed.
+    let mut attached: Option<(Attached, Watch)> = None;
     loop {
-        // Subscribed before reading: a settlement in between is not missed.
-        let mut changed = inbox.changed.subscribe();
         let record = match visible(&inbox, &caller, &id).await {
             Ok(record) => record,
             Err(response) => return response,
@@ -739,12 +714,13 @@ async fn question(
         if record.state != QuestionState::Waiting || wait.is_zero() {
             return Json(inbox.view(record)).into_response();
         }
-        // Its agent waits for it (a person's look does not count).
-        if attached.is_none() && !matches!(caller, Caller::Person(_)) {
+        let Some((_, watch)) = &mut attached else {
             attached = Some(Attached::new(&inbox, &id));
-        }
+            continue;
+        };
         tokio::select! {
-            _ = changed.changed() => {}
+            _ = watch.mine.changed() => {}
+            _ = watch.all.changed() => {}
             () = tokio::time::sleep(REREAD) => {}
             () = tokio::time::sleep_until(deadline) => return Json(inbox.view(record)).into_response(),
             () = inbox.closing.cancelled() => return Json(inbox.view(record)).into_response(),
@@ -841,7 +817,7 @@ async fn withdraw(
         .await
     {
         Ok(Settled::Done) => {
-            inbox.left(withdrawn(&id, &body.reason));
+            inbox.left(&id, withdrawn(&id, &body.reason));
             StatusCode::NO_CONTENT.into_response()
         }
         Ok(_) => (StatusCode::CONFLICT, "it was no longer waiting").into_response(),

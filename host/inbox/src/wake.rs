@@ -1,28 +1,27 @@
 //! A team's inbox server wakes its waiting agents when another server
 //! settles their question: one connection per server process listens on
 //! [`CHANNEL`] (not one per waiter), and each announcement (a question's id
-//! only: the database stays the truth) moves the server's change counter
-//! on, so that every waiter reads its question again. A lost connection
-//! moves it on too (an announcement may have been lost with it), and is
-//! made again.
+//! only: the database stays the truth) wakes the waiters of that question,
+//! who read it again. A lost connection wakes every waiter (an
+//! announcement may have been lost with it), and is made again.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::postgres::PgListener;
-use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::store::PgStore;
 use crate::store::postgres::CHANNEL;
+use crate::waiters::Waiters;
 
 /// How long to wait before listening again after the database refused.
 const RETRY: Duration = Duration::from_secs(1);
 
-/// Listens until `closing`, moving `changed` on at every announcement and
-/// every lost connection.
-pub async fn listen(store: Arc<PgStore>, changed: watch::Sender<u64>, closing: CancellationToken) {
-    let wake = || changed.send_modify(|n| *n += 1);
+/// Listens until `closing`, waking the waiters of each question announced,
+/// and every waiter when the connection was lost.
+pub async fn listen(store: Arc<PgStore>, waiters: Arc<Waiters>, closing: CancellationToken) {
+    let wake = || waiters.wake_all();
     loop {
         let mut listener = match PgListener::connect_with(store.pool()).await {
             Ok(listener) => listener,
@@ -49,7 +48,7 @@ pub async fn listen(store: Arc<PgStore>, changed: watch::Sender<u64>, closing: C
                 () = closing.cancelled() => return,
             };
             match received {
-                Ok(Some(_)) => wake(),
+                Ok(Some(notification)) => waiters.wake(notification.payload()),
                 // The connection was lost: listen again (the listener
                 // connects anew on the next call).
                 Ok(None) => {
