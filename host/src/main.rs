@@ -721,6 +721,8 @@ async fn inbox(command: InboxCommand) -> Result<ExitCode, Usage> {
             listen,
             public_url,
         } => {
+            // Every waiting agent holds a connection.
+            raise_open_files();
             let settings = load_config(config.as_deref())?.inbox;
             let mut config = settings.apply(InboxConfig::new(&state_dir));
             config.port = port.or(config.port);
@@ -802,6 +804,23 @@ async fn inbox(command: InboxCommand) -> Result<ExitCode, Usage> {
             Ok(ExitCode::SUCCESS)
         }
         InboxCommand::Token { command } => token(command).await,
+    }
+}
+
+/// Raises this process's soft limit of open files to its hard limit: a
+/// server holds a descriptor per waiting agent.
+fn raise_open_files() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: plain system calls on a local struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
+        {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
     }
 }
 

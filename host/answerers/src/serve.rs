@@ -149,10 +149,16 @@ pub struct Serving {
 }
 
 impl Serving {
-    /// Serves `app` on `listener`.
+    /// Serves `app` on `listener`, at most [`MAX_CONNECTIONS`] at once.
     pub fn start(listener: impl Accept, app: Router) -> Self {
+        Serving::start_with(listener, app, MAX_CONNECTIONS)
+    }
+
+    /// Serves `app` on `listener`, at most `connections` at once (an API
+    /// whose clients long-poll holds one per waiting client).
+    pub fn start_with(listener: impl Accept, app: Router, connections: usize) -> Self {
         let stop = CancellationToken::new();
-        let task = tokio::spawn(serve(listener, app, stop.clone()));
+        let task = tokio::spawn(serve(listener, app, stop.clone(), connections));
         Serving { stop, task }
     }
 
@@ -172,8 +178,8 @@ impl Drop for Serving {
     }
 }
 
-async fn serve(listener: impl Accept, app: Router, stop: CancellationToken) {
-    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+async fn serve(listener: impl Accept, app: Router, stop: CancellationToken, connections: usize) {
+    let slots = Arc::new(Semaphore::new(connections));
     let mut connections = JoinSet::new();
     loop {
         while connections.try_join_next().is_some() {}

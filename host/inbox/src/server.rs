@@ -81,6 +81,12 @@ pub const MAX_BODY_BYTES: usize = if MAX_ASK_BYTES > answer_page::MAX_BODY_BYTES
 /// The longest a `wait` may hold a request open.
 pub const MAX_WAIT: Duration = Duration::from_secs(60);
 
+/// Connections the API serves at once: every waiting agent holds one (its
+/// long poll). Past it, connections wait in the kernel's queue; each needs
+/// a file descriptor (`ask-user inbox serve` raises its soft limit to the
+/// hard one).
+pub const MAX_API_CONNECTIONS: usize = 16_384;
+
 /// After its last request ended, an agent counts as waiting this long (it
 /// is between two waits).
 const AGENT_GAP_MILLIS: i64 = 5_000;
@@ -193,7 +199,10 @@ impl InboxServer {
         let api = api(inbox.clone()).layer(Extension(Caller::Owner));
         let pages = answer_page::routes(inbox.clone());
         Ok(InboxServer {
-            serving: vec![Serving::start(listener, pages), Serving::start(socket, api)],
+            serving: vec![
+                Serving::start(listener, pages),
+                Serving::start_with(socket, api, MAX_API_CONNECTIONS),
+            ],
             tasks: vec![tokio::spawn(sweep(inbox.clone()))],
             inbox,
             _lock: Some(lock),
@@ -221,7 +230,7 @@ impl InboxServer {
         let wake = crate::wake::listen(pg.clone(), inbox.waiters.clone(), inbox.closing.clone());
         let outbox = crate::outbox::dispatch(pg, inbox.notifier.clone(), inbox.closing.clone());
         Ok(InboxServer {
-            serving: vec![Serving::start(listener, api)],
+            serving: vec![Serving::start_with(listener, api, MAX_API_CONNECTIONS)],
             tasks: vec![
                 tokio::spawn(sweep(inbox.clone())),
                 tokio::spawn(wake),
