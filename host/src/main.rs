@@ -826,9 +826,18 @@ fn raise_open_files() {
 
 /// `ask-user inbox serve --database …`: one of a team's inbox servers.
 async fn serve_team(config: InboxConfig) -> Result<ExitCode, Usage> {
+    let exposed = !config.bind.is_loopback();
     let server = InboxServer::start(config)
         .await
         .map_err(|e| Usage(e.to_string()))?;
+    if exposed {
+        say(&format!(
+            "WARNING: the team's inbox listens beyond this machine at {} without TLS: tokens \
+             travel in every request, so put a reverse proxy with TLS in front and listen on \
+             127.0.0.1",
+            server.address()
+        ));
+    }
     say(&format!(
         "the team's inbox serves at {} (Ctrl-C stops; questions are kept in the database)",
         server.address()
@@ -930,7 +939,10 @@ fn print_questions(questions: &[ask_user::inbox::QuestionView]) -> Result<(), Us
             (State::Waiting, false) => {
                 "waiting (its agent is gone; answer it for when it asks again)".to_owned()
             }
-            (state, _) => state.as_str().to_owned(),
+            (state, _) => match &view.answered_by {
+                Some(person) => format!("{} by {}", state.as_str(), clean(person, false)),
+                None => state.as_str().to_owned(),
+            },
         };
         // Every text here came from a model, an agent or a file: cleaned
         // before it reaches the terminal.
