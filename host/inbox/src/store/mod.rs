@@ -138,6 +138,58 @@ impl Record {
     }
 }
 
+/// A stored question's columns as either engine reads them, made a
+/// [`Record`] here: the JSON in them is read the same way for both.
+struct Columns {
+    id: String,
+    session: String,
+    agent: String,
+    cwd: Option<String>,
+    request: String,
+    asked_at: Millis,
+    agent_seen_at: Millis,
+    state: String,
+    outcome: Option<String>,
+    settled_by: Option<String>,
+    settled_at: Option<Millis>,
+    delivered_at: Option<Millis>,
+    owner: Option<String>,
+    audience: Vec<String>,
+    answered_by: Option<String>,
+}
+
+impl Columns {
+    /// The question, or why this version cannot read it.
+    fn record(self) -> Result<Record, Unreadable> {
+        let id = self.id.clone();
+        let made = (|| -> Result<Record, StoreError> {
+            Ok(Record {
+                request: serde_json::from_str(&self.request)
+                    .map_err(|e| StoreError(format!("a stored request: {e}")))?,
+                state: State::parse(&self.state)?,
+                outcome: self
+                    .outcome
+                    .map(|text| serde_json::from_str(&text))
+                    .transpose()
+                    .map_err(|e| StoreError(format!("a stored outcome: {e}")))?,
+                id: self.id,
+                session: self.session,
+                agent: self.agent,
+                cwd: self.cwd,
+                asked_at: self.asked_at,
+                agent_seen_at: self.agent_seen_at,
+                settled_by: self.settled_by,
+                settled_at: self.settled_at,
+                delivered_at: self.delivered_at,
+                owner: self.owner,
+                audience: self.audience,
+                answered_by: self.answered_by,
+            })
+        })();
+        made.map_err(|StoreError(why)| Unreadable { id, why })
+    }
+}
+
 /// A person of a team's inbox: their name and groups.
 #[derive(Debug, Clone)]
 pub struct Person {

@@ -20,7 +20,7 @@ use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
 use sqlx::{Executor, Row};
 
 use super::{
-    Listing, Millis, NewQuestion, Person, Record, Settled, Settlement, State, Store, StoreError,
+    Columns, Listing, Millis, NewQuestion, Person, Record, Settled, Settlement, Store, StoreError,
     StoreFuture, Unreadable, fingerprint, new_id,
 };
 
@@ -634,25 +634,17 @@ fn digest(token: &str) -> String {
 
 /// The question in `row`, or why it cannot be read.
 fn record(row: &PgRow) -> Result<Record, Unreadable> {
-    let id: String = row.try_get(0).unwrap_or_default();
-    let made = (|| -> Result<Record, StoreError> {
-        let request: String = row.try_get(4)?;
-        let state: String = row.try_get(7)?;
-        let outcome: Option<String> = row.try_get(8)?;
-        Ok(Record {
-            id: id.clone(),
+    let columns = || -> Result<Columns, sqlx::Error> {
+        Ok(Columns {
+            id: row.try_get(0)?,
             session: row.try_get(1)?,
             agent: row.try_get(2)?,
             cwd: row.try_get(3)?,
-            request: serde_json::from_str(&request)
-                .map_err(|e| StoreError(format!("a stored request: {e}")))?,
+            request: row.try_get(4)?,
             asked_at: row.try_get(5)?,
             agent_seen_at: row.try_get(6)?,
-            state: State::parse(&state)?,
-            outcome: outcome
-                .map(|text| serde_json::from_str(&text))
-                .transpose()
-                .map_err(|e| StoreError(format!("a stored outcome: {e}")))?,
+            state: row.try_get(7)?,
+            outcome: row.try_get(8)?,
             settled_by: row.try_get(9)?,
             settled_at: row.try_get(10)?,
             delivered_at: row.try_get(11)?,
@@ -660,13 +652,20 @@ fn record(row: &PgRow) -> Result<Record, Unreadable> {
             audience: row.try_get(13)?,
             answered_by: row.try_get(14)?,
         })
-    })();
-    made.map_err(|StoreError(why)| Unreadable { id, why })
+    };
+    match columns() {
+        Ok(columns) => columns.record(),
+        Err(error) => Err(Unreadable {
+            id: row.try_get(0).unwrap_or_default(),
+            why: error.to_string(),
+        }),
+    }
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::store::State;
     use crate::store::tests::asked;
 
     /// A new, empty database on the test cluster (`scripts/test` starts

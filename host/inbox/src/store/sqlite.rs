@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::{Connection, params};
 
 use super::{
-    Listing, Millis, NewQuestion, Record, Settled, Settlement, State, Store, StoreError,
+    Columns, Listing, Millis, NewQuestion, Record, Settled, Settlement, State, Store, StoreError,
     StoreFuture, Unreadable, fingerprint, new_id,
 };
 
@@ -181,34 +181,34 @@ fn migrate(connection: &mut Connection, path: &Path) -> Result<(), StoreError> {
 /// The question in `row`, or why it cannot be read.
 fn record(row: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Record, Unreadable>> {
     let id: String = row.get(0)?;
-    let made = (|| -> Result<Record, StoreError> {
-        let request: String = row.get(4)?;
-        let state: String = row.get(7)?;
-        let outcome: Option<String> = row.get(8)?;
-        Ok(Record {
-            id: id.clone(),
-            session: row.get(1)?,
-            agent: row.get(2)?,
-            cwd: row.get(3)?,
-            request: serde_json::from_str(&request)
-                .map_err(|e| StoreError(format!("a stored request: {e}")))?,
-            asked_at: row.get(5)?,
-            agent_seen_at: row.get(6)?,
-            state: State::parse(&state)?,
-            outcome: outcome
-                .map(|text| serde_json::from_str(&text))
-                .transpose()
-                .map_err(|e| StoreError(format!("a stored outcome: {e}")))?,
-            settled_by: row.get(9)?,
-            settled_at: row.get(10)?,
-            delivered_at: row.get(11)?,
-            owner: row.get(12)?,
-            audience: serde_json::from_str(&row.get::<_, String>(13)?)
-                .map_err(|e| StoreError(format!("a stored audience: {e}")))?,
-            answered_by: row.get(14)?,
-        })
-    })();
-    Ok(made.map_err(|StoreError(why)| Unreadable { id, why }))
+    let audience: String = row.get(13)?;
+    let audience = match serde_json::from_str(&audience) {
+        Ok(audience) => audience,
+        Err(error) => {
+            return Ok(Err(Unreadable {
+                id,
+                why: format!("a stored audience: {error}"),
+            }));
+        }
+    };
+    Ok(Columns {
+        id,
+        session: row.get(1)?,
+        agent: row.get(2)?,
+        cwd: row.get(3)?,
+        request: row.get(4)?,
+        asked_at: row.get(5)?,
+        agent_seen_at: row.get(6)?,
+        state: row.get(7)?,
+        outcome: row.get(8)?,
+        settled_by: row.get(9)?,
+        settled_at: row.get(10)?,
+        delivered_at: row.get(11)?,
+        owner: row.get(12)?,
+        audience,
+        answered_by: row.get(14)?,
+    }
+    .record())
 }
 
 /// Runs `query` and reads every row as a record, or as unreadable.
