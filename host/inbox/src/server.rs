@@ -697,9 +697,18 @@ struct WaitQuery {
     wait: Option<f64>,
 }
 
-/// How often a wait reads its question again though nothing announced a
-/// change (a team's announcement lost with its connection, say).
+/// How often a wait in a team's inbox reads its question again though
+/// nothing announced a change (an announcement lost with its connection,
+/// say). One user's inbox hears of every change in this process.
 const REREAD: Duration = Duration::from_secs(5);
+
+/// Resolves after [`REREAD`] in a team's inbox; never in one user's.
+async fn reread(team: bool) {
+    match team {
+        true => tokio::time::sleep(REREAD).await,
+        false => std::future::pending().await,
+    }
+}
 
 async fn question(
     State(inbox): State<Arc<Inbox>>,
@@ -730,7 +739,7 @@ async fn question(
         tokio::select! {
             _ = watch.mine.changed() => {}
             _ = watch.all.changed() => {}
-            () = tokio::time::sleep(REREAD) => {}
+            () = reread(inbox.team) => {}
             () = tokio::time::sleep_until(deadline) => return Json(inbox.view(record)).into_response(),
             () = inbox.closing.cancelled() => return Json(inbox.view(record)).into_response(),
         }
