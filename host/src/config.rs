@@ -192,8 +192,21 @@ impl Config {
     }
 
     fn parse(text: &str, base: &Path, kinds: &Kinds) -> Result<Self, (Range<usize>, String)> {
-        let raw: RawConfig =
-            toml::from_str(text).map_err(|e| (e.span().unwrap_or(0..0), e.message().to_owned()))?;
+        let raw: RawConfig = toml::from_str(text).map_err(|e| {
+            let span = e.span().unwrap_or(0..0);
+            // `[answerer]` where `[[answerer]]` was meant: say so.
+            let single = text
+                .parse::<toml::Table>()
+                .is_ok_and(|table| table.get("answerer").is_some_and(toml::Value::is_table));
+            match single {
+                true => (
+                    span,
+                    "answerers are a list: write [[answerer]] (two brackets) above each one"
+                        .to_owned(),
+                ),
+                false => (span, e.message().to_owned()),
+            }
+        })?;
         let timeout = raw
             .timeout
             .map(|t| duration(t.as_ref()).map_err(|e| (t.span(), e)))
@@ -430,6 +443,12 @@ mod tests {
                 panic!("{problem}:\n{block}");
             }
         }
+    }
+
+    #[test]
+    fn a_single_bracketed_answerer_says_to_use_two() {
+        let said = problem("[answerer]\nkind = \"terminal\"\n");
+        assert!(said.contains("write [[answerer]] (two brackets)"), "{said}");
     }
 
     #[test]

@@ -1022,7 +1022,17 @@ async fn serve_mcp(
         .forms(forms);
     let stop = stop_requested();
     let served = match http {
-        None => server.serve_stdio(stop).await,
+        None => {
+            // Started by hand: say what it waits for.
+            use std::io::IsTerminal;
+            if std::io::stdin().is_terminal() {
+                say(
+                    "waiting for an MCP client on standard input: an MCP client (Claude Code, \
+                     Codex…) starts this itself, see the README; Ctrl-C stops",
+                );
+            }
+            server.serve_stdio(stop).await
+        }
         Some(address) => {
             let http = McpHttp::start(server, address)
                 .await
@@ -1110,15 +1120,16 @@ fn stop_requested() -> impl std::future::Future<Output = ()> {
 /// The `--config` file; else the user's config file when it exists; else
 /// the terminal alone.
 fn load_config(path: Option<&Path>) -> Result<Config, Usage> {
-    Ok(
-        user_config(path, &ask_user::config::kinds())?.unwrap_or_else(|| Config {
-            answerers: vec![AnswererEntry::new(
-                "terminal",
-                ready(TerminalAnswerer::new()),
-            )],
-            ..Config::default()
-        }),
-    )
+    let mut config = user_config(path, &ask_user::config::kinds())?.unwrap_or_default();
+    // A file that names no answerer (only `[inbox.notify]`, say) leaves
+    // the terminal where it was.
+    if config.answerers.is_empty() {
+        config.answerers.push(AnswererEntry::new(
+            "terminal",
+            ready(TerminalAnswerer::new()),
+        ));
+    }
+    Ok(config)
 }
 
 /// The `--config` file; else the user's config file when it exists; else

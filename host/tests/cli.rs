@@ -112,6 +112,32 @@ fn without_a_terminal_the_terminal_answerer_passes() {
     );
 }
 
+/// A config that names no answerer (only the inbox's notifications, say)
+/// keeps the terminal as the chain: here, with no terminal, it passes, and
+/// says so.
+#[test]
+fn a_config_without_answerers_keeps_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        examples().join("deploy.json"),
+        dir.path().join("deploy.json"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("notify.toml"),
+        "[inbox.notify]\nntfy = \"https://ntfy.example/topic\"\n",
+    )
+    .unwrap();
+    let output = ask_user_in(
+        dir.path(),
+        &["ask", "deploy.json", "--config", "notify.toml"],
+        None,
+    );
+    assert_eq!(stdout_json(&output)["error"]["code"], "NO_PROVIDER");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("(terminal: no terminal"), "{said}");
+}
+
 #[test]
 fn an_error_result_is_printed_and_exits_1() {
     let output = ask_user(&["ask", "deploy.json"], None);

@@ -3,6 +3,8 @@
 
 #[path = "support/mcp_peer.rs"]
 mod mcp_peer;
+#[path = "support/tui.rs"]
+mod tui;
 
 use std::process::Command;
 use std::time::Duration;
@@ -290,4 +292,24 @@ fn a_form_answer_too_large_to_take_ends_the_call_with_a_clear_error() {
         reply["result"]["content"][0]["text"],
         r#"{"answers":[{"id":"note","selected":[],"custom":"no"}]}"#
     );
+}
+
+/// Started by hand at a terminal, the server says what it waits for, and
+/// Ctrl-C stops it.
+#[test]
+fn started_by_hand_it_says_it_waits_for_a_client_and_ctrl_c_stops_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = env!("CARGO_TARGET_TMPDIR");
+    let mut tui = tui::Tui::start(
+        std::path::Path::new(env!("CARGO_BIN_EXE_ask-user")),
+        &["mcp"],
+        dir.path(),
+        &[
+            ("XDG_CONFIG_HOME", "/nonexistent"),
+            ("XDG_CACHE_HOME", cache),
+        ],
+    );
+    tui.wait_for(&["waiting for an MCP client on standard input"], BOUND);
+    tui.keys("\x03");
+    assert!(tui.ended(BOUND).is_some(), "Ctrl-C stopped it");
 }

@@ -188,6 +188,11 @@ struct FileAnswer {
 /// `{"answers":[{"id":…,"selected":[…],"custom":…}]}`, each id once and no
 /// other keys (a typo such as `custon` would otherwise skip the question).
 pub fn read_answers(json: &str) -> Result<Vec<Answer>, ScriptError> {
+    if json.trim_start().starts_with('[') {
+        return Err(ScriptError(
+            "the answers are a bare list: put it in an object, {\"answers\":[…]}".to_owned(),
+        ));
+    }
     let file: AnswersFile = serde_json::from_str(json).map_err(|e| {
         ScriptError(format!(
             "the answers are not of the shape {{\"answers\":[{{\"id\":…,\"selected\":[…],\"custom\":…}}]}}: {e}"
@@ -403,6 +408,12 @@ mod tests {
                 "{toml}: {problem:?} should say {says:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_bare_list_of_answers_says_to_wrap_it() {
+        let error = read_answers(r#"[{"id":"q","selected":["A"]}]"#).unwrap_err();
+        assert!(error.0.contains(r#"{"answers":[…]}"#), "{}", error.0);
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! A real client's TUI in a pseudo-terminal, read through a terminal
 //! emulator (vt100): keys go in, the screen is waited for.
 
+// Each test that includes this file uses part of it.
+#![allow(dead_code)]
+
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
@@ -110,6 +113,20 @@ impl Tui {
             let screen = self.screen.0.lock().unwrap().screen().contents();
             panic!("the screen never showed {texts:?}; it shows:\n{screen}")
         })
+    }
+
+    /// Whether the program ended within `wait`, and with success.
+    pub fn ended(&mut self, wait: Duration) -> Option<bool> {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status.success());
+            }
+            if start.elapsed() > wait {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     fn shows(&self, texts: &[&str], wait: Duration) -> Option<String> {
