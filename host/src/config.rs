@@ -305,8 +305,17 @@ fn answerer(
         .into());
     };
     let own = KindTable::new(span, table);
+    let setup = kind.configure(own, base).map_err(|mut problem| {
+        // The kind lists its own keys; these are every answerer's.
+        if problem.message.contains("unknown field") {
+            problem
+                .message
+                .push_str("; and every answerer takes `kind`, `scope` and `timeout`");
+        }
+        problem
+    })?;
     Ok(AnswererEntry {
-        setup: kind.configure(own, base)?,
+        setup,
         kind: name,
         placement: Placement {
             scope,
@@ -443,6 +452,15 @@ mod tests {
                 panic!("{problem}:\n{block}");
             }
         }
+    }
+
+    #[test]
+    fn an_unknown_key_names_the_kinds_keys_and_everyones() {
+        let said = problem("[[answerer]]\nkind = \"terminal\"\ndevic = \"/dev/tty\"\n");
+        assert!(
+            said.contains("expected `device`") && said.contains("`scope` and `timeout`"),
+            "{said}"
+        );
     }
 
     #[test]

@@ -138,6 +138,43 @@ fn a_config_without_answerers_keeps_the_terminal() {
     assert!(said.contains("(terminal: no terminal"), "{said}");
 }
 
+/// With no inbox running, an agent whose chain is the inbox is told so
+/// once, not once by the notice and again by the log.
+#[test]
+fn no_inbox_running_is_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        examples().join("deploy.json"),
+        dir.path().join("deploy.json"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("inbox.toml"),
+        "[[answerer]]\nkind = \"inbox\"\n",
+    )
+    .unwrap();
+    let state = dir.path().join("state").display().to_string();
+    let output = Command::new(env!("CARGO_BIN_EXE_ask-user"))
+        .args([
+            "ask",
+            "deploy.json",
+            "--config",
+            "inbox.toml",
+            "--timeout",
+            "1s",
+        ])
+        .env("ASK_USER_STATE_DIR", &state)
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(stdout_json(&output)["error"]["code"], "ASK_TIMED_OUT");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(said.matches("no inbox is running").count(), 1, "{said}");
+}
+
 #[test]
 fn an_error_result_is_printed_and_exits_1() {
     let output = ask_user(&["ask", "deploy.json"], None);

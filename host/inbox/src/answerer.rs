@@ -17,6 +17,7 @@
 
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -49,6 +50,9 @@ pub struct InboxAnswerer {
     stop_reason: StopReason,
     /// In a team's inbox, the groups whose people may answer.
     audience: Vec<String>,
+    /// The start's notice said no inbox runs: the first time it cannot be
+    /// reached is not said again.
+    said_down: AtomicBool,
 }
 
 /// Why the asking process stopped waiting, when its host knows better than
@@ -81,6 +85,7 @@ impl InboxAnswerer {
             withdrawals: TaskTracker::new(),
             stop_reason: StopReason::default(),
             audience: Vec::new(),
+            said_down: AtomicBool::new(false),
         }
     }
 
@@ -103,7 +108,7 @@ impl InboxAnswerer {
         F: std::future::Future<Output = Result<T, ClientError>>,
     {
         let mut pause = Duration::from_millis(50);
-        let mut told = false;
+        let mut told = self.said_down.swap(false, Ordering::Relaxed);
         loop {
             match request().await {
                 Err(ClientError::Unreachable(why)) => {
@@ -468,10 +473,14 @@ impl Setup for InboxSetup {
                         format!("the inbox answerer cannot start: {why}"),
                     ));
                 }
-                Err(_) => format!(
-                    "no inbox is running for {}; questions wait until `ask-user inbox serve` starts",
-                    state_dir.display()
-                ),
+                Err(_) => {
+                    answerer.said_down.store(true, Ordering::Relaxed);
+                    format!(
+                        "no inbox is running for {}; questions wait until `ask-user inbox serve` \
+                         starts",
+                        state_dir.display()
+                    )
+                }
             };
             Ok(Started {
                 answerer: Arc::new(answerer),
