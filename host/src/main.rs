@@ -925,6 +925,18 @@ async fn token(command: TokenCommand) -> Result<ExitCode, Usage> {
     }
 }
 
+/// How long before `now` a thing happened at `at`, as a person says it.
+fn ago(at: std::time::SystemTime, now: std::time::SystemTime) -> String {
+    let seconds = now.duration_since(at).unwrap_or_default().as_secs();
+    match seconds {
+        0..10 => "just now".to_owned(),
+        10..60 => format!("{seconds} s ago"),
+        60..3600 => format!("{} min ago", seconds / 60),
+        3600..172_800 => format!("{} h ago", seconds / 3600),
+        _ => format!("{} days ago", seconds / 86_400),
+    }
+}
+
 /// The questions, for a human: one block each.
 fn print_questions(questions: &[ask_user::inbox::QuestionView]) -> Result<(), Usage> {
     use std::io::Write;
@@ -946,12 +958,14 @@ fn print_questions(questions: &[ask_user::inbox::QuestionView]) -> Result<(), Us
         };
         // Every text here came from a model, an agent or a file: cleaned
         // before it reaches the terminal.
+        let asked = humantime::parse_rfc3339(&view.asked_at)
+            .map(|at| ago(at, std::time::SystemTime::now()))
+            .unwrap_or_else(|_| clean(&view.asked_at, false).into_owned());
         text.push_str(&format!(
-            "{}  {waiting}\n    session {} · {} · asked {}\n",
+            "{}  {waiting}\n    session {} · {} · asked {asked}\n",
             clean(&view.id, false),
             clean(&view.session, false),
             clean(&view.agent, false),
-            view.asked_at
         ));
         if let Some(cwd) = &view.cwd {
             text.push_str(&format!("    in {}\n", clean(cwd, false)));
@@ -1193,4 +1207,23 @@ fn emit(value: &impl serde::Serialize) -> Result<(), Usage> {
 fn say(line: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "ask-user: {line}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
+
+    #[test]
+    fn a_time_is_said_as_how_long_ago() {
+        let now = SystemTime::now();
+        let said = |seconds| ago(now - Duration::from_secs(seconds), now);
+        assert_eq!(said(3), "just now");
+        assert_eq!(said(42), "42 s ago");
+        assert_eq!(said(3 * 60 + 5), "3 min ago");
+        assert_eq!(said(5 * 3600), "5 h ago");
+        assert_eq!(said(3 * 86_400), "3 days ago");
+        // A clock behind the server's: not "in the future".
+        assert_eq!(ago(now + Duration::from_secs(30), now), "just now");
+    }
 }

@@ -800,6 +800,11 @@ fn text_from_a_model_stays_text_in_the_list_and_the_notifications() {
     let shown = inbox.command().args(["inbox", "list"]).output().unwrap();
     let shown = String::from_utf8(shown.stdout).unwrap();
     assert!(shown.contains("Deploy?"), "{shown}");
+    // When, as a person says it, not as a UTC timestamp.
+    assert!(
+        shown.contains("asked just now") || shown.contains(" s ago"),
+        "{shown}"
+    );
     for c in ['\u{1b}', '\u{7}', '\r', '\u{202e}'] {
         assert!(!shown.contains(c), "{c:?} reached the terminal: {shown:?}");
     }
