@@ -856,9 +856,7 @@ async fn token(command: TokenCommand) -> Result<ExitCode, Usage> {
             .await
             .map_err(|e| Usage(e.to_string()))
     };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64);
+    let now = ask_user::inbox::now();
     match command {
         TokenCommand::Create {
             name,

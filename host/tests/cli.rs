@@ -112,22 +112,27 @@ fn without_a_terminal_the_terminal_answerer_passes() {
     );
 }
 
-/// A config that names no answerer (only the inbox's notifications, say)
-/// keeps the terminal as the chain: here, with no terminal, it passes, and
-/// says so.
-#[test]
-fn a_config_without_answerers_keeps_the_terminal() {
+/// A folder with the example's `deploy.json` and a config `name` of `text`.
+fn deploy_with(name: &str, text: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(
         examples().join("deploy.json"),
         dir.path().join("deploy.json"),
     )
     .unwrap();
-    std::fs::write(
-        dir.path().join("notify.toml"),
+    std::fs::write(dir.path().join(name), text).unwrap();
+    dir
+}
+
+/// A config that names no answerer (only the inbox's notifications, say)
+/// keeps the terminal as the chain: here, with no terminal, it passes, and
+/// says so.
+#[test]
+fn a_config_without_answerers_keeps_the_terminal() {
+    let dir = deploy_with(
+        "notify.toml",
         "[inbox.notify]\nntfy = \"https://ntfy.example/topic\"\n",
-    )
-    .unwrap();
+    );
     let output = ask_user_in(
         dir.path(),
         &["ask", "deploy.json", "--config", "notify.toml"],
@@ -142,17 +147,7 @@ fn a_config_without_answerers_keeps_the_terminal() {
 /// once, not once by the notice and again by the log.
 #[test]
 fn no_inbox_running_is_said_once() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(
-        examples().join("deploy.json"),
-        dir.path().join("deploy.json"),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("inbox.toml"),
-        "[[answerer]]\nkind = \"inbox\"\n",
-    )
-    .unwrap();
+    let dir = deploy_with("inbox.toml", "[[answerer]]\nkind = \"inbox\"\n");
     let state = dir.path().join("state").display().to_string();
     let output = Command::new(env!("CARGO_BIN_EXE_ask-user"))
         .args([

@@ -641,7 +641,9 @@ impl Inbox {
         serde_json::from_slice(&output.stdout).unwrap()
     }
 
-    /// Waits, at most [`BOUND`], until `found` finds something in the list.
+    /// Waits, at most [`BOUND`], until `found` finds something in the list:
+    /// the inbox's state, with no event to wait on from here, read again
+    /// every 100 ms.
     fn wait_for<T>(&self, what: &str, found: impl Fn(&Value) -> Option<T>) -> T {
         let start = std::time::Instant::now();
         loop {

@@ -44,13 +44,20 @@ fn run(mut command: Command) -> Output {
 }
 
 fn finish(child: Child) -> Output {
+    finish_timed(child).0
+}
+
+/// As [`finish`], and when its end was seen (never before it ended, so a
+/// time measured to it is never short).
+fn finish_timed(child: Child) -> (Output, Instant) {
     let pid = child.id();
     let (tx, done) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
+        let output = child.wait_with_output();
+        let _ = tx.send((output, Instant::now()));
     });
     match done.recv_timeout(BOUND) {
-        Ok(output) => output.unwrap(),
+        Ok((output, ended)) => (output.unwrap(), ended),
         Err(_) => {
             unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
             panic!("a command did not finish within {BOUND:?}");
@@ -201,7 +208,9 @@ impl Team {
         run(command)
     }
 
-    /// Waits until `token` sees a question waiting; its id.
+    /// Waits until `token` sees a question waiting; its id. The list is
+    /// the servers' state, with no event to wait on from here: it is read
+    /// again every 50 ms, for at most [`BOUND`].
     fn waiting(&self, server: &Server, token: &str) -> String {
         let start = Instant::now();
         loop {
@@ -272,26 +281,29 @@ impl Drop for Server {
 struct Agent(Option<Child>);
 
 impl Agent {
-    /// Its output, once it ended (at most [`BOUND`]).
-    fn finish(mut self) -> Output {
-        finish(self.0.take().unwrap())
+    /// Its output once it ended (at most [`BOUND`]), and when that was seen.
+    fn finish_timed(mut self) -> (Output, Instant) {
+        finish_timed(self.0.take().unwrap())
     }
 
     /// What it chose, from the tool result it printed.
     fn chose(self) -> Value {
-        let output = self.finish();
+        self.chose_timed().0
+    }
+
+    /// What it chose, and when its end was seen.
+    fn chose_timed(self) -> (Value, Instant) {
+        let (output, ended) = self.finish_timed();
         assert!(
             output.status.success(),
             "the agent failed: {}",
             stderr(&output)
         );
         let result: Value = serde_json::from_slice(&output.stdout).unwrap();
-        result["structuredContent"]["answers"][0]["selected"].clone()
-    }
-
-    /// Whether it still runs.
-    fn running(&mut self) -> bool {
-        self.0.as_mut().unwrap().try_wait().unwrap().is_none()
+        (
+            result["structuredContent"]["answers"][0]["selected"].clone(),
+            ended,
+        )
     }
 }
 
@@ -304,33 +316,26 @@ impl Drop for Agent {
     }
 }
 
-/// Waits (bounded) until the agent ended; how long that took after `from`.
-fn ended_after(agent: &mut Agent, from: Instant) -> Duration {
-    while agent.running() {
-        assert!(from.elapsed() < BOUND, "the agent never got its answer");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    from.elapsed()
-}
-
 #[test]
 fn an_agent_on_one_server_is_answered_through_another_at_once() {
     let team = Team::new();
     let agent_token = team.token("ci-runner", "agent", &[]);
     let alice = team.token("alice", "person", &["ops"]);
     let (a, b) = (team.serve(), team.serve());
-    let mut agent = team.agent(&a, &agent_token, &[], "Deploy?");
+    let agent = team.agent(&a, &agent_token, &[], "Deploy?");
     let id = team.waiting(&b, &alice);
     assert!(id.starts_with('q') && id.len() == 33, "a random id: {id}");
     let answered = team.answer(&b, &alice, &id, "Yes");
     assert!(answered.status.success(), "{}", stderr(&answered));
-    let took = ended_after(&mut agent, Instant::now());
+    let answered_at = Instant::now();
+    let (chose, ended) = agent.chose_timed();
     // Woken through the database, not by its slow re-read.
+    let took = ended.saturating_duration_since(answered_at);
     assert!(
         took < REREAD / 2,
         "the agent woke {took:?} after the answer"
     );
-    assert_eq!(agent.chose(), json!(["Yes"]));
+    assert_eq!(chose, json!(["Yes"]));
     let listed = team.list(&a, &alice, true);
     let list: Value = serde_json::from_slice(&listed.stdout).unwrap();
     let question = &list["questions"][0];
@@ -424,7 +429,7 @@ fn a_lost_listening_connection_still_wakes_its_waiters() {
     let agent_token = team.token("ci-runner", "agent", &[]);
     let alice = team.token("alice", "person", &[]);
     let (a, b) = (team.serve(), team.serve());
-    let mut agent = team.agent(&a, &agent_token, &[], "Deploy?");
+    let agent = team.agent(&a, &agent_token, &[], "Deploy?");
     let id = team.waiting(&b, &alice);
     // Every server's listening connection, ended from SQL.
     let ended = psql(
@@ -435,9 +440,11 @@ fn a_lost_listening_connection_still_wakes_its_waiters() {
     assert_eq!(ended.trim(), "2", "two servers, one listener each");
     let answered = team.answer(&b, &alice, &id, "No");
     assert!(answered.status.success(), "{}", stderr(&answered));
-    let took = ended_after(&mut agent, Instant::now());
+    let answered_at = Instant::now();
+    let (chose, ended) = agent.chose_timed();
+    let took = ended.saturating_duration_since(answered_at);
     assert!(took < REREAD, "the agent woke {took:?} after the answer");
-    assert_eq!(agent.chose(), json!(["No"]));
+    assert_eq!(chose, json!(["No"]));
 }
 
 #[test]

@@ -164,8 +164,18 @@ pub(crate) fn http_client(socket: Option<&Path>) -> std::io::Result<reqwest::Cli
         .map_err(|e| std::io::Error::other(format!("cannot make an HTTP client: {e}")))
 }
 
+/// A hex SHA-256 of `text`: what tells one batch of questions, a token or
+/// a file from another, without keeping it.
+pub fn digest(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// Now, in milliseconds since the Unix epoch.
-pub(crate) fn now() -> store::Millis {
+pub fn now() -> store::Millis {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as store::Millis)

@@ -16,7 +16,6 @@ use ask_user_inbox::Asker;
 use ask_user_seam::{Answer, AskRequest, Question, QuestionOption};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 
 use super::mcp_form;
 
@@ -98,8 +97,7 @@ pub fn fingerprint(questions: &Value) -> String {
                 .unwrap_or_default()
         })
         .collect();
-    let digest = Sha256::digest(serde_json::to_string(&texts).expect("strings").as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    ask_user_inbox::digest(&serde_json::to_string(&texts).expect("strings"))
 }
 
 /// What a hook receives on standard input, as far as it is read here.

@@ -104,7 +104,7 @@ pub fn install(path: &Path, command: &str, state: Option<&Path>) -> io::Result<b
         if let Some(state) = state {
             Kept {
                 before,
-                installed: digest(&written),
+                installed: ask_user_inbox::digest(&written),
             }
             .keep(state, path)?;
         }
@@ -129,7 +129,7 @@ pub fn uninstall(path: &Path, state: Option<&Path>) -> io::Result<bool> {
             ));
         }
     };
-    if let Some(kept) = kept.filter(|kept| kept.installed == digest(&now)) {
+    if let Some(kept) = kept.filter(|kept| kept.installed == ask_user_inbox::digest(&now)) {
         match kept.before {
             Some(before) => replace(path, &before)?,
             None => std::fs::remove_file(path)?,
@@ -260,7 +260,7 @@ struct Kept {
 impl Kept {
     fn at(state: &Path, path: &Path) -> io::Result<PathBuf> {
         let path = std::path::absolute(path)?;
-        let name = digest(&path.to_string_lossy());
+        let name = ask_user_inbox::digest(&path.to_string_lossy());
         Ok(state.join(KEPT_FOLDER).join(format!("{name}.json")))
     }
 
@@ -283,13 +283,6 @@ impl Kept {
 
 /// The folder of [`Kept`] settings, in the state folder.
 const KEPT_FOLDER: &str = "claude-code-settings";
-
-/// A hex SHA-256 of `text`.
-fn digest(text: &str) -> String {
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(text.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 #[cfg(test)]
 mod tests {

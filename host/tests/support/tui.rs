@@ -115,7 +115,8 @@ impl Tui {
         })
     }
 
-    /// Whether the program ended within `wait`, and with success.
+    /// Whether the program ended within `wait`, and with success: the pty
+    /// gives no event for it, so it is looked at every 20 ms.
     pub fn ended(&mut self, wait: Duration) -> Option<bool> {
         let start = Instant::now();
         loop {

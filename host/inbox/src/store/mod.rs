@@ -11,8 +11,6 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use sha2::{Digest, Sha256};
-
 use ask_user_seam::AskRequest;
 
 pub mod postgres;
@@ -295,10 +293,7 @@ pub trait Store: Send + Sync + 'static {
 /// The same batch of questions gives the same fingerprint.
 fn fingerprint(request: &AskRequest) -> Result<String, StoreError> {
     let text = serde_json::to_string(request).map_err(|e| StoreError(e.to_string()))?;
-    Ok(Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
+    Ok(crate::digest(&text))
 }
 
 /// A new question's id: random, so never made twice, in this database or

@@ -206,7 +206,7 @@ impl PgStore {
         .bind(name)
         .bind(role.as_str())
         .bind(groups)
-        .bind(digest(&token))
+        .bind(crate::digest(&token))
         .bind(now)
         .execute(&self.pool)
         .await?;
@@ -257,7 +257,7 @@ impl PgStore {
         let row = sqlx::query(
             "SELECT name, role, groups FROM tokens WHERE hash = $1 AND revoked_at IS NULL",
         )
-        .bind(digest(token))
+        .bind(crate::digest(token))
         .fetch_optional(&self.pool)
         .await?;
         row.map(|row| {
@@ -623,15 +623,6 @@ async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
     }
 }
 
-/// A hex SHA-256 of `token`.
-fn digest(token: &str) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 /// The question in `row`, or why it cannot be read.
 fn record(row: &PgRow) -> Result<Record, Unreadable> {
     let columns = || -> Result<Columns, sqlx::Error> {
@@ -766,7 +757,7 @@ pub(crate) mod tests {
             .fetch_all(store.pool())
             .await
             .unwrap();
-        assert_eq!(stored, [digest(&token)]);
+        assert_eq!(stored, [crate::digest(&token)]);
         let alice = store.identify(&token).await.unwrap().expect("known");
         assert_eq!((alice.name.as_str(), alice.role), ("alice", Role::Person));
         assert_eq!(alice.groups, groups);
