@@ -839,7 +839,8 @@ async fn serve_team(config: InboxConfig) -> Result<ExitCode, Usage> {
         ));
     }
     say(&format!(
-        "the team's inbox serves at {} (Ctrl-C stops; questions are kept in the database)",
+        "the team's inbox serves at {} to agents' tokens, and to people who open it in a \
+         browser and sign in (Ctrl-C stops; questions are kept in the database)",
         server.address()
     ));
     stop_requested().await;

@@ -2,8 +2,11 @@
 //! throwaway cluster `scripts/test` starts, named in
 //! `ASK_USER_TEST_POSTGRES`): two `inbox serve --database` on one database,
 //! agents (`ask-user ask` with a team's inbox answerer) and people
-//! (`inbox list/answer --url`) with tokens from `inbox token create`.
+//! (`inbox list/answer --url`, and the page in headless Chromium) with
+//! tokens from `inbox token create`.
 
+#[path = "../../tests/support/browser.rs"]
+mod browser;
 #[path = "support/child.rs"]
 mod child;
 #[path = "support/http_thread.rs"]
@@ -196,6 +199,21 @@ impl Team {
         command
     }
 
+    /// `inbox token revoke NAME`.
+    fn revoke(&self, name: &str) {
+        let mut revoke = ask_user();
+        revoke.args([
+            "inbox",
+            "token",
+            "revoke",
+            name,
+            "--database",
+            &self.database,
+        ]);
+        let revoked = run(revoke);
+        assert!(revoked.status.success(), "{}", stderr(&revoked));
+    }
+
     /// `inbox list --json --url` as `token` (`--all` too when `all`).
     fn list(&self, server: &Server, token: &str, all: bool) -> Output {
         let mut command = ask_user();
@@ -377,17 +395,7 @@ fn a_revoked_token_is_refused_on_every_server_at_once() {
     for server in [&a, &b] {
         assert!(team.list(server, &bob, false).status.success());
     }
-    let mut revoke = ask_user();
-    revoke.args([
-        "inbox",
-        "token",
-        "revoke",
-        "bob",
-        "--database",
-        &team.database,
-    ]);
-    let revoked = run(revoke);
-    assert!(revoked.status.success(), "{}", stderr(&revoked));
+    team.revoke("bob");
     for server in [&a, &b] {
         let refused = team.list(server, &bob, false);
         assert!(stderr(&refused).contains("401"), "{}", stderr(&refused));
@@ -570,4 +578,97 @@ fn two_servers_notify_of_a_question_once_and_escalate_it_once() {
         .map(|(path, _)| path.as_str())
         .collect();
     assert_eq!(of_first, ["/first", "/second"], "{seen:?}");
+}
+
+/// Waits (at most [`browser::WAIT`]) until the page's element `css` holds
+/// `text`; its whole text.
+async fn page_says(browser: &browser::Browser, css: &str, text: &str) -> String {
+    let found = browser
+        .client
+        .wait()
+        .at_most(browser::WAIT)
+        .for_element(fantoccini::Locator::XPath(&format!(
+            "//*[@id='{}' or contains(concat(' ', @class, ' '), ' {}')][contains(., {text:?})]",
+            css.trim_start_matches(['#', '.']),
+            css.trim_start_matches(['#', '.']),
+        )))
+        .await;
+    match found {
+        Ok(element) => element.text().await.unwrap(),
+        Err(error) => {
+            let shown = browser.client.source().await.unwrap_or_default();
+            panic!("the page never said {text:?} in {css}: {error}\n{shown}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_signs_in_on_one_servers_page_and_answers_an_agent_on_another() {
+    let _one = browser::BROWSER.lock().await;
+    let team = Team::new();
+    let agent_token = team.token("ci-runner", "agent", &[]);
+    let alice = team.token("alice", "person", &["ops"]);
+    let bob = team.token("bob", "person", &["dev"]);
+    let (a, b) = (team.serve(), team.serve());
+    let browser = browser::Browser::start().await;
+    // The page asks for a person's token, and refuses an agent's.
+    browser.client.goto(&b.url).await.unwrap();
+    let field = browser.wait_for("#token").await;
+    field.send_keys(&agent_token).await.unwrap();
+    browser.click("#signin button").await;
+    page_says(&browser, "#notice", "an agent's").await;
+    let field = browser.wait_for("#token").await;
+    field.clear().await.unwrap();
+    field.send_keys(&alice).await.unwrap();
+    browser.click("#signin button").await;
+    page_says(&browser, "#person", "Signed in as alice").await;
+    let cookies = browser.client.get_all_cookies().await.unwrap();
+    let session = cookies
+        .iter()
+        .find(|c| c.name() == "ask-user-session")
+        .expect("a session cookie");
+    assert_eq!(session.http_only(), Some(true));
+    assert_ne!(
+        session.value(),
+        alice,
+        "the browser keeps a session, not the token"
+    );
+    // Asked through server A while the page is open on B: Bob's question
+    // first (the page hears the announcements in order, so once Alice's
+    // shows, Bob's was passed over), then hers.
+    let bobs = team.agent(&a, &agent_token, &["dev"], "Merge the feature branch?");
+    let bobs_id = team.waiting(&a, &bob);
+    let hers = team.agent(&a, &agent_token, &["ops"], "Restart the database?");
+    let card = browser.wait_for("form.batch").await;
+    let text = card.text().await.unwrap();
+    assert!(
+        text.contains("Restart the database?") && text.contains("for ops"),
+        "{text}"
+    );
+    assert_eq!(
+        browser.count("form.batch").await,
+        1,
+        "Bob's is not Alice's to see"
+    );
+    browser.click("form.batch input[value='Yes']").await;
+    browser.click("form.batch button.send").await;
+    page_says(&browser, ".ended", "Answers sent").await;
+    assert_eq!(hers.chose(), json!(["Yes"]));
+    let listed = team.list(&b, &alice, true);
+    let list: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(list["questions"][0]["answeredBy"], "alice", "{list}");
+    // Bob answers his own through server A; Alice's page never hears of it.
+    assert!(team.answer(&a, &bob, &bobs_id, "No").status.success());
+    assert_eq!(bobs.chose(), json!(["No"]));
+    // A question for everyone, answered by Bob elsewhere: her page says by whom.
+    let everyone = team.agent(&a, &agent_token, &[], "Ship it?");
+    browser.wait_for("form.batch").await;
+    let id = team.waiting(&a, &bob);
+    assert!(team.answer(&a, &bob, &id, "Yes").status.success());
+    assert_eq!(everyone.chose(), json!(["Yes"]));
+    page_says(&browser, ".ended", "Answered by bob").await;
+    // Revoking her token closes her page at once, on every server.
+    team.revoke("alice");
+    page_says(&browser, "#status", "Signed out").await;
+    browser.close().await;
 }

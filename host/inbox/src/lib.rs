@@ -30,6 +30,7 @@ pub mod client;
 pub mod notify;
 mod outbox;
 pub mod server;
+mod sessions;
 pub mod settings;
 pub mod store;
 mod waiters;

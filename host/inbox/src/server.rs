@@ -3,7 +3,7 @@
 //! One process per user and state directory (a lock file says so). It
 //! keeps its questions in a [`Store`] and serves in two places:
 //!
-//! - the answer page of every session (`/`, `/events`, `/answer`), on
+//! - one user's: the answer page of every session (`/`, `/events`, `/answer`), on
 //!   loopback unless told otherwise, with the token every request needs (the
 //!   same checks as the web answerer's page, [`ask_user_answerers::answer_page`]): each
 //!   card says which session, agent and folder asked, and when. The token is
@@ -14,6 +14,11 @@
 //!   to be this user). A client that reaches it has reached this user's
 //!   inbox, and nobody else's: a port another user took over after this
 //!   server stopped is never asked anything. No token is needed there.
+//! - a team's: the API on its address, to tokens ([`crate::access`]), and
+//!   the page beside it, to people signed in ([`crate::sessions`]), each
+//!   seeing the questions of their audience; every server's page shows
+//!   every server's questions (each hears the others' through the
+//!   database's announcements).
 //!
 //! The API:
 //! - `POST /api/questions` `{session, agent, cwd?, request}` → `{id, reattached}`;
@@ -53,6 +58,7 @@ use ask_user_seam::{Answer, AskError, ErrorCode};
 
 use crate::access::{self, Caller};
 use crate::notify::{Escalation, Notifications, Notifier};
+use crate::sessions::Sessions;
 use crate::store::{
     NewQuestion, Person, PgStore, Record, Settled, Settlement, SqliteStore, State as QuestionState,
     Store, StoreError,
@@ -64,6 +70,7 @@ use crate::{
 };
 use ask_user_answerers::answer_page::{self, Desk, Gate, Left, cancel, withdrawn};
 use ask_user_answerers::serve::{PrivateSocket, Serving, client_host, listen};
+use axum::http::request::Parts;
 
 /// The largest ask taken, in bytes: the host's largest request by default
 /// ([`crate::RuntimeConfig`]), and what asked (session, agent, folder). A
@@ -154,8 +161,9 @@ struct Inbox {
     /// The agents waiting now, by question.
     waiters: Arc<Waiters>,
     notifier: Arc<Notifier>,
-    /// A team's (the store shared with other servers).
-    team: bool,
+    /// A team's: its people's page sessions (the store is shared with
+    /// other servers). `None`: one user's.
+    team: Option<Arc<Sessions>>,
     retention: Duration,
     closing: CancellationToken,
 }
@@ -193,7 +201,7 @@ impl InboxServer {
             std::net::SocketAddr::new(config.bind, config.port.unwrap_or(0)),
         )
         .await?;
-        let inbox = Inbox::new(&config, store, listener.local_addr()?)?;
+        let inbox = Inbox::new(&config, store, None, listener.local_addr()?)?;
         let socket = PrivateSocket::bind(&dir.join(SOCKET_FILE))?;
         // Only this user reaches the socket: every caller is the owner.
         let api = api(inbox.clone()).layer(Extension(Caller::Owner));
@@ -222,18 +230,33 @@ impl InboxServer {
             std::net::SocketAddr::new(config.bind, config.port.unwrap_or(0)),
         )
         .await?;
-        let inbox = Inbox::new(&config, pg.clone(), listener.local_addr()?)?;
-        let api = api(inbox.clone()).layer(axum::middleware::from_fn_with_state(
+        let sessions = Arc::new(Sessions::new(pg.clone(), config.public_url.as_deref()));
+        let inbox = Inbox::new(
+            &config,
             pg.clone(),
-            access::authenticate,
-        ));
-        let wake = crate::wake::listen(pg.clone(), inbox.waiters.clone(), inbox.closing.clone());
+            Some(sessions.clone()),
+            listener.local_addr()?,
+        )?;
+        let app = api(inbox.clone())
+            .layer(axum::middleware::from_fn_with_state(
+                pg.clone(),
+                access::authenticate,
+            ))
+            .merge(answer_page::routes(inbox.clone()))
+            .merge(sessions.routes());
+        let (feed, announced) = tokio::sync::mpsc::unbounded_channel();
+        let listening = crate::wake::listen(pg.clone(), inbox.closing.clone(), {
+            let inbox = inbox.clone();
+            move |id| inbox.announced(id, &feed)
+        });
+        let pages = tell_pages(inbox.clone(), pg.clone(), announced);
         let outbox = crate::outbox::dispatch(pg, inbox.notifier.clone(), inbox.closing.clone());
         Ok(InboxServer {
-            serving: vec![Serving::start_with(listener, api, MAX_API_CONNECTIONS)],
+            serving: vec![Serving::start_with(listener, app, MAX_API_CONNECTIONS)],
             tasks: vec![
                 tokio::spawn(sweep(inbox.clone())),
-                tokio::spawn(wake),
+                tokio::spawn(listening),
+                tokio::spawn(pages),
                 tokio::spawn(outbox),
             ],
             inbox,
@@ -336,7 +359,7 @@ async fn sweep(inbox: Arc<Inbox>) {
         match inbox.store.expire(before, crate::now(), attached).await {
             Ok(expired) => {
                 for id in expired {
-                    inbox.left(&id, cancel(&id, Left::Expired));
+                    inbox.left(&id, departure(&id, QuestionState::Expired, None, None));
                 }
             }
             Err(error) => tracing::warn!(%error, "the inbox could not expire old questions"),
@@ -350,6 +373,7 @@ impl Inbox {
     fn new(
         config: &InboxConfig,
         store: Arc<dyn Store>,
+        team: Option<Arc<Sessions>>,
         bound: std::net::SocketAddr,
     ) -> std::io::Result<Arc<Self>> {
         let address = format!("http://{}:{}", client_host(bound), bound.port());
@@ -368,7 +392,7 @@ impl Inbox {
             store,
             frames: broadcast::channel(answer_page::FRAME_BACKLOG).0,
             waiters: Arc::default(),
-            team: config.database.is_some(),
+            team,
             retention: config.retention,
             closing: CancellationToken::new(),
         }))
@@ -386,13 +410,12 @@ impl Inbox {
             audience: body.audience,
         };
         let (record, reattached) = self.store.ask(question, since, now).await?;
-        if !reattached {
+        // A team's pages hear of it from the database's announcement, and
+        // its notifications go once from the database's outbox.
+        if !reattached && self.team.is_none() {
             let _ = self.frames.send(frame(&record));
-            // A team's are sent once from the database's outbox.
-            if !self.team {
-                self.notifier
-                    .arrived(&record, || self.gate.ticket(&self.address).ok());
-            }
+            self.notifier
+                .arrived(&record, || self.gate.ticket(&self.address).ok());
         }
         Ok(AskReply {
             id: record.id,
@@ -436,7 +459,7 @@ impl Inbox {
                 .into());
             }
         };
-        let left = Left::settled_by(&outcome);
+        let name = person.as_ref().map(|p| p.name.clone());
         let settlement = Settlement {
             state,
             outcome: Some(serde_json::to_value(&outcome).expect("outcomes are plain JSON")),
@@ -449,7 +472,7 @@ impl Inbox {
             .await
         {
             Ok(Settled::Done) => {
-                self.left(id, cancel(id, left));
+                self.left(id, departure(id, state, Some(by), name.as_deref()));
                 Ok(())
             }
             Ok(Settled::NotWaiting) => Err(Unsettled::NotPending.into()),
@@ -459,10 +482,34 @@ impl Inbox {
     }
 
     /// Question `id` left the waiting state (stored already): its agent's
-    /// wait ends, and the pages drop it saying why (`frame`, a `cancel`).
+    /// wait ends, and the pages drop it saying why (`frame`, a `cancel`; a
+    /// team's pages hear of it from the database's announcement).
     fn left(&self, id: &str, frame: Value) {
         self.waiters.wake(id);
-        let _ = self.frames.send(frame);
+        if self.team.is_none() {
+            let _ = self.frames.send(frame);
+        }
+    }
+
+    /// A team's database announced question `id` (asked, or settled by any
+    /// server), or, with `None`, that anything may have changed (a token
+    /// was revoked, or announcements were lost with a connection): its
+    /// waiters read it again (every waiter, with `None`), and open pages
+    /// hear of it through `feed` ([`tell_pages`]); with `None`, every page
+    /// reconnects, is admitted again, and reads what waits.
+    fn announced(&self, id: Option<&str>, feed: &tokio::sync::mpsc::UnboundedSender<String>) {
+        match id {
+            Some(id) => {
+                self.waiters.wake(id);
+                if self.frames.receiver_count() > 0 {
+                    let _ = feed.send(id.to_owned());
+                }
+            }
+            None => {
+                self.waiters.wake_all();
+                let _ = self.frames.send(Value::Null);
+            }
+        }
     }
 
     fn view(&self, record: Record) -> QuestionView {
@@ -500,7 +547,8 @@ impl From<Unsettled> for Unanswered {
     }
 }
 
-/// A question's `waterfall` frame, with what asked it for the page.
+/// A question's `waterfall` frame, with what asked it, and who may answer
+/// it, for the page.
 fn frame(record: &Record) -> Value {
     let mut frame = remote::waterfall(&record.id, Some(&record.session), &record.request);
     frame["context"] = json!({
@@ -508,8 +556,66 @@ fn frame(record: &Record) -> Value {
         "agent": record.agent,
         "cwd": record.cwd,
         "askedAt": crate::rfc3339(record.asked_at),
+        "audience": record.audience,
     });
     frame
+}
+
+/// The `cancel` frame of question `id`, which left the waiting state as
+/// `state`, settled by `by` (a withdrawing agent's reason) and, in a
+/// team, by the person `person`: what the pages say of it.
+fn departure(id: &str, state: QuestionState, by: Option<&str>, person: Option<&str>) -> Value {
+    let mut frame = match state {
+        QuestionState::Withdrawn => withdrawn(id, by.unwrap_or_default()),
+        QuestionState::Expired => cancel(id, Left::Expired),
+        QuestionState::Cancelled => cancel(id, Left::Dismissed),
+        QuestionState::Answered | QuestionState::Waiting => cancel(id, Left::Answered),
+    };
+    if let Some(person) = person {
+        frame["by"] = person.into();
+    }
+    frame
+}
+
+/// Tells a team's open pages of the questions announced (their ids from
+/// `announced`), read from the database in the order they come, many at a
+/// time: a waiting one is shown, one that left is dropped, each only to
+/// the pages whose person is in its audience.
+async fn tell_pages(
+    inbox: Arc<Inbox>,
+    store: Arc<PgStore>,
+    mut announced: tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
+    /// The most ids read at once.
+    const BATCH: usize = 256;
+    let mut ids = Vec::with_capacity(BATCH);
+    while announced.recv_many(&mut ids, BATCH).await > 0 {
+        match store.records(&ids).await {
+            Ok(records) => {
+                for record in records {
+                    let _ = inbox.frames.send(match record.state {
+                        QuestionState::Waiting => frame(&record),
+                        state => {
+                            let mut frame = departure(
+                                &record.id,
+                                state,
+                                record.settled_by.as_deref(),
+                                record.answered_by.as_deref(),
+                            );
+                            frame["audience"] = record.audience.into();
+                            frame
+                        }
+                    });
+                }
+            }
+            Err(error) => {
+                // What they missed, the pages read again.
+                tracing::warn!(%error, "the inbox could not read questions for its pages");
+                let _ = inbox.frames.send(Value::Null);
+            }
+        }
+        ids.clear();
+    }
 }
 
 /// Counts an agent as waiting for a question while its request is open.
@@ -551,8 +657,39 @@ impl Drop for Attached {
 }
 
 impl Desk for Inbox {
-    fn gate(&self) -> &Gate {
-        &self.gate
+    /// The owner on one user's page; a signed-in person on a team's.
+    type Viewer = Caller;
+
+    async fn admit(&self, parts: &Parts) -> Result<Caller, Response> {
+        match &self.team {
+            Some(sessions) => sessions.admit(parts).await.map(Caller::Person),
+            None => self.gate.admit(parts).map(|()| Caller::Owner),
+        }
+    }
+
+    async fn front(&self, parts: Parts) -> Response {
+        match &self.team {
+            Some(sessions) => sessions.front(&parts).await,
+            None => self.gate.front(&parts),
+        }
+    }
+
+    fn signed_in(&self, viewer: &Caller) -> Option<String> {
+        viewer.person().map(|person| person.name)
+    }
+
+    /// A person sees the questions of their audience ([`frame`] and a
+    /// team's departures carry it).
+    fn shows(&self, viewer: &Caller, frame: &Value) -> bool {
+        let Caller::Person(person) = viewer else {
+            return true;
+        };
+        let audience = frame
+            .get("audience")
+            .or_else(|| frame.pointer("/context/audience"))
+            .and_then(|audience| Vec::<String>::deserialize(audience).ok())
+            .unwrap_or_default();
+        crate::store::answerable(&audience, &person.groups)
     }
 
     fn subscribe(&self) -> broadcast::Receiver<Value> {
@@ -580,11 +717,16 @@ impl Desk for Inbox {
         self.closing.clone()
     }
 
-    async fn settle(&self, event_id: &str, outcome: Outcome) -> Result<(), Unsettled> {
-        // The page is one user's: no audience to be outside of.
-        match Inbox::settle(self, event_id, outcome, "page", None).await {
+    async fn settle(
+        &self,
+        viewer: &Caller,
+        event_id: &str,
+        outcome: Outcome,
+    ) -> Result<(), Unsettled> {
+        match Inbox::settle(self, event_id, outcome, "page", viewer.person()).await {
             Ok(()) => Ok(()),
             Err(Unanswered::Unsettled(unsettled)) => Err(unsettled),
+            // Their page never showed it to them.
             Err(Unanswered::OutsideAudience(_)) => Err(Unsettled::NotPending),
         }
     }
@@ -739,7 +881,7 @@ async fn question(
         tokio::select! {
             _ = watch.mine.changed() => {}
             _ = watch.all.changed() => {}
-            () = reread(inbox.team) => {}
+            () = reread(inbox.team.is_some()) => {}
             () = tokio::time::sleep_until(deadline) => return Json(inbox.view(record)).into_response(),
             () = inbox.closing.cancelled() => return Json(inbox.view(record)).into_response(),
         }
@@ -835,7 +977,10 @@ async fn withdraw(
         .await
     {
         Ok(Settled::Done) => {
-            inbox.left(&id, withdrawn(&id, &body.reason));
+            inbox.left(
+                &id,
+                departure(&id, QuestionState::Withdrawn, Some(&body.reason), None),
+            );
             StatusCode::NO_CONTENT.into_response()
         }
         Ok(_) => (StatusCode::CONFLICT, "it was no longer waiting").into_response(),
@@ -849,7 +994,8 @@ async fn page_link(
 ) -> Response {
     if !matches!(caller, Caller::Owner) {
         return access::forbidden(
-            "a team's inbox has no page link: people answer with `ask-user inbox answer --url`"
+            "a team's inbox has no one-time links: people open its address and sign in with \
+             their person token"
                 .to_owned(),
         );
     }

@@ -1,9 +1,10 @@
-//! A team's inbox server wakes its waiting agents when another server
-//! settles their question: one connection per server process listens on
-//! [`CHANNEL`] (not one per waiter), and each announcement (a question's id
-//! only: the database stays the truth) wakes the waiters of that question,
-//! who read it again. A lost connection wakes every waiter (an
-//! announcement may have been lost with it), and is made again.
+//! A team's inbox server hears of every question asked or settled by any
+//! server, and of every token revoked: one connection per server process listens on [`CHANNEL`] (not
+//! one per waiter), and each announcement (a question's id only: the
+//! database stays the truth) is passed on, to wake the waiters of that
+//! question, who read it again, and to tell the pages. A lost connection
+//! is passed on as "anything may have changed" (an announcement may have
+//! been lost with it), and is made again.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,15 +14,19 @@ use tokio_util::sync::CancellationToken;
 
 use crate::store::PgStore;
 use crate::store::postgres::CHANNEL;
-use crate::waiters::Waiters;
 
 /// How long to wait before listening again after the database refused.
 const RETRY: Duration = Duration::from_secs(1);
 
-/// Listens until `closing`, waking the waiters of each question announced,
-/// and every waiter when the connection was lost.
-pub async fn listen(store: Arc<PgStore>, waiters: Arc<Waiters>, closing: CancellationToken) {
-    let wake = || waiters.wake_all();
+/// Listens until `closing`, calling `announced` with each question's id
+/// announced, and with `None` when announcements may have been lost (the
+/// connection was made again).
+pub async fn listen(
+    store: Arc<PgStore>,
+    closing: CancellationToken,
+    announced: impl Fn(Option<&str>),
+) {
+    let wake = || announced(None);
     loop {
         let mut listener = match PgListener::connect_with(store.pool()).await {
             Ok(listener) => listener,
@@ -48,7 +53,10 @@ pub async fn listen(store: Arc<PgStore>, waiters: Arc<Waiters>, closing: Cancell
                 () = closing.cancelled() => return,
             };
             match received {
-                Ok(Some(notification)) => waiters.wake(notification.payload()),
+                // An empty announcement (a token revoked): anything may have changed.
+                Ok(Some(notification)) => {
+                    announced(Some(notification.payload()).filter(|id| !id.is_empty()))
+                }
                 // The connection was lost: listen again (the listener
                 // connects anew on the next call).
                 Ok(None) => {

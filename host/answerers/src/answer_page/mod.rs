@@ -10,15 +10,17 @@
 //! or late one gets 409 and changes nothing; answers that do not fit the
 //! question get 422 with the reason, and the question stays open.
 //!
-//! Security ([`Gate`]): every request needs the desk's random token (401
-//! without), in a header, the query, or the cookie a one-time link sets
-//! (`GET /?ticket=…`: the link works once, so a copy of it in a
+//! Who may use a page is its desk's to say ([`Desk::admit`]): one person's
+//! page is guarded by a [`Gate`]: every request needs the desk's random
+//! token (401 without), in a header, the query, or the cookie a one-time
+//! link sets (`GET /?ticket=…`: the link works once, so a copy of it in a
 //! notification's history or a browser's is worth nothing after); the Host
-//! header must name this server and an Origin header,
-//! when sent, must be this server's (403 otherwise, against DNS rebinding
-//! and cross-site posts); the page shows everything from the model as text,
-//! never as HTML, and runs only its own script (a fresh CSP nonce per
-//! response).
+//! header must name this server and an Origin header, when sent, must be
+//! this server's (403 otherwise, against DNS rebinding and cross-site
+//! posts). A team's inbox admits signed-in people instead, and each sees
+//! the questions the desk [`shows`](Desk::shows) them. The page shows
+//! everything from the model as text, never as HTML, and runs only its own
+//! script (a fresh CSP nonce per response).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -50,17 +52,38 @@ pub const FRAME_BACKLOG: usize = 256;
 /// frame around it.
 pub const MAX_BODY_BYTES: usize = ask_user_seam::limits::MAX_ANSWERS_JSON_BYTES + 4096;
 
-/// The questions behind an answer page.
+/// The questions behind an answer page, and who may answer them.
 pub trait Desk: Send + Sync + 'static {
-    /// Who may use the page.
-    fn gate(&self) -> &Gate;
+    /// Who a page's request comes from: nobody in particular for one
+    /// person's page (its token is the whole check), a signed-in person for
+    /// a team's.
+    type Viewer: Send + Sync + 'static;
+
+    /// Who the request `parts` comes from, or its refusal (401, 403).
+    fn admit(&self, parts: &Parts) -> impl Future<Output = Result<Self::Viewer, Response>> + Send;
+
+    /// What a browser gets at `/`: the page ([`page_html`]) once admitted;
+    /// before, a one-time link's redirect, a sign-in form, or a refusal.
+    fn front(&self, parts: Parts) -> impl Future<Output = Response> + Send;
+
+    /// The name a page says it is signed in as, if any.
+    fn signed_in(&self, _viewer: &Self::Viewer) -> Option<String> {
+        None
+    }
+
+    /// Whether `viewer` may see `frame` (a question, or its `cancel`).
+    fn shows(&self, _viewer: &Self::Viewer, _frame: &Value) -> bool {
+        true
+    }
 
     /// The live frames: new questions and `cancel`s. A page subscribes
     /// before it reads [`pending_frames`](Self::pending_frames), so nothing
-    /// falls between.
+    /// falls between. A `null` frame ends every page's stream: each
+    /// reconnects to what is pending then (frames may have been missed).
     fn subscribe(&self) -> broadcast::Receiver<Value>;
 
-    /// The `waterfall` frames of the questions open now.
+    /// The `waterfall` frames of the questions open now (each page sees
+    /// those it [`shows`](Self::shows)).
     fn pending_frames(&self) -> impl Future<Output = Vec<Value>> + Send;
 
     /// A page's stream opened; the returned guard is dropped when it ends.
@@ -69,10 +92,11 @@ pub trait Desk: Send + Sync + 'static {
     /// Fires when the desk closes: every page's stream ends.
     fn closing(&self) -> CancellationToken;
 
-    /// Settles question `event_id` with a page's `outcome`, first outcome
+    /// Settles question `event_id` with `viewer`'s `outcome`, first outcome
     /// wins; answers that do not fit leave it open.
     fn settle(
         &self,
+        viewer: &Self::Viewer,
         event_id: &str,
         outcome: Outcome,
     ) -> impl Future<Output = Result<(), Unsettled>> + Send;
@@ -81,11 +105,15 @@ pub trait Desk: Send + Sync + 'static {
 /// The routes of the page for `desk`.
 pub fn routes<D: Desk>(desk: Arc<D>) -> Router {
     Router::new()
-        .route("/", get(page::<D>))
+        .route("/", get(front::<D>))
         .route("/events", get(events::<D>))
         .route("/answer", post(answer::<D>))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(desk)
+}
+
+async fn front<D: Desk>(State(desk): State<Arc<D>>, parts: Parts) -> Response {
+    desk.front(parts).await
 }
 
 /// How long a one-time link stays good when nobody opens it.
@@ -207,18 +235,16 @@ struct TokenQuery {
     ticket: Option<String>,
 }
 
-/// A request that passed its desk's [`Gate`]. The token comes from the
-/// `x-ask-user-token` header, an `Authorization: Bearer` header, the
-/// `token` query parameter where a browser cannot set headers, or the
-/// cookie a one-time link set (the first of them given). Every route takes
-/// it.
-pub struct Authorized;
-
-impl<D: Desk> FromRequestParts<Arc<D>> for Authorized {
-    type Rejection = Response;
-
-    async fn from_request_parts(parts: &mut Parts, desk: &Arc<D>) -> Result<Self, Response> {
-        let gate = desk.gate();
+impl Gate {
+    /// Admits a request that passed the Host and Origin checks with the
+    /// token: from the `x-ask-user-token` header, an `Authorization: Bearer`
+    /// header, the `token` query parameter where a browser cannot set
+    /// headers, or the cookie a one-time link set (the first of them given).
+    #[allow(
+        clippy::result_large_err,
+        reason = "axum's response, built only for a request refused"
+    )]
+    pub fn admit(&self, parts: &Parts) -> Result<(), Response> {
         let query = Query::<TokenQuery>::try_from_uri(&parts.uri).ok();
         let header = |name| {
             parts
@@ -227,15 +253,7 @@ impl<D: Desk> FromRequestParts<Arc<D>> for Authorized {
                 .and_then(|value| value.to_str().ok())
         };
         let bearer = header(header::AUTHORIZATION).and_then(|value| value.strip_prefix("Bearer "));
-        let cookie = parts
-            .headers
-            .get_all(header::COOKIE)
-            .iter()
-            .filter_map(|value| value.to_str().ok())
-            .flat_map(|value| value.split(';'))
-            .filter_map(|pair| pair.trim().split_once('='))
-            .find(|(name, _)| *name == gate.cookie())
-            .map(|(_, value)| value);
+        let cookie = cookie(&parts.headers, &self.cookie());
         let token = [
             header(header::HeaderName::from_static("x-ask-user-token")),
             bearer,
@@ -245,25 +263,24 @@ impl<D: Desk> FromRequestParts<Arc<D>> for Authorized {
         .into_iter()
         .flatten()
         .find(|token| !token.is_empty());
-        gate.check(&parts.headers, token)
-            .map(|()| Authorized)
-            .map_err(refusal)
+        self.check(&parts.headers, token).map_err(refusal)
     }
-}
 
-/// The page; with a one-time link (`?ticket=`), first the cookie that lets
-/// this browser in, and a redirect to the page without the ticket.
-async fn page<D: Desk>(
-    State(desk): State<Arc<D>>,
-    Query(query): Query<TokenQuery>,
-    mut parts: Parts,
-) -> Response {
-    let gate = desk.gate();
-    if let Some(ticket) = &query.ticket {
-        if let Err(status) = gate.check_origin(&parts.headers) {
+    /// The page for an admitted request; with a one-time link (`?ticket=`),
+    /// first the cookie that lets this browser in, and a redirect to the
+    /// page without the ticket.
+    pub fn front(&self, parts: &Parts) -> Response {
+        let query = Query::<TokenQuery>::try_from_uri(&parts.uri).ok();
+        let Some(ticket) = query.and_then(|q| q.0.ticket) else {
+            return match self.admit(parts) {
+                Ok(()) => page_html(),
+                Err(refused) => refused,
+            };
+        };
+        if let Err(status) = self.check_origin(&parts.headers) {
             return refusal(status);
         }
-        if !gate.redeem(ticket) {
+        if !self.redeem(&ticket) {
             return (
                 StatusCode::UNAUTHORIZED,
                 "this link was used already or has expired: `ask-user inbox page` prints a new one",
@@ -272,10 +289,10 @@ async fn page<D: Desk>(
         }
         let cookie = format!(
             "{}={}; Path=/; HttpOnly; SameSite=Strict",
-            gate.cookie(),
-            gate.token()
+            self.cookie(),
+            self.token()
         );
-        return (
+        (
             StatusCode::SEE_OTHER,
             [
                 (header::LOCATION, "/".to_owned()),
@@ -283,17 +300,44 @@ async fn page<D: Desk>(
                 (header::REFERRER_POLICY, "no-referrer".to_owned()),
             ],
         )
-            .into_response();
+            .into_response()
     }
-    if let Err(refused) = Authorized::from_request_parts(&mut parts, &desk).await {
-        return refused;
-    }
-    page_html()
 }
 
-/// The page, its script and style allowed by a nonce fresh for each
-/// response: nothing inline but them runs or applies.
-fn page_html() -> Response {
+/// The value of the cookie `name` in `headers`, if sent.
+pub fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value)
+}
+
+/// A request its desk admitted, and who it comes from. Every route but
+/// the page's address takes it.
+struct Admitted<V>(V);
+
+impl<D: Desk> FromRequestParts<Arc<D>> for Admitted<D::Viewer> {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, desk: &Arc<D>) -> Result<Self, Response> {
+        desk.admit(parts).await.map(Admitted)
+    }
+}
+
+/// The answer page, its script and style allowed by a nonce fresh for
+/// each response: nothing inline but them runs or applies.
+pub fn page_html() -> Response {
+    html(PAGE)
+}
+
+/// `page` (this module's kind: one inline `<style>` and `<script>`) with
+/// its headers: a fresh nonce for its style and script, no framing, no
+/// referrer.
+pub fn html(page: &str) -> Response {
     let Ok(nonce) = crate::secret::token() else {
         return StatusCode::SERVICE_UNAVAILABLE.into_response();
     };
@@ -301,7 +345,7 @@ fn page_html() -> Response {
         "default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; \
          connect-src 'self'; base-uri 'none'; form-action 'none'"
     );
-    let page = PAGE
+    let page = page
         .replacen("<script>", &format!("<script nonce=\"{nonce}\">"), 1)
         .replacen("<style>", &format!("<style nonce=\"{nonce}\">"), 1);
     (
@@ -316,40 +360,36 @@ fn page_html() -> Response {
         .into_response()
 }
 
-async fn events<D: Desk>(_: Authorized, State(desk): State<Arc<D>>) -> Response {
+async fn events<D: Desk>(
+    Admitted(viewer): Admitted<D::Viewer>,
+    State(desk): State<Arc<D>>,
+) -> Response {
     // Subscribe before reading what is pending, so nothing falls between.
     let live = desk.subscribe();
     let client = format!("page-{}", crate::secret::token().unwrap_or_default());
-    let mut first = vec![remote::ready(&client)];
-    first.extend(desk.pending_frames().await);
-    let closing = desk.closing();
-    let guard = desk.page_opened();
-    let live = stream::unfold(
-        (live, guard, closing, false),
-        |(mut live, guard, closing, closed)| async move {
-            // Closing: the frames already sent (the cancels of questions
-            // that just left) still reach the page, then the stream ends.
-            if closed {
-                let frame = live.try_recv().ok()?;
-                return Some((frame, (live, guard, closing, true)));
-            }
-            let next = tokio::select! {
-                biased;
-                frame = live.recv() => Some(frame),
-                () = closing.cancelled() => None,
-            };
-            match next {
-                // On lag (a page too slow to keep up has missed frames) or
-                // close, the stream ends, and the page reconnects to what
-                // is pending now.
-                Some(frame) => Some((frame.ok()?, (live, guard, closing, false))),
-                None => {
-                    let frame = live.try_recv().ok()?;
-                    Some((frame, (live, guard, closing, true)))
-                }
-            }
-        },
+    let mut ready = remote::ready(&client);
+    if let Some(name) = desk.signed_in(&viewer) {
+        ready["signedIn"] = name.into();
+    }
+    let mut first = vec![ready];
+    first.extend(
+        desk.pending_frames()
+            .await
+            .into_iter()
+            .filter(|frame| desk.shows(&viewer, frame)),
     );
+    let page = Page {
+        closing: desk.closing(),
+        _guard: desk.clone().page_opened(),
+        desk,
+        viewer,
+        live,
+        closed: false,
+    };
+    let live = stream::unfold(page, |mut page| async move {
+        let frame = page.next().await?;
+        Some((frame, page))
+    });
     let frames: std::pin::Pin<Box<dyn Stream<Item = Value> + Send>> =
         Box::pin(stream::iter(first).chain(live));
     Sse::new(
@@ -361,8 +401,49 @@ async fn events<D: Desk>(_: Authorized, State(desk): State<Arc<D>>) -> Response 
     .into_response()
 }
 
+/// One page's live stream.
+struct Page<D: Desk> {
+    desk: Arc<D>,
+    viewer: D::Viewer,
+    live: broadcast::Receiver<Value>,
+    closing: CancellationToken,
+    /// Whether the desk closed: the frames already sent (the cancels of
+    /// questions that just left) still reach the page, then it ends.
+    closed: bool,
+    _guard: Box<dyn Send + Sync>,
+}
+
+impl<D: Desk> Page<D> {
+    /// The next frame this page's viewer may see; `None` ends the stream.
+    /// On lag (a page too slow to keep up has missed frames), a `null`
+    /// frame, or close, the stream ends, and the page reconnects to what is
+    /// pending then.
+    async fn next(&mut self) -> Option<Value> {
+        loop {
+            let frame = if self.closed {
+                self.live.try_recv().ok()?
+            } else {
+                tokio::select! {
+                    biased;
+                    frame = self.live.recv() => frame.ok()?,
+                    () = self.closing.cancelled() => {
+                        self.closed = true;
+                        continue;
+                    }
+                }
+            };
+            if frame.is_null() {
+                return None;
+            }
+            if self.desk.shows(&self.viewer, &frame) {
+                return Some(frame);
+            }
+        }
+    }
+}
+
 async fn answer<D: Desk>(
-    _: Authorized,
+    Admitted(viewer): Admitted<D::Viewer>,
     State(desk): State<Arc<D>>,
     body: axum::body::Bytes,
 ) -> Response {
@@ -376,7 +457,7 @@ async fn answer<D: Desk>(
                 .into_response();
         }
     };
-    settled(desk.settle(&frame.event_id, frame.outcome).await)
+    settled(desk.settle(&viewer, &frame.event_id, frame.outcome).await)
 }
 
 /// The reply to a settlement: 200, 422 with why the answers do not fit

@@ -30,6 +30,8 @@ use ask_user_seam::{AnswerFuture, Answerer, Ask, Next};
 use super::{AnswererKind, ConfigProblem, KindTable, Page, Setup, Started};
 use crate::answer_page::{self, Desk, Gate, Left, cancel};
 use crate::serve::{Serving, client_host, listen};
+use axum::http::request::Parts;
+use axum::response::Response;
 
 /// The largest answer body accepted, in bytes: the largest answer set the
 /// tool takes, and its frame.
@@ -206,8 +208,14 @@ impl Shared {
 }
 
 impl Desk for Shared {
-    fn gate(&self) -> &Gate {
-        &self.gate
+    type Viewer = ();
+
+    async fn admit(&self, parts: &Parts) -> Result<(), Response> {
+        self.gate.admit(parts)
+    }
+
+    async fn front(&self, parts: Parts) -> Response {
+        self.gate.front(&parts)
     }
 
     fn subscribe(&self) -> broadcast::Receiver<Value> {
@@ -228,7 +236,7 @@ impl Desk for Shared {
         self.closing.clone()
     }
 
-    async fn settle(&self, event_id: &str, outcome: Outcome) -> Result<(), Unsettled> {
+    async fn settle(&self, _: &(), event_id: &str, outcome: Outcome) -> Result<(), Unsettled> {
         let left = Left::settled_by(&outcome);
         self.pending.settle_checked(event_id, outcome)?;
         // Every other page drops the card, saying how it was settled.

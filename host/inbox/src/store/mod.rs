@@ -132,8 +132,14 @@ impl Record {
     /// Whether `person` (of `groups`) may answer it: its audience is
     /// empty or shares a group.
     pub fn answerable_by(&self, groups: &[String]) -> bool {
-        self.audience.is_empty() || self.audience.iter().any(|g| groups.contains(g))
+        answerable(&self.audience, groups)
     }
+}
+
+/// Whether someone in `groups` may answer a question for `audience` (none:
+/// anyone in the team).
+pub fn answerable(audience: &[String], groups: &[String]) -> bool {
+    audience.is_empty() || audience.iter().any(|g| groups.contains(g))
 }
 
 /// A stored question's columns as either engine reads them, made a

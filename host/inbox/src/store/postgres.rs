@@ -2,12 +2,17 @@
 //! inbox servers; its SQL all here. The database is the truth: a server
 //! keeps nothing a second server would need.
 //!
-//! - Every question that leaves the waiting state is announced, in the
-//!   same transaction, on the channel [`CHANNEL`] with its id only; each
-//!   server listens on one connection and wakes its own waiters, who read
-//!   the question again from the database.
-//! - Migrations run in one transaction under an advisory lock, so servers
-//!   starting together take turns; a database of a newer schema is refused.
+//! - Every question asked, and every question that leaves the waiting
+//!   state, is announced in the same transaction on the channel
+//!   [`CHANNEL`] with its id only; each server listens on one connection,
+//!   wakes its own waiters, who read the question again from the database,
+//!   and tells its open pages.
+//! - Migrations ([`MIGRATIONS`], one step per version) run in one
+//!   transaction under an advisory lock, so servers starting together take
+//!   turns; a database of a newer schema is refused.
+//! - People's page sessions: a random id in an `HttpOnly` cookie, stored as
+//!   its digest with the token it was opened with; a revoked token ends its
+//!   sessions at once, on every server.
 //! - Notifications go through an outbox table: every server claims due
 //!   rows with `FOR UPDATE SKIP LOCKED`, so each is sent by one server
 //!   (again only when its claimer died before sending, after
@@ -25,17 +30,26 @@ use super::{
 };
 
 /// The schema this version writes. A database of a newer one is refused.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
 
-/// The channel a settlement is announced on.
+/// The channel a question asked or settled is announced on (its id), and
+/// a token revoked (an empty announcement).
 pub const CHANNEL: &str = "ask_user_inbox";
+
+/// How long a person's page session lasts from its sign-in (unless its
+/// token is revoked, or they sign out, first).
+pub const SESSION_LIFETIME: Millis = 7 * 24 * 60 * 60 * 1000;
 
 /// The advisory lock migrations hold ("askuser" in ASCII).
 const MIGRATION_LOCK: i64 = 0x0061_736b_7573_6572;
 
-/// A new database, at [`SCHEMA_VERSION`].
-const SCHEMA: &str = "
+/// The schema's steps: `MIGRATIONS[n]` brings a database of version `n`
+/// (0: empty) to `n + 1`. Released steps never change; a new one is added.
+pub const MIGRATIONS: &[&str] = &[QUESTIONS_TOKENS_OUTBOX, SESSIONS];
+
+const QUESTIONS_TOKENS_OUTBOX: &str = "
 CREATE TABLE ask_user_schema (version INTEGER NOT NULL);
+INSERT INTO ask_user_schema (version) VALUES (0);
 CREATE TABLE questions (
     seq BIGSERIAL PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
@@ -75,6 +89,16 @@ CREATE TABLE outbox (
     PRIMARY KEY (question_id, stage)
 );
 CREATE INDEX outbox_due ON outbox (due_at) WHERE sent_at IS NULL;
+";
+
+const SESSIONS: &str = "
+CREATE TABLE sessions (
+    digest TEXT PRIMARY KEY,
+    token_name TEXT NOT NULL REFERENCES tokens (name),
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL
+);
+CREATE INDEX sessions_by_expiry ON sessions (expires_at);
 ";
 
 const COLUMNS: &str = "id, session, agent, cwd, request, asked_at, agent_seen_at, state, \
@@ -229,11 +253,7 @@ impl PgStore {
         rows.iter()
             .map(|row| {
                 Ok(TokenRow {
-                    identity: Identity {
-                        name: row.try_get(0)?,
-                        role: Role::parse(row.try_get(1)?)?,
-                        groups: row.try_get(2)?,
-                    },
+                    identity: identity(row)?,
                     created_at: row.try_get(3)?,
                     revoked_at: row.try_get(4)?,
                 })
@@ -241,15 +261,23 @@ impl PgStore {
             .collect()
     }
 
-    /// Revokes the token `name`; false when there is none not revoked.
+    /// Revokes the token `name`, and announces it (an empty announcement:
+    /// every server's pages are admitted again, so a page open with it
+    /// closes at once); false when there is none not revoked.
     pub async fn revoke(&self, name: &str, now: Millis) -> Result<bool, StoreError> {
+        let mut transaction = self.pool.begin().await?;
         let done =
             sqlx::query("UPDATE tokens SET revoked_at = $2 WHERE name = $1 AND revoked_at IS NULL")
                 .bind(name)
                 .bind(now)
-                .execute(&self.pool)
+                .execute(&mut *transaction)
                 .await?;
-        Ok(done.rows_affected() == 1)
+        let revoked = done.rows_affected() == 1;
+        if revoked {
+            announce(&mut transaction, "").await?;
+        }
+        transaction.commit().await?;
+        Ok(revoked)
     }
 
     /// Who `token` is, unless it is unknown or revoked.
@@ -260,14 +288,79 @@ impl PgStore {
         .bind(crate::digest(token))
         .fetch_optional(&self.pool)
         .await?;
-        row.map(|row| {
-            Ok(Identity {
-                name: row.try_get(0)?,
-                role: Role::parse(row.try_get(1)?)?,
-                groups: row.try_get(2)?,
-            })
-        })
-        .transpose()
+        row.as_ref().map(identity).transpose()
+    }
+
+    /// Opens a page session for the person whose token is `token`: the
+    /// session's id (to keep in a cookie; stored as its digest only) and
+    /// who they are. `None` for a token unknown, revoked, or an agent's.
+    /// Sessions past their end are cleared first (by whichever server signs
+    /// someone in).
+    pub async fn sign_in(
+        &self,
+        token: &str,
+        now: Millis,
+    ) -> Result<Option<(String, Identity)>, StoreError> {
+        let Some(identity) = self.identify(token).await? else {
+            return Ok(None);
+        };
+        if identity.role != Role::Person {
+            return Ok(None);
+        }
+        sqlx::query("DELETE FROM sessions WHERE expires_at <= $1")
+            .bind(now)
+            .execute(&self.pool)
+            .await?;
+        let session = ask_user_answerers::secret::token().map_err(|e| StoreError(e.to_string()))?;
+        sqlx::query(
+            "INSERT INTO sessions (digest, token_name, created_at, expires_at) \
+             VALUES ($1, $2, $3, $4)",
+        )
+        .bind(crate::digest(&session))
+        .bind(&identity.name)
+        .bind(now)
+        .bind(now + SESSION_LIFETIME)
+        .execute(&self.pool)
+        .await?;
+        Ok(Some((session, identity)))
+    }
+
+    /// Who holds page session `session`, unless it ended, was signed out
+    /// of, or its token was revoked.
+    pub async fn session(
+        &self,
+        session: &str,
+        now: Millis,
+    ) -> Result<Option<Identity>, StoreError> {
+        let row = sqlx::query(
+            "SELECT t.name, t.role, t.groups FROM sessions s JOIN tokens t ON t.name = s.token_name \
+             WHERE s.digest = $1 AND s.expires_at > $2 AND t.revoked_at IS NULL",
+        )
+        .bind(crate::digest(session))
+        .bind(now)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(identity).transpose()
+    }
+
+    /// Ends page session `session`.
+    pub async fn sign_out(&self, session: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM sessions WHERE digest = $1")
+            .bind(crate::digest(session))
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The questions `ids` that exist and can be read, in the order asked.
+    pub async fn records(&self, ids: &[String]) -> Result<Vec<Record>, StoreError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM questions WHERE id = ANY($1) ORDER BY seq"
+        ))
+        .bind(ids)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.iter().filter_map(|row| record(row).ok()).collect())
     }
 
     async fn ask(
@@ -332,6 +425,7 @@ impl PgStore {
             .bind(now)
             .execute(&mut *transaction)
             .await?;
+        announce(&mut transaction, &id).await?;
         transaction.commit().await?;
         Ok((Record::asked(id, question, now), false))
     }
@@ -443,7 +537,7 @@ impl PgStore {
         .execute(&mut *transaction)
         .await?;
         if settled.rows_affected() == 1 {
-            notify(&mut transaction, id).await?;
+            announce(&mut transaction, id).await?;
             transaction.commit().await?;
             return Ok(Settled::Done);
         }
@@ -486,7 +580,7 @@ impl PgStore {
         .fetch_all(&mut *transaction)
         .await?;
         for id in &ids {
-            notify(&mut transaction, id).await?;
+            announce(&mut transaction, id).await?;
         }
         transaction.commit().await?;
         Ok(ids)
@@ -574,9 +668,9 @@ impl Store for PgStore {
     }
 }
 
-/// Announces that question `id` left the waiting state, when `transaction`
-/// commits.
-async fn notify(
+/// Announces that question `id` was asked or left the waiting state, when
+/// `transaction` commits.
+async fn announce(
     transaction: &mut sqlx::Transaction<'_, sqlx::Postgres>,
     id: &str,
 ) -> Result<(), StoreError> {
@@ -589,7 +683,7 @@ async fn notify(
 }
 
 /// Brings the database to [`SCHEMA_VERSION`] in one transaction under the
-/// migration lock, or refuses one written by a newer version.
+/// migration lock, step by step, or refuses one written by a newer version.
 async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
     let mut transaction = pool.begin().await?;
     sqlx::query("SELECT pg_advisory_xact_lock($1)")
@@ -599,28 +693,46 @@ async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
     let exists: bool = sqlx::query_scalar("SELECT to_regclass('ask_user_schema') IS NOT NULL")
         .fetch_one(&mut *transaction)
         .await?;
-    if !exists {
-        transaction.execute(SCHEMA).await?;
-        sqlx::query("INSERT INTO ask_user_schema (version) VALUES ($1)")
-            .bind(SCHEMA_VERSION)
-            .execute(&mut *transaction)
-            .await?;
-        transaction.commit().await?;
+    let version: i32 = match exists {
+        true => {
+            sqlx::query_scalar("SELECT max(version) FROM ask_user_schema")
+                .fetch_one(&mut *transaction)
+                .await?
+        }
+        false => 0,
+    };
+    if version > SCHEMA_VERSION {
+        return Err(StoreError(format!(
+            "the database was written by a newer ask-user (schema {version}; this one reads up \
+             to {SCHEMA_VERSION}): run the newer ask-user on every inbox server"
+        )));
+    }
+    let Ok(from) = usize::try_from(version) else {
+        return Err(StoreError(format!(
+            "the database has an unknown ask-user schema {version}"
+        )));
+    };
+    if from == MIGRATIONS.len() {
         return Ok(());
     }
-    let version: i32 = sqlx::query_scalar("SELECT max(version) FROM ask_user_schema")
-        .fetch_one(&mut *transaction)
-        .await?;
-    match version {
-        SCHEMA_VERSION => Ok(()),
-        newer if newer > SCHEMA_VERSION => Err(StoreError(format!(
-            "the database was written by a newer ask-user (schema {newer}; this one reads up to \
-             {SCHEMA_VERSION}): run the newer ask-user on every inbox server"
-        ))),
-        other => Err(StoreError(format!(
-            "the database has an unknown ask-user schema {other}"
-        ))),
+    for step in &MIGRATIONS[from..] {
+        transaction.execute(*step).await?;
     }
+    sqlx::query("UPDATE ask_user_schema SET version = $1")
+        .bind(SCHEMA_VERSION)
+        .execute(&mut *transaction)
+        .await?;
+    transaction.commit().await?;
+    Ok(())
+}
+
+/// The identity in `row`'s first columns: name, role, groups.
+fn identity(row: &PgRow) -> Result<Identity, StoreError> {
+    Ok(Identity {
+        name: row.try_get(0)?,
+        role: Role::parse(row.try_get(1)?)?,
+        groups: row.try_get(2)?,
+    })
 }
 
 /// The question in `row`, or why it cannot be read.
@@ -737,6 +849,87 @@ pub(crate) mod tests {
             .unwrap();
         let error = PgStore::connect(&url).await.err().expect("refused");
         assert!(error.0.contains("newer ask-user"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn a_database_of_an_older_schema_is_brought_up_step_by_step() {
+        let url = database().await;
+        let mut connection: sqlx::PgConnection = sqlx::Connection::connect(&url).await.unwrap();
+        connection.execute(MIGRATIONS[0]).await.unwrap();
+        sqlx::query("UPDATE ask_user_schema SET version = 1")
+            .execute(&mut connection)
+            .await
+            .unwrap();
+        let store = PgStore::connect(&url).await.unwrap();
+        let version: i32 = sqlx::query_scalar("SELECT version FROM ask_user_schema")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let sessions: bool = sqlx::query_scalar("SELECT to_regclass('sessions') IS NOT NULL")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        assert!(sessions, "step 2 ran");
+    }
+
+    #[tokio::test]
+    async fn a_page_session_is_a_persons_kept_as_a_digest_and_ends_with_its_token() {
+        let store = PgStore::connect(&database().await).await.unwrap();
+        let alice = store
+            .create_token("alice", Role::Person, &["ops".to_owned()], 1)
+            .await
+            .unwrap();
+        let agent = store.create_token("ci", Role::Agent, &[], 1).await.unwrap();
+        assert!(
+            store.sign_in(&agent, 2).await.unwrap().is_none(),
+            "an agent's"
+        );
+        assert!(store.sign_in("askusr_guess", 2).await.unwrap().is_none());
+        let (session, who) = store
+            .sign_in(&alice, 10)
+            .await
+            .unwrap()
+            .expect("a person's");
+        assert_eq!(
+            (who.name.as_str(), who.groups.as_slice()),
+            ("alice", &["ops".to_owned()][..])
+        );
+        assert_ne!(session, alice, "a session is not the token");
+        let stored: Vec<String> = sqlx::query_scalar("SELECT digest FROM sessions")
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(stored, [crate::digest(&session)]);
+        let held = store.session(&session, 11).await.unwrap().expect("live");
+        assert_eq!(held.name, "alice");
+        let end = 10 + SESSION_LIFETIME;
+        assert!(
+            store.session(&session, end).await.unwrap().is_none(),
+            "ended"
+        );
+        // A second sign-in after the first ended clears it.
+        let (second, _) = store.sign_in(&alice, end + 1).await.unwrap().unwrap();
+        let left: i64 = sqlx::query_scalar("SELECT count(*) FROM sessions")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(left, 1, "the ended session was cleared");
+        let (third, _) = store.sign_in(&alice, end + 2).await.unwrap().unwrap();
+        store.sign_out(&third).await.unwrap();
+        assert!(
+            store.session(&third, end + 3).await.unwrap().is_none(),
+            "signed out"
+        );
+        assert!(
+            store.session(&second, end + 3).await.unwrap().is_some(),
+            "others stay"
+        );
+        store.revoke("alice", end + 4).await.unwrap();
+        assert!(
+            store.session(&second, end + 5).await.unwrap().is_none(),
+            "revoked"
+        );
     }
 
     #[tokio::test]
