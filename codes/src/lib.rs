@@ -83,6 +83,8 @@ codes! {
     CallerNotLive = "CALLER_NOT_LIVE" in USER_QUESTION_ERROR,
     /// The caller is a sub-agent owned by a live agent.
     DelegatedCaller = "DELEGATED_CALLER" in USER_QUESTION_ERROR,
+    /// A sub-agent asked past its root's budget of relayed asks this turn.
+    DelegatedAskLimit = "DELEGATED_ASK_LIMIT" in USER_QUESTION_ERROR,
     /// A question's intent does not fit the question.
     BadIntent = "BAD_INTENT" in USER_QUESTION_ERROR,
     /// No answerer claimed the request.

@@ -233,6 +233,7 @@ pub fn frames(text: &str) {
         request: AskRequest { questions: vec![q] },
         caller: None,
         signal: tokio_util::sync::CancellationToken::new(),
+        asked_by: Vec::new(),
     };
     let pending = questions.open(&ask).expect("the list is open");
     let is_result = matches!(frame.outcome, Outcome::Result { .. });

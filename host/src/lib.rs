@@ -63,9 +63,9 @@ pub use ask_user_runtime::{
 
 pub use ask_user_seam::{
     self as seam, AgentHandle, AgentRegistry, Answer, AnswerError, AnswerFuture, Answerer,
-    AnswererHandle, Ask, AskError, AskRequest, ErrorCode, Intent, Next, Placement, Question,
-    QuestionOption, Race, Scope, TransportedError, UserQuestions, Waterfall, agents, audit, error,
-    files, question, remote, scope, waterfall,
+    AnswererHandle, Ask, AskError, AskRequest, Delegated, ErrorCode, Intent, Next, Placement,
+    Question, QuestionOption, Race, Scope, TransportedError, UserQuestions, Waterfall, agents,
+    audit, error, files, question, remote, scope, waterfall,
 };
 pub use cache::CodeCache;
 pub use config::{AnswererEntry, Config};

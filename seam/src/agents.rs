@@ -4,6 +4,13 @@
 //! Only live runtime ownership counts. Durable lineage (a session that was a
 //! sub-agent once) is not recorded here: a session resumed as a new root is
 //! registered as a root and may ask.
+//!
+//! What a delegated sub-agent may do is the host's [`Delegated`] policy:
+//! refused (`DELEGATED_CALLER`, the default), or relayed to the human,
+//! labelled with its chain of agents and at most
+//! [`max_asks`](Delegated::Relay::max_asks) times per root per turn
+//! (`DELEGATED_ASK_LIMIT` past it). A sub-agent any of whose ancestors has
+//! ended is not live under either (`CALLER_NOT_LIVE`).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -49,14 +56,41 @@ struct Entry {
     generation: u64,
     owner: Option<AgentHandle>,
     scope: Scope,
+    /// A root's: the asks its sub-agents were relayed this turn.
+    delegated_asks: u32,
 }
 
-/// A caller that passed the policy: a live agent that no live agent owns.
+/// What a host does when a delegated sub-agent asks the human.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Delegated {
+    /// Refuse it with `DELEGATED_CALLER`: its parent asks instead.
+    #[default]
+    Refuse,
+    /// Relay it to the human through the same answerers, saying which
+    /// agent asks ([`Caller::chain`]); at most `max_asks` sub-agent asks per
+    /// root per turn ([`AgentRegistry::start_turn`]), `DELEGATED_ASK_LIMIT`
+    /// past it.
+    Relay { max_asks: u32 },
+}
+
+/// The sub-agent asks a relay allows per root per turn unless the host
+/// says otherwise: a few, so that a swarm of sub-agents cannot flood the
+/// human.
+pub const DEFAULT_MAX_DELEGATED_ASKS: u32 = 3;
+
+/// A caller that passed the policy: a live root agent, or under
+/// [`Delegated::Relay`] a live sub-agent whose every ancestor is live.
 #[derive(Debug, Clone)]
-pub struct RootCaller {
+pub struct Caller {
     pub handle: AgentHandle,
     /// The agent's scope chain, for reaching tagged answerers.
     pub scope: Scope,
+    /// The root it asks under (itself, for a root).
+    pub root: AgentHandle,
+    /// For a sub-agent: the names of its chain as the host registered
+    /// them, root first, itself last (`["session-1", "reviewer"]`). Empty
+    /// for a root.
+    pub chain: Vec<String>,
 }
 
 impl AgentRegistry {
@@ -76,8 +110,9 @@ impl AgentRegistry {
         self.insert(id, None, scope)
     }
 
-    /// Registers a sub-agent owned by `owner` at run time. While the owner is
-    /// live, the sub-agent may not ask the human (`DELEGATED_CALLER`).
+    /// Registers a sub-agent owned by `owner` at run time. It asks the human
+    /// only as the host's [`Delegated`] policy says, and only while every
+    /// agent above it is live.
     pub fn register_delegate(&self, id: impl Into<String>, owner: &AgentHandle) -> AgentHandle {
         let id = id.into();
         let scope = {
@@ -106,9 +141,31 @@ impl AgentRegistry {
         lock(&self.inner).entry(handle).is_some()
     }
 
-    /// The policy: only a live agent that no live agent owns may ask.
-    pub fn check_caller(&self, handle: &AgentHandle) -> Result<RootCaller, AskError> {
-        let inner = lock(&self.inner);
+    /// A new turn of `root`: its sub-agents may be relayed
+    /// [`max_asks`](Delegated::Relay::max_asks) more asks. (A root
+    /// registered anew starts with the whole budget.) Returns false when
+    /// `root` is not live.
+    pub fn start_turn(&self, root: &AgentHandle) -> bool {
+        let mut inner = lock(&self.inner);
+        match inner.entry_mut(root) {
+            Some(entry) => {
+                entry.delegated_asks = 0;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The policy: a live agent that no agent owns may ask; a sub-agent
+    /// whose every ancestor is live is refused (`DELEGATED_CALLER`), or
+    /// under [`Delegated::Relay`] counted against its root's budget and
+    /// admitted; anything else is not live (`CALLER_NOT_LIVE`).
+    pub fn check_caller(
+        &self,
+        handle: &AgentHandle,
+        delegated: Delegated,
+    ) -> Result<Caller, AskError> {
+        let mut inner = lock(&self.inner);
         let Some(entry) = inner.entry(handle) else {
             return Err(AskError::new(
                 ErrorCode::CallerNotLive,
@@ -119,11 +176,39 @@ impl AgentRegistry {
                 ),
             ));
         };
-        if let Some(owner) = entry
-            .owner
-            .as_ref()
-            .filter(|owner| inner.entry(owner).is_some())
-        {
+        let scope = entry.scope.clone();
+        let Some(owner) = entry.owner.clone() else {
+            return Ok(Caller {
+                handle: handle.clone(),
+                scope,
+                root: handle.clone(),
+                chain: Vec::new(),
+            });
+        };
+        // Up to the root: every ancestor must be live.
+        let mut chain = vec![handle.id().to_owned()];
+        let mut ancestor = owner.clone();
+        let root = loop {
+            let Some(entry) = inner.entry(&ancestor) else {
+                return Err(AskError::new(
+                    ErrorCode::CallerNotLive,
+                    format!(
+                        "agent {:?} is a sub-agent whose parent {:?} has ended, so it is not live; \
+                         a sub-agent can ask only while every agent above it runs. Put the \
+                         question into your final result instead",
+                        handle.id(),
+                        ancestor.id()
+                    ),
+                ));
+            };
+            chain.push(ancestor.id().to_owned());
+            match entry.owner.clone() {
+                Some(next) => ancestor = next,
+                None => break ancestor,
+            }
+        };
+        chain.reverse();
+        let Delegated::Relay { max_asks } = delegated else {
             return Err(AskError::new(
                 ErrorCode::DelegatedCaller,
                 format!(
@@ -135,10 +220,30 @@ impl AgentRegistry {
                     owner.id()
                 ),
             ));
+        };
+        let budget = &mut inner
+            .entry_mut(&root)
+            .expect("the root was found live above")
+            .delegated_asks;
+        if *budget >= max_asks {
+            return Err(AskError::new(
+                ErrorCode::DelegatedAskLimit,
+                format!(
+                    "the sub-agents of {:?} may ask the user at most {} per turn, and already \
+                     have: do not ask again. Finish your task without the answer: put the \
+                     unresolved question, with the options you see, into your final result for \
+                     your parent agent",
+                    root.id(),
+                    times(max_asks)
+                ),
+            ));
         }
-        Ok(RootCaller {
+        *budget += 1;
+        Ok(Caller {
             handle: handle.clone(),
-            scope: entry.scope.clone(),
+            scope,
+            root,
+            chain,
         })
     }
 
@@ -150,9 +255,19 @@ impl AgentRegistry {
                 generation,
                 owner,
                 scope,
+                delegated_asks: 0,
             },
         );
         AgentHandle { id, generation }
+    }
+}
+
+/// "once", "twice", "3 times".
+fn times(n: u32) -> String {
+    match n {
+        1 => "once".to_owned(),
+        2 => "twice".to_owned(),
+        n => format!("{n} times"),
     }
 }
 
@@ -162,6 +277,12 @@ impl Inner {
     fn entry(&self, handle: &AgentHandle) -> Option<&Entry> {
         self.live
             .get(handle.id())
+            .filter(|entry| entry.generation == handle.generation)
+    }
+
+    fn entry_mut(&mut self, handle: &AgentHandle) -> Option<&mut Entry> {
+        self.live
+            .get_mut(handle.id())
             .filter(|entry| entry.generation == handle.generation)
     }
 }

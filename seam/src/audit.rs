@@ -1,6 +1,7 @@
 //! The audit trail: one JSON line per ask, opt-in.
 //!
-//! Each line holds the time, the caller, the questions, which answerer
+//! Each line holds the time, the caller (and a relayed sub-agent's chain,
+//! `askedBy`), the questions, which answerer
 //! claimed, the outcome (the answers, or the error's code, name and message)
 //! and the duration. Nothing else is written.
 //!
@@ -43,6 +44,9 @@ enum Job {
 struct Record<'a> {
     time: String,
     caller: Option<&'a str>,
+    /// A relayed sub-agent's chain, root first.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    asked_by: &'a [String],
     questions: &'a [Question],
     answerer: Option<&'a str>,
     outcome: Outcome<'a>,
@@ -96,6 +100,7 @@ impl AuditLog {
     pub(crate) fn record(
         &self,
         caller: Option<&AgentHandle>,
+        asked_by: &[String],
         questions: &[Question],
         answerer: Option<&str>,
         outcome: &Result<Vec<Answer>, AskError>,
@@ -112,6 +117,7 @@ impl AuditLog {
         let record = Record {
             time: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
             caller: caller.map(AgentHandle::id),
+            asked_by,
             questions,
             answerer,
             outcome,

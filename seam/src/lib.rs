@@ -4,7 +4,8 @@
 //! [`UserQuestions`] is the pipeline every ask goes through, whether it comes
 //! from the sandboxed tool component or straight from the embedding host: the
 //! caller's identity is checked against the [`AgentRegistry`] (only a live
-//! root agent may ask the human), then the request is offered to the
+//! root agent may ask the human, unless the host relays its sub-agents'
+//! asks: [`Delegated`]), then the request is offered to the
 //! [`Waterfall`] of answerers, raced against the turn's cancellation and any
 //! time limit, and the answers are checked before anyone sees them.
 //!
@@ -19,6 +20,7 @@ pub mod audit;
 pub mod call;
 pub mod error;
 pub mod files;
+mod floor;
 pub mod question;
 pub mod remote;
 pub mod scope;
@@ -27,7 +29,7 @@ mod user_questions;
 pub mod validate;
 pub mod waterfall;
 
-pub use agents::{AgentHandle, AgentRegistry};
+pub use agents::{AgentHandle, AgentRegistry, Delegated};
 pub use ask_user_codes::{ErrorCode, limits};
 pub use call::ScopedCall;
 pub use error::{AnswerError, AskError, TransportedError};

@@ -9,10 +9,11 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::ErrorCode;
-use crate::agents::{AgentHandle, AgentRegistry};
+use crate::agents::{AgentHandle, AgentRegistry, Delegated};
 use crate::audit::AuditLog;
 use crate::call::ScopedCall;
 use crate::error::AskError;
+use crate::floor::Floors;
 use crate::question::{Answer, AskRequest};
 use crate::sync::lock;
 use crate::validate::{check_answers, check_intents};
@@ -24,6 +25,10 @@ pub struct UserQuestions {
     waterfall: Waterfall,
     timeout: Option<Duration>,
     audit: Option<AuditLog>,
+    delegated: Delegated,
+    /// Under a relay: each root's asks (its own and its sub-agents'), one
+    /// at a time.
+    floors: Floors,
 }
 
 impl UserQuestions {
@@ -34,7 +39,16 @@ impl UserQuestions {
             waterfall: Waterfall::new(),
             timeout: None,
             audit: None,
+            delegated: Delegated::Refuse,
+            floors: Floors::default(),
         }
+    }
+
+    /// What a delegated sub-agent's ask gets; default: refused
+    /// (`DELEGATED_CALLER`).
+    pub fn with_delegated(mut self, delegated: Delegated) -> Self {
+        self.delegated = delegated;
+        self
     }
 
     /// Limits every ask to `timeout` (`ASK_TIMED_OUT`); default: no limit.
@@ -70,10 +84,11 @@ impl UserQuestions {
     /// reaching untagged answerers only), within the turn's `signal`.
     ///
     /// In order: an aborted signal (`ASK_ABORTED`), no questions
-    /// (`EMPTY_QUESTIONS`), the caller (`CALLER_NOT_LIVE`, `DELEGATED_CALLER`),
-    /// intents (`BAD_INTENT`), then the waterfall (`NO_PROVIDER` when nobody
-    /// claims), raced against the signal and the time limit, and the answers
-    /// checked (`INVALID_ANSWER`).
+    /// (`EMPTY_QUESTIONS`), the caller (`CALLER_NOT_LIVE`, `DELEGATED_CALLER`,
+    /// or under a relay `DELEGATED_ASK_LIMIT`), intents (`BAD_INTENT`), then
+    /// the waterfall (`NO_PROVIDER` when nobody claims; under a relay after
+    /// the asks of the same root before it), raced against the signal and
+    /// the time limit, and the answers checked (`INVALID_ANSWER`).
     pub async fn ask(
         &self,
         request: AskRequest,
@@ -89,7 +104,10 @@ impl UserQuestions {
             let started = Instant::now();
             let questions = self.audit.as_ref().map(|_| request.questions.clone());
             let claimed_by = Mutex::new(None);
-            let result = self.pipeline(request, caller, signal, &claimed_by).await;
+            let chain = Mutex::new(Vec::new());
+            let result = self
+                .pipeline(request, caller, signal, &claimed_by, &chain)
+                .await;
             let claimed_by = lock(&claimed_by).take();
             let answerer = result.as_ref().ok().and(claimed_by.as_deref());
             let duration = started.elapsed();
@@ -104,7 +122,14 @@ impl UserQuestions {
                 ),
             }
             if let (Some(audit), Some(questions)) = (&self.audit, questions) {
-                audit.record(caller, &questions, answerer, &result, duration);
+                audit.record(
+                    caller,
+                    &lock(&chain),
+                    &questions,
+                    answerer,
+                    &result,
+                    duration,
+                );
             }
             result
         }
@@ -125,6 +150,7 @@ impl UserQuestions {
         caller: Option<&AgentHandle>,
         signal: &CancellationToken,
         claimed_by: &Mutex<Option<String>>,
+        chain: &Mutex<Vec<String>>,
     ) -> Result<Vec<Answer>, AskError> {
         if signal.is_cancelled() {
             return Err(AskError::aborted());
@@ -135,18 +161,36 @@ impl UserQuestions {
                 "the call holds no questions; pass at least one question",
             ));
         }
-        let scope = match caller {
-            Some(handle) => Some(self.agents.check_caller(handle)?.scope),
+        let admitted = match caller {
+            Some(handle) => Some(self.agents.check_caller(handle, self.delegated)?),
             None => None,
         };
         check_intents(&request)?;
+        let asked_by = admitted
+            .as_ref()
+            .map(|caller| caller.chain.clone())
+            .unwrap_or_default();
+        lock(chain).clone_from(&asked_by);
 
         let ask = Ask {
             request,
             caller: caller.cloned(),
             signal: signal.clone(),
+            asked_by,
         };
-        let dispatch = self.waterfall.dispatch(&ask, scope.as_ref(), claimed_by);
+        let scope = admitted.as_ref().map(|caller| &caller.scope);
+        let dispatch = async {
+            // Under a relay, the root's asks reach the human one at a time.
+            let _turn = match (&admitted, self.delegated) {
+                (Some(caller), Delegated::Relay { .. }) => Some(
+                    self.floors
+                        .take(&caller.root, caller.chain.is_empty())
+                        .await,
+                ),
+                _ => None,
+            };
+            self.waterfall.dispatch(&ask, scope, claimed_by).await
+        };
         let limited = async {
             match self.timeout {
                 None => dispatch.await.map_err(Some),

@@ -52,6 +52,21 @@ pub struct Ask {
     /// The turn's cancellation. Answerers may watch it; the host also races
     /// it and drops the answerer's future when it fires.
     pub signal: CancellationToken,
+    /// A sub-agent's ask relayed by the host ([`Delegated::Relay`]): its
+    /// chain of agents as the host named them, root first, the asker last
+    /// (`["session-1", "reviewer"]`). Empty for a root's own ask. The host
+    /// sets it; the component can neither set nor see it.
+    ///
+    /// [`Delegated::Relay`]: crate::Delegated::Relay
+    pub asked_by: Vec<String>,
+}
+
+impl Ask {
+    /// Who asks, for a person to read, when a sub-agent asks
+    /// (`session-1 › reviewer`); `None` for a root's own ask.
+    pub fn asked_by_label(&self) -> Option<String> {
+        (!self.asked_by.is_empty()).then(|| self.asked_by.join(" › "))
+    }
 }
 
 /// Where an answerer goes in the waterfall.

@@ -149,8 +149,14 @@ pub struct Probe {
     pub withdrawn: AtomicUsize,
     /// `Chain`: the result the rest of the waterfall gave it.
     pub after_next: Mutex<Vec<Result<Vec<Answer>, String>>>,
+    /// Who asked each request it saw: a relayed sub-agent's chain, or
+    /// nothing for a root.
+    pub asked_by: Mutex<Vec<Vec<String>>>,
     /// Told whenever a request arrives.
     arrived: tokio::sync::Notify,
+    /// Requests it holds now, and the most it ever held at once.
+    active: AtomicUsize,
+    most: AtomicUsize,
 }
 
 /// How long a test waits for a state before it fails: generous, for a
@@ -193,6 +199,11 @@ impl Probe {
         }
     }
 
+    /// The most requests it held at once.
+    pub fn most_at_once(&self) -> usize {
+        self.most.load(Ordering::SeqCst)
+    }
+
     pub fn withdrawn(&self) -> usize {
         self.withdrawn.load(Ordering::SeqCst)
     }
@@ -225,11 +236,21 @@ impl TestAnswerer {
     }
 }
 
-/// Counts a withdrawal when dropped while armed.
+/// Counts the request as held while it lives, and a withdrawal when
+/// dropped while armed.
 struct WithdrawGuard<'a>(&'a Probe, bool);
+
+impl<'a> WithdrawGuard<'a> {
+    fn new(probe: &'a Probe) -> Self {
+        let now = probe.active.fetch_add(1, Ordering::SeqCst) + 1;
+        probe.most.fetch_max(now, Ordering::SeqCst);
+        WithdrawGuard(probe, true)
+    }
+}
 
 impl Drop for WithdrawGuard<'_> {
     fn drop(&mut self) {
+        self.0.active.fetch_sub(1, Ordering::SeqCst);
         if self.1 {
             self.0.withdrawn.fetch_add(1, Ordering::SeqCst);
         }
@@ -255,9 +276,14 @@ impl Answerer for TestAnswerer {
 
     fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
         self.probe.seen.lock().unwrap().push(ask.request.clone());
+        self.probe
+            .asked_by
+            .lock()
+            .unwrap()
+            .push(ask.asked_by.clone());
         self.probe.arrived.notify_waiters();
         Box::pin(async move {
-            let mut guard = WithdrawGuard(&self.probe, true);
+            let mut guard = WithdrawGuard::new(&self.probe);
             let result = match &self.behaviour {
                 Behaviour::Claim(answers) => Ok(answers.clone()),
                 Behaviour::ClaimFirst => Ok(first_labels(&ask.request)),

@@ -258,6 +258,7 @@ mod tests {
             },
             caller: None,
             signal: CancellationToken::new(),
+            asked_by: Vec::new(),
         }
     }
 

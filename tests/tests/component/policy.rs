@@ -1,6 +1,8 @@
-//! Who may ask the human: only a live root agent (SPEC §2 step 3).
+//! Who may ask the human: only a live root agent (SPEC §2 step 3), or under
+//! a relay a live sub-agent within its root's budget.
 
-use ask_user::{AgentRegistry, ErrorCode};
+use ask_user::audit::AuditLog;
+use ask_user::{AgentRegistry, Delegated, ErrorCode, UserQuestions};
 use ask_user_tests::{Behaviour, Harness, one_question};
 
 #[tokio::test]
@@ -55,17 +57,118 @@ async fn a_session_that_was_a_sub_agent_and_is_resumed_as_a_root_may_ask() {
 }
 
 #[tokio::test]
-async fn only_live_ownership_counts() {
-    let h = Harness::new().await;
-    h.answerer(Behaviour::ClaimFirst);
-    let owner = h.agents.register_root("owner", None);
-    let child = h.agents.register_delegate("child", &owner);
-    h.agents.end(&owner);
-    let result = h.call_as(&child, one_question(&["A"])).await;
-    assert!(
-        !result.is_error,
-        "an agent whose owner ended is nobody's delegate: {result:?}"
+async fn a_sub_agent_whose_parent_ended_is_not_live_under_either_policy() {
+    for relay in [false, true] {
+        let h = Harness::with_seam(|seam| match relay {
+            true => seam.with_delegated(Delegated::Relay { max_asks: 3 }),
+            false => seam,
+        })
+        .await;
+        let probe = h.answerer(Behaviour::ClaimFirst);
+        let owner = h.agents.register_root("owner", None);
+        let child = h.agents.register_delegate("child", &owner);
+        let grandchild = h.agents.register_delegate("grandchild", &child);
+        h.agents.end(&owner);
+        for orphan in [&child, &grandchild] {
+            let result = h.call_as(orphan, one_question(&["A"])).await;
+            assert_eq!(result.code(), Some("CALLER_NOT_LIVE"), "relay {relay}");
+            assert!(result.text().contains("has ended"), "{}", result.text());
+        }
+        // Its middle ancestor gone, with the root still live: not live either.
+        let middle = h.agents.register_delegate("middle", &h.root);
+        let below = h.agents.register_delegate("below", &middle);
+        h.agents.end(&middle);
+        let result = h.call_as(&below, one_question(&["A"])).await;
+        assert_eq!(result.code(), Some("CALLER_NOT_LIVE"), "relay {relay}");
+        assert_eq!(probe.calls(), 0);
+    }
+}
+
+fn relay(max_asks: u32) -> impl FnOnce(UserQuestions) -> UserQuestions {
+    move |seam| seam.with_delegated(Delegated::Relay { max_asks })
+}
+
+#[tokio::test]
+async fn under_a_relay_a_sub_agents_ask_reaches_the_human_saying_who_asks() {
+    let trail = std::env::temp_dir().join(format!(
+        "ask-user-relay-{}.jsonl",
+        ask_user::new_id("").unwrap()
+    ));
+    let audit = AuditLog::open(&trail).unwrap();
+    let h = Harness::with_seam(|seam| relay(3)(seam).with_audit(audit)).await;
+    let probe = h.answerer(Behaviour::ClaimFirst);
+    let planner = h.agents.register_delegate("planner", &h.root);
+    let researcher = h.agents.register_delegate("researcher", &planner);
+    let result = h.call_as(&researcher, one_question(&["A"])).await;
+    assert!(!result.is_error, "{result:?}");
+    assert!(!h.call(one_question(&["A"])).await.is_error);
+    let asked_by = probe.asked_by.lock().unwrap().clone();
+    assert_eq!(
+        asked_by,
+        [vec!["root", "planner", "researcher"], vec![]],
+        "the chain, root first; nothing for the root's own"
     );
+    h.seam().flush_audit().await;
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&trail)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines[0]["caller"], "researcher");
+    assert_eq!(
+        lines[0]["askedBy"],
+        serde_json::json!(["root", "planner", "researcher"])
+    );
+    assert!(lines[1].get("askedBy").is_none(), "{}", lines[1]);
+    std::fs::remove_file(&trail).unwrap();
+}
+
+#[tokio::test]
+async fn a_roots_sub_agents_ask_at_most_their_budget_each_turn() {
+    let h = Harness::with_seam(relay(2)).await;
+    let probe = h.answerer(Behaviour::ClaimFirst);
+    let reviewer = h.agents.register_delegate("reviewer", &h.root);
+    let tester = h.agents.register_delegate("tester", &h.root);
+    for asker in [&reviewer, &tester] {
+        assert!(!h.call_as(asker, one_question(&["A"])).await.is_error);
+    }
+    // The budget is the root's, shared by its sub-agents.
+    let refused = h.call_as(&reviewer, one_question(&["A"])).await;
+    assert_eq!(refused.code(), Some("DELEGATED_ASK_LIMIT"));
+    assert_eq!(refused.error.as_ref().unwrap().name, "UserQuestionError");
+    assert!(
+        refused.text().contains("at most twice per turn"),
+        "{}",
+        refused.text()
+    );
+    assert_eq!(probe.calls(), 2, "the human was not asked a third time");
+    // The root's own asks are not counted, nor another root's sub-agents'.
+    assert!(!h.call(one_question(&["A"])).await.is_error);
+    let other = h.agents.register_root("session-2", None);
+    let theirs = h.agents.register_delegate("helper", &other);
+    assert!(!h.call_as(&theirs, one_question(&["A"])).await.is_error);
+    // A new turn of the root: a new budget.
+    assert!(h.agents.start_turn(&h.root));
+    assert!(!h.call_as(&tester, one_question(&["A"])).await.is_error);
+}
+
+#[tokio::test]
+async fn a_root_and_its_sub_agents_asking_at_once_reach_the_human_one_at_a_time() {
+    let h = Harness::with_seam(relay(3)).await;
+    let probe = h.answerer(Behaviour::Slow(std::time::Duration::from_millis(20)));
+    let reviewer = h.agents.register_delegate("reviewer", &h.root);
+    let tester = h.agents.register_delegate("tester", &h.root);
+    let arguments = one_question(&["A"]);
+    let (a, b, c) = tokio::join!(
+        h.call_as(&reviewer, arguments.clone()),
+        h.call_as(&tester, arguments.clone()),
+        h.call(arguments.clone()),
+    );
+    for result in [a, b, c] {
+        assert!(!result.is_error, "{result:?}");
+    }
+    assert_eq!(probe.calls(), 3);
+    assert_eq!(probe.most_at_once(), 1, "one batch at a time");
 }
 
 #[tokio::test]
