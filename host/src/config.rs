@@ -43,6 +43,11 @@
 //! # ntfy = "https://ntfy.sh/your-secret-topic"
 //! # webhook = "https://hooks.slack.com/services/…"
 //!
+//! [policy]                     # who may ask the human
+//! delegated = "refuse"         # a sub-agent's ask: "refuse" (DELEGATED_CALLER; its
+//!                              # parent asks) or "relay" (asked, saying which agent asks)
+//! # max_delegated_asks = 3     # under "relay": a root's sub-agents' asks per turn
+//!
 //! [mcp]                        # how `ask-user mcp` serves
 //! forms = "first"              # the client's own form: "first" (before the answerers
 //!                              # above), "last" (after them) or "never" (headless runs)
@@ -74,6 +79,7 @@ use serde::Deserialize;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
+use crate::agents::{DEFAULT_MAX_DELEGATED_ASKS, Delegated};
 use crate::answerers::{ConfigProblem, KindTable, Kinds, Setup};
 use crate::inbox::settings::{InboxSettings, RawInbox};
 use crate::mcp::McpSettings;
@@ -107,6 +113,8 @@ pub struct Config {
     pub inbox: InboxSettings,
     /// How `ask-user mcp` serves (`[mcp]`).
     pub mcp: McpSettings,
+    /// What a delegated sub-agent's ask gets (`[policy]`).
+    pub delegated: Delegated,
 }
 
 /// One answerer of the chain, configured but not started.
@@ -141,6 +149,35 @@ struct RawConfig {
     sandbox: Option<toml::Spanned<RawSandbox>>,
     inbox: Option<RawInbox>,
     mcp: Option<McpSettings>,
+    policy: Option<Spanned<RawPolicy>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPolicy {
+    delegated: Option<DelegatedWord>,
+    max_delegated_asks: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum DelegatedWord {
+    Refuse,
+    Relay,
+}
+
+impl RawPolicy {
+    fn delegated(self) -> Result<Delegated, String> {
+        match (self.delegated, self.max_delegated_asks) {
+            (None | Some(DelegatedWord::Refuse), None) => Ok(Delegated::Refuse),
+            (None | Some(DelegatedWord::Refuse), Some(_)) => Err(
+                "max_delegated_asks counts relayed asks: it needs delegated = \"relay\"".to_owned(),
+            ),
+            (Some(DelegatedWord::Relay), max_asks) => Ok(Delegated::Relay {
+                max_asks: max_asks.unwrap_or(DEFAULT_MAX_DELEGATED_ASKS),
+            }),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -226,6 +263,13 @@ impl Config {
             Some(inbox) => InboxSettings::read(inbox)?,
             None => InboxSettings::default(),
         };
+        let delegated = match raw.policy {
+            Some(policy) => {
+                let span = policy.span();
+                policy.into_inner().delegated().map_err(|e| (span, e))?
+            }
+            None => Delegated::Refuse,
+        };
         Ok(Config {
             timeout,
             audit: raw.audit.map(|p| base.join(p)),
@@ -233,6 +277,7 @@ impl Config {
             sandbox,
             inbox,
             mcp: raw.mcp.unwrap_or_default(),
+            delegated,
         })
     }
 }
@@ -652,5 +697,29 @@ mod tests {
         .unwrap();
         assert_eq!(config.answerers[0].kind, "pager");
         assert!(kinds.names().ends_with(&["inbox", "pager"]));
+    }
+
+    #[test]
+    fn the_policy_refuses_sub_agents_unless_it_says_relay() {
+        assert_eq!(parse("").unwrap().delegated, Delegated::Refuse);
+        assert_eq!(
+            parse("[policy]\ndelegated = \"relay\"").unwrap().delegated,
+            Delegated::Relay {
+                max_asks: DEFAULT_MAX_DELEGATED_ASKS
+            }
+        );
+        assert_eq!(
+            parse("[policy]\ndelegated = \"relay\"\nmax_delegated_asks = 1")
+                .unwrap()
+                .delegated,
+            Delegated::Relay { max_asks: 1 }
+        );
+        let said = problem("[policy]\ndelegated = \"allow\"");
+        assert!(
+            said.contains("`refuse`") && said.contains("`relay`"),
+            "{said}"
+        );
+        let said = problem("[policy]\nmax_delegated_asks = 5");
+        assert!(said.contains("delegated = \"relay\""), "{said}");
     }
 }

@@ -23,7 +23,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use ask_user_seam::{AgentRegistry, Answerer, UserQuestions};
+use ask_user_seam::{AgentRegistry, Answerer, Delegated, UserQuestions};
 
 use crate::answerers::Page;
 use crate::audit::AuditLog;
@@ -92,6 +92,13 @@ impl HostBuilder {
         self
     }
 
+    /// What a delegated sub-agent's ask gets, instead of what the
+    /// configuration says (default: refused, `DELEGATED_CALLER`).
+    pub fn delegated(mut self, delegated: Delegated) -> Self {
+        self.config.delegated = delegated;
+        self
+    }
+
     /// Leaves out an answerer that cannot start, saying so in
     /// [`Host::notices`], instead of failing the build: for a server that
     /// should serve with the answerers it has rather than not at all.
@@ -104,7 +111,9 @@ impl HostBuilder {
     /// started when the component cannot be loaded.
     pub async fn build(self) -> Result<Host, HostError> {
         let agents = self.agents.unwrap_or_default();
-        let mut seam = UserQuestions::new(agents.clone()).with_timeout(self.config.timeout);
+        let mut seam = UserQuestions::new(agents.clone())
+            .with_timeout(self.config.timeout)
+            .with_delegated(self.config.delegated);
         if let Some(path) = self.config.audit {
             let log = AuditLog::open(&path).map_err(|error| HostError::Audit { path, error })?;
             seam = seam.with_audit(log);

@@ -23,7 +23,8 @@ export interface Answer {
  * `AskError`. `signal` aborts when the answer is no longer wanted.
  */
 export type Answerer = (
-  request: { questions: Question[] },
+  /** `askedBy`: a relayed sub-agent's chain of agent ids, root first (absent for a root's own ask). */
+  request: { questions: Question[]; askedBy?: string[] },
   context: { signal: AbortSignal },
 ) => Answer[] | null | undefined | Promise<Answer[] | null | undefined>;
 
@@ -52,15 +53,28 @@ export class Agent {
   readonly id: string;
   readonly owner: Agent | null;
   live: boolean;
+  /** The root above it (itself, for a root). */
+  readonly root: Agent;
 }
 
-/** The live agents. Only a live agent that no live agent owns may ask. */
+/** Sub-agent asks a relay allows per root per turn unless the host says otherwise (3). */
+export const DEFAULT_MAX_DELEGATED_ASKS: number;
+
+/**
+ * The live agents. A live agent that no agent owns may ask; a sub-agent only
+ * when the host relays it and every agent above it is live.
+ */
 export class Agents {
   root(id: string): Agent;
   delegate(id: string, owner: Agent): Agent;
   end(agent: Agent): void;
-  /** Throws the seam's error when `agent` may not ask the human. */
-  check(agent: Agent): void;
+  /** A new turn of `root`: its sub-agents may be relayed `maxDelegatedAsks` asks again. */
+  startTurn(root: Agent): void;
+  /**
+   * Throws the seam's error when `agent` may not ask the human; else a relayed
+   * sub-agent's chain of ids (root first), or [] for a root.
+   */
+  check(agent: Agent, delegated?: 'refuse' | 'relay', maxAsks?: number): string[];
 }
 
 /** The component, transpiled by jco and compiled once; hosts may share it. */
@@ -74,6 +88,14 @@ export interface HostOptions {
   computeLimit?: number;
   /** Calls at once (default 32); each holds a worker, about 10 MiB while it waits. One more gets `HOST_BUSY`. */
   maxCalls?: number;
+  /**
+   * What a sub-agent's ask gets: `'refuse'` (`DELEGATED_CALLER`, the default) or `'relay'`
+   * (asked, saying who asks in the request's `askedBy`; one batch at a time per root, the
+   * root's first).
+   */
+  delegated?: 'refuse' | 'relay';
+  /** Under a relay: a root's sub-agents' asks per turn (default 3); `DELEGATED_ASK_LIMIT` past it. */
+  maxDelegatedAsks?: number;
 }
 
 /** The component, loaded once, and the seam it asks through. */

@@ -6,7 +6,8 @@
  * arguments, asks through the seam, checks the answers and renders the
  * result. This package supplies the seam: your answerers (plain or async
  * functions, tried in order), the caller's identity (only a live root agent
- * may ask the human; a delegated sub-agent gets `DELEGATED_CALLER`),
+ * may ask the human; a delegated sub-agent gets `DELEGATED_CALLER`, unless
+ * the host relays sub-agents' asks: `{delegated: 'relay'}`),
  * cancellation (`ASK_ABORTED`) and an opt-in time limit (`ASK_TIMED_OUT`).
  * Results are MCP `CallToolResult` objects, the same as the Rust host's.
  *
@@ -19,6 +20,7 @@ import { Buffer } from 'node:buffer';
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { MessageChannel, Worker } from 'node:worker_threads';
+import { Floors } from './floors.js';
 import { transpile } from './transpile.js';
 
 /** The seam's error codes; the WIT variant spells them in kebab case. */
@@ -26,6 +28,9 @@ const CODES = [
   'ASK_ABORTED', 'ASK_CANCELLED', 'ASK_TIMED_OUT', 'EMPTY_QUESTIONS', 'CALLER_NOT_LIVE',
   'DELEGATED_CALLER', 'BAD_INTENT', 'NO_PROVIDER', 'INVALID_ANSWER',
 ];
+
+/** Sub-agent asks a relay allows per root per turn unless the host says otherwise. */
+export const DEFAULT_MAX_DELEGATED_ASKS = 3;
 
 /** Idle workers a host keeps for the next calls. */
 const IDLE_WORKERS = 4;
@@ -56,15 +61,30 @@ export class AskError extends Error {
 
 /** An agent of the host: a root (a session, a turn) or a sub-agent it delegated to. */
 export class Agent {
+  /** A root's: the asks its sub-agents were relayed this turn. */
+  delegatedAsks = 0;
+
   /** @param {string} id @param {Agent | null} owner */
   constructor(id, owner = null) {
     this.id = id;
     this.owner = owner;
     this.live = true;
   }
+
+  /** The root above it (itself, for a root). */
+  get root() {
+    let agent = this;
+    while (agent.owner) agent = agent.owner;
+    return agent;
+  }
 }
 
-/** The live agents. Only a live agent that no live agent owns may ask. */
+const times = (n) => ({ 1: 'once', 2: 'twice' })[n] ?? `${n} times`;
+
+/**
+ * The live agents. A live agent that no agent owns may ask; a sub-agent only
+ * when the host relays it and every agent above it is live.
+ */
 export class Agents {
   /** A root agent: it may ask while it is live. */
   root(id) {
@@ -81,20 +101,51 @@ export class Agents {
     agent.live = false;
   }
 
-  /** Throws the seam's error when `agent` may not ask the human. */
-  check(agent) {
+  /** A new turn of `root`: its sub-agents may be relayed `maxDelegatedAsks` asks again. */
+  startTurn(root) {
+    root.delegatedAsks = 0;
+  }
+
+  /**
+   * Throws the seam's error when `agent` may not ask the human; else returns,
+   * for a relayed sub-agent, its chain of ids (root first), and for a root, [].
+   * @param {Agent} agent
+   * @param {'refuse' | 'relay'} [delegated]
+   * @param {number} [maxAsks]
+   */
+  check(agent, delegated = 'refuse', maxAsks = DEFAULT_MAX_DELEGATED_ASKS) {
     if (!(agent instanceof Agent) || !agent.live) {
       const id = JSON.stringify(agent?.id ?? null);
       throw new AskError('CALLER_NOT_LIVE', `agent ${id} is not live (it ended, or its id now `
         + 'belongs to a newer agent); only a running agent can ask the user');
     }
-    if (agent.owner?.live) {
+    if (!agent.owner) return [];
+    const chain = [agent.id];
+    for (let ancestor = agent.owner; ancestor; ancestor = ancestor.owner) {
+      if (!ancestor.live) {
+        throw new AskError('CALLER_NOT_LIVE', `agent ${JSON.stringify(agent.id)} is a sub-agent `
+          + `whose parent ${JSON.stringify(ancestor.id)} has ended, so it is not live; a `
+          + 'sub-agent can ask only while every agent above it runs. Put the question into your '
+          + 'final result instead');
+      }
+      chain.push(ancestor.id);
+    }
+    if (delegated !== 'relay') {
       throw new AskError('DELEGATED_CALLER', `agent ${JSON.stringify(agent.id)} is a sub-agent `
         + `delegated by ${JSON.stringify(agent.owner.id)} and cannot ask the user directly. `
         + 'Finish your task without the answer: put the unresolved question or decision, with '
         + 'the options you see, into your final result for your parent agent, which can ask '
         + 'the user');
     }
+    const { root } = agent;
+    if (root.delegatedAsks >= maxAsks) {
+      throw new AskError('DELEGATED_ASK_LIMIT', `the sub-agents of ${JSON.stringify(root.id)} `
+        + `may ask the user at most ${times(maxAsks)} per turn, and already have: do not ask `
+        + 'again. Finish your task without the answer: put the unresolved question, with the '
+        + 'options you see, into your final result for your parent agent');
+    }
+    root.delegatedAsks += 1;
+    return chain.reverse();
   }
 }
 
@@ -158,21 +209,38 @@ export class Host {
   #lanes = new Set();
   #computeLimit;
   #maxCalls;
+  #delegated;
+  #maxDelegatedAsks;
+  #floors = new Floors();
   #running = 0;
   #closing = new AbortController();
 
   /**
    * @param {Component} component
-   * @param {{ computeLimit?: number, maxCalls?: number }} [options]
+   * @param {{ computeLimit?: number, maxCalls?: number, delegated?: 'refuse' | 'relay',
+   *   maxDelegatedAsks?: number }} [options]
    *   `computeLimit`: seconds the component may work on one call (default
    *   10), waits for answers not counted, a new worker's start (tens of
    *   milliseconds) counted; past it the worker is stopped and the call
    *   fails. wasm in Node has no fuel, so this is what keeps a component
    *   from hanging a call. `maxCalls`: calls at once (default 32); each
    *   holds a worker, about 10 MiB while it waits; one more gets
-   *   `HOST_BUSY`.
+   *   `HOST_BUSY`. `delegated`: what a sub-agent's ask gets: `'refuse'`
+   *   (`DELEGATED_CALLER`, the default) or `'relay'` (asked, the answerers'
+   *   request saying who asks in `askedBy`; at most `maxDelegatedAsks`
+   *   (default 3) per root per turn, `DELEGATED_ASK_LIMIT` past it; a root's
+   *   and its sub-agents' asks reach the answerers one at a time, the
+   *   root's first).
    */
-  constructor(component, { computeLimit = 10, maxCalls = 32 } = {}) {
+  constructor(component, {
+    computeLimit = 10, maxCalls = 32, delegated = 'refuse',
+    maxDelegatedAsks = DEFAULT_MAX_DELEGATED_ASKS,
+  } = {}) {
+    if (delegated !== 'refuse' && delegated !== 'relay') {
+      throw new TypeError(`delegated is 'refuse' or 'relay', not ${JSON.stringify(delegated)}`);
+    }
+    this.#delegated = delegated;
+    this.#maxDelegatedAsks = maxDelegatedAsks;
     this.#component = component;
     this.#computeLimit = computeLimit;
     this.#maxCalls = maxCalls;
@@ -187,7 +255,9 @@ export class Host {
 
   /**
    * Adds an answerer at the end of the chain. It gets the request
-   * (`{questions: [...]}`, the seam's spelling: `multiSelect`) and
+   * (`{questions: [...]}`, the seam's spelling: `multiSelect`; when the host
+   * relays a sub-agent's ask, also `askedBy`: its chain of agent ids, root
+   * first) and
    * `{signal}`, aborted when its answer is no longer wanted; it returns
    * (or resolves to) the answers `[{id, selected, custom?}]`, or null to
    * pass the request on, or throws an `AskError`.
@@ -266,9 +336,16 @@ export class Host {
       }
     });
     ended.catch(() => {});
+    // Under a relay: the root whose floor this ask holds.
+    let root = null;
     try {
       if (signal.aborted) throw new AskError('ASK_ABORTED', ABORTED);
-      this.agents.check(caller);
+      const chain = this.agents.check(caller, this.#delegated, this.#maxDelegatedAsks);
+      if (chain.length) request.askedBy = chain;
+      if (this.#delegated === 'relay') {
+        await this.#floors.take(caller.root, chain.length === 0, ended);
+        root = caller.root;
+      }
       for (const answerer of this.#answerers) {
         const answers = await Promise.race([answerer(request, { signal: stop.signal }), ended]);
         if (answers != null) return { tag: 'ok', val: checkedShape(answers) };
@@ -277,6 +354,7 @@ export class Host {
     } catch (error) {
       return { tag: 'err', val: seamError(error) };
     } finally {
+      if (root) this.#floors.giveBack(root);
       stop.abort();
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);

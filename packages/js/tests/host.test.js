@@ -231,3 +231,36 @@ test('a host\'s idle workers never keep the process alive', async () => {
 test('a caller is required', async (t) => {
   await assert.rejects(hostFor(t).execute(ONE, {}), /needs the calling Agent/);
 });
+
+test('under a relay a sub-agent asks, saying who, one batch at a time, within a budget per turn', async (t) => {
+  const host = hostFor(t, { delegated: 'relay', maxDelegatedAsks: 2 });
+  const seen = [];
+  let active = 0;
+  let most = 0;
+  host.answerer(async (request) => {
+    active += 1;
+    most = Math.max(most, active);
+    seen.push(request.askedBy ?? []);
+    await new Promise((resolve) => { setTimeout(resolve, 20); });
+    active -= 1;
+    return [{ id: 'q', selected: ['A'] }];
+  });
+  const root = host.agents.root('session-1');
+  const planner = host.agents.delegate('planner', root);
+  const researcher = host.agents.delegate('researcher', planner);
+  const results = await Promise.all([
+    host.execute(ONE, { caller: researcher }),
+    host.execute(ONE, { caller: planner }),
+    host.execute(ONE, { caller: root }),
+  ]);
+  assert.deepEqual(results.map((r) => r.isError), [false, false, false]);
+  assert.equal(most, 1, 'one batch at a time');
+  assert.deepEqual(seen.map((chain) => chain.join(' › ')).sort(),
+    ['', 'session-1 › planner', 'session-1 › planner › researcher']);
+  const refused = await host.execute(ONE, { caller: planner });
+  assert.equal(refused.error.code, 'DELEGATED_ASK_LIMIT');
+  assert.match(refused.content[0].text, /at most twice per turn/);
+  host.agents.startTurn(root);
+  assert.equal((await host.execute(ONE, { caller: planner })).isError, false);
+  assert.throws(() => new Host(component, { delegated: 'allow' }), /'refuse' or 'relay'/);
+});

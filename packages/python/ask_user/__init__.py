@@ -5,7 +5,8 @@ the model's tool calls with ``execute``: the component checks the arguments,
 asks through the seam, checks the answers and renders the result. This
 package supplies the seam: your answerers (plain functions, sync or async,
 tried in order), the caller's identity (only a live root agent may ask the
-human; a delegated sub-agent gets ``DELEGATED_CALLER``), cancellation
+human; a delegated sub-agent gets ``DELEGATED_CALLER``, unless the host
+relays sub-agents' asks: ``delegated="relay"``), cancellation
 (``ASK_ABORTED``) and an opt-in time limit (``ASK_TIMED_OUT``). Results are
 MCP ``CallToolResult`` dicts, the same as the Rust host's.
 
@@ -24,6 +25,7 @@ import asyncio
 import concurrent.futures
 import importlib.resources
 import inspect
+import itertools
 import json
 import threading
 import time
@@ -33,7 +35,7 @@ from typing import Any, Awaitable, Callable, Optional, Union
 import wasmtime
 from wasmtime.component import Component, Linker, Record, Variant
 
-__all__ = ["Host", "Agents", "Agent", "AskError", "Answerer"]
+__all__ = ["Host", "Agents", "Agent", "AskError", "Answerer", "DEFAULT_MAX_DELEGATED_ASKS"]
 
 # The tool component this package carries.
 COMPONENT = importlib.resources.files(__name__) / "ask_user_tool.wasm"
@@ -53,6 +55,10 @@ _CODES = [
     "DELEGATED_CALLER", "BAD_INTENT", "NO_PROVIDER", "INVALID_ANSWER",
 ]
 
+#: Sub-agent asks a relay allows per root per turn unless the host says
+#: otherwise, as the Rust host's default.
+DEFAULT_MAX_DELEGATED_ASKS = 3
+
 
 class AskError(Exception):
     """An ask that failed: raise it from an answerer to end the ask with
@@ -64,7 +70,8 @@ class AskError(Exception):
 
 
 #: An answerer: given the request (``{"questions": [...]}``, the seam's
-#: spelling: ``multiSelect``), returns the answers (``[{"id", "selected",
+#: spelling: ``multiSelect``; when the host relays a sub-agent's ask, also
+#: ``"askedBy"``: its chain of agent ids, root first), returns the answers (``[{"id", "selected",
 #: "custom"?}]``), or ``None`` to pass it on to the next answerer, or raises
 #: ``AskError``. It may be ``async``.
 Answerer = Callable[[dict], Union[Optional[list], Awaitable[Optional[list]]]]
@@ -78,10 +85,13 @@ class Agent:
     id: str
     owner: Optional["Agent"] = None
     live: bool = field(default=True, repr=False)
+    # A root's: the asks its sub-agents were relayed this turn.
+    _delegated_asks: int = field(default=0, repr=False)
 
 
 class Agents:
-    """The live agents. Only a live agent that no live agent owns may ask."""
+    """The live agents. A live agent that no agent owns may ask; a sub-agent
+    only when the host relays it and every agent above it is live."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -96,20 +106,111 @@ class Agents:
         with self._lock:
             agent.live = False
 
-    def check(self, agent: Agent) -> None:
-        """Raises the seam's error when ``agent`` may not ask the human."""
+    def start_turn(self, root: Agent) -> None:
+        """A new turn of ``root``: its sub-agents may be relayed the host's
+        ``max_delegated_asks`` asks again."""
+        with self._lock:
+            root._delegated_asks = 0
+
+    def check(self, agent: Agent, delegated: str = "refuse",
+              max_asks: int = DEFAULT_MAX_DELEGATED_ASKS) -> list:
+        """Raises the seam's error when ``agent`` may not ask the human;
+        else, for a relayed sub-agent, its chain of ids (root first), and
+        for a root, ``[]``."""
         with self._lock:
             if not agent.live:
                 raise AskError("CALLER_NOT_LIVE", (
                     f"agent {json.dumps(agent.id)} is not live (it ended, or its id now belongs to "
                     "a newer agent); only a running agent can ask the user"))
-            if agent.owner is not None and agent.owner.live:
+            if agent.owner is None:
+                return []
+            chain, ancestor = [agent.id], agent.owner
+            while True:
+                if not ancestor.live:
+                    raise AskError("CALLER_NOT_LIVE", (
+                        f"agent {json.dumps(agent.id)} is a sub-agent whose parent "
+                        f"{json.dumps(ancestor.id)} has ended, so it is not live; a sub-agent can "
+                        "ask only while every agent above it runs. Put the question into your "
+                        "final result instead"))
+                chain.append(ancestor.id)
+                if ancestor.owner is None:
+                    break
+                ancestor = ancestor.owner
+            root = ancestor
+            if delegated != "relay":
                 raise AskError("DELEGATED_CALLER", (
                     f"agent {json.dumps(agent.id)} is a sub-agent delegated by "
                     f"{json.dumps(agent.owner.id)} and cannot ask the user directly. Finish your "
                     "task without the answer: put the unresolved question or decision, with the "
                     "options you see, into your final result for your parent agent, which can "
                     "ask the user"))
+            if root._delegated_asks >= max_asks:
+                raise AskError("DELEGATED_ASK_LIMIT", (
+                    f"the sub-agents of {json.dumps(root.id)} may ask the user at most "
+                    f"{_times(max_asks)} per turn, and already have: do not ask again. Finish your "
+                    "task without the answer: put the unresolved question, with the options you "
+                    "see, into your final result for your parent agent"))
+            root._delegated_asks += 1
+            return list(reversed(chain))
+
+
+def _times(n: int) -> str:
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
+def _root(agent: Agent) -> Agent:
+    while agent.owner is not None:
+        agent = agent.owner
+    return agent
+
+
+class _Floor:
+    """A root's floor: whether an ask holds it, and the asks waiting."""
+
+    def __init__(self) -> None:
+        self.busy = False
+        self.waiting: list = []
+
+
+class _Floors:
+    """One batch at a time per root under a relay: the root's own asks
+    first, then its sub-agents' in the order they came. A wait that is
+    cancelled or times out leaves the queue."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._floors: dict = {}
+        self._order = itertools.count()
+
+    def take(self, root: Agent, own: bool, cancel: threading.Event,
+             deadline: Optional[float], timeout: Optional[float]) -> None:
+        with self._changed:
+            floor = self._floors.setdefault(root, _Floor())
+            ticket = (0 if own else 1, next(self._order))
+            floor.waiting.append(ticket)
+            try:
+                while floor.busy or min(floor.waiting) != ticket:
+                    if cancel.is_set():
+                        raise AskError("ASK_ABORTED", _ABORTED)
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if left is not None and left <= 0:
+                        raise AskError("ASK_TIMED_OUT", _timed_out(timeout or 0))
+                    self._changed.wait(0.05 if left is None else min(left, 0.05))
+                floor.busy = True
+            finally:
+                floor.waiting.remove(ticket)
+                self._settle(root, floor)
+
+    def give_back(self, root: Agent) -> None:
+        with self._changed:
+            floor = self._floors[root]
+            floor.busy = False
+            self._settle(root, floor)
+
+    def _settle(self, root: Agent, floor: _Floor) -> None:
+        if not floor.busy and not floor.waiting:
+            del self._floors[root]
+        self._changed.notify_all()
 
 
 _ABORTED = ("the turn was cancelled, so the question was not asked or was withdrawn; "
@@ -127,9 +228,19 @@ class Host:
     """The component, loaded once, and the seam it asks through.
 
     ``max_calls``: calls at once (default 32), each on a thread of the
-    host's own while it waits; one more gets ``HOST_BUSY``."""
+    host's own while it waits; one more gets ``HOST_BUSY``. ``delegated``:
+    what a sub-agent's ask gets: ``"refuse"`` (``DELEGATED_CALLER``, the
+    default) or ``"relay"`` (asked, the answerers' request saying who asks in
+    ``askedBy``; at most ``max_delegated_asks`` per root per turn,
+    ``DELEGATED_ASK_LIMIT`` past it; a root's and its sub-agents' asks reach
+    the answerers one at a time, the root's first)."""
 
-    def __init__(self, component: bytes, *, max_calls: int = 32):
+    def __init__(self, component: bytes, *, max_calls: int = 32, delegated: str = "refuse",
+                 max_delegated_asks: int = DEFAULT_MAX_DELEGATED_ASKS):
+        if delegated not in ("refuse", "relay"):
+            raise ValueError(f'delegated is "refuse" or "relay", not {delegated!r}')
+        self._delegated, self._max_delegated_asks = delegated, max_delegated_asks
+        self._floors = _Floors()
         config = wasmtime.Config()
         config.consume_fuel = True
         self._engine = wasmtime.Engine(config)
@@ -145,13 +256,14 @@ class Host:
         self.agents = Agents()
 
     @classmethod
-    def load(cls, path: Optional[str] = None, *, max_calls: int = 32) -> "Host":
+    def load(cls, path: Optional[str] = None, **options: Any) -> "Host":
         """The component at ``path``; without one, the component this
-        package carries (built from the same source as the Rust host's)."""
+        package carries (built from the same source as the Rust host's).
+        ``options`` as for ``Host``."""
         if path is None:
-            return cls(COMPONENT.read_bytes(), max_calls=max_calls)
+            return cls(COMPONENT.read_bytes(), **options)
         with open(path, "rb") as file:
-            return cls(file.read(), max_calls=max_calls)
+            return cls(file.read(), **options)
 
     def answerer(self, answerer: Answerer) -> Answerer:
         """Adds ``answerer`` at the end of the chain (usable as a decorator)."""
@@ -244,8 +356,22 @@ class Host:
         # the caller's identity.
         if cancel.is_set():
             raise AskError("ASK_ABORTED", _ABORTED)
-        self.agents.check(caller)
+        chain = self.agents.check(caller, self._delegated, self._max_delegated_asks)
+        if chain:
+            request["askedBy"] = chain
         deadline = None if timeout is None else time.monotonic() + timeout
+        if self._delegated != "relay":
+            return self._answer(request, cancel, deadline, timeout, loop)
+        root = _root(caller)
+        self._floors.take(root, not chain, cancel, deadline, timeout)
+        try:
+            return self._answer(request, cancel, deadline, timeout, loop)
+        finally:
+            self._floors.give_back(root)
+
+    def _answer(self, request: dict, cancel: threading.Event, deadline: Optional[float],
+                timeout: Optional[float], loop: Optional[asyncio.AbstractEventLoop]) -> list:
+        """The answerers in order: the first answers, or ``NO_PROVIDER``."""
         for answerer in self._answerers:
             answers = answerer(request)
             if inspect.isawaitable(answers):

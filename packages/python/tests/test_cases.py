@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from ask_user import AskError, Host
+from ask_user import DEFAULT_MAX_DELEGATED_ASKS, AskError, Host
 from conftest import REPO
 
 TABLE = json.loads((REPO / "tests" / "cases" / "tool_calls.json").read_text())["cases"]
@@ -13,11 +13,15 @@ TABLE = json.loads((REPO / "tests" / "cases" / "tool_calls.json").read_text())["
 
 @pytest.mark.parametrize("case", TABLE, ids=[case["name"] for case in TABLE])
 def test_the_case_gives_its_result(component, case):
-    host = Host(component)
+    policy = case.get("policy", {})
+    host = Host(component, delegated=policy.get("delegated", "refuse"),
+                max_delegated_asks=policy.get("maxDelegatedAsks", DEFAULT_MAX_DELEGATED_ASKS))
     reply = case["reply"]
+    asked_by = []
 
     @host.answerer
     def canned(request):
+        asked_by.append(request.get("askedBy", []))
         if reply.get("pass"):
             return None
         if "error" in reply:
@@ -30,10 +34,18 @@ def test_the_case_gives_its_result(component, case):
     if case.get("caller") == "ended":
         caller = host.agents.root("gone")
         host.agents.end(caller)
-    assert host.execute(json.dumps(case["arguments"]), caller=caller) == case["expected"]
+    if case.get("caller") == "orphan":
+        parent = host.agents.root("parent")
+        caller = host.agents.delegate("orphan", parent)
+        host.agents.end(parent)
+    arguments = json.dumps(case["arguments"])
+    for _ in range(case.get("asksBefore", 0)):
+        assert not host.execute(arguments, caller=caller)["isError"]
+    assert host.execute(arguments, caller=caller) == case["expected"]
+    assert all(seen == case.get("askedBy", []) for seen in asked_by), asked_by
 
 
 def test_the_table_covers_every_kind_of_outcome():
     codes = {case["expected"].get("error", {}).get("code") for case in TABLE}
     assert {None, "NO_PROVIDER", "ASK_CANCELLED", "DELEGATED_CALLER", "CALLER_NOT_LIVE",
-            "EMPTY_QUESTIONS", "INVALID_ARGS", "INVALID_ANSWER"} <= codes
+            "DELEGATED_ASK_LIMIT", "EMPTY_QUESTIONS", "INVALID_ARGS", "INVALID_ANSWER"} <= codes

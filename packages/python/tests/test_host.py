@@ -182,3 +182,54 @@ def test_a_call_past_max_calls_is_host_busy(component):
     assert busy["error"] == {"name": "ToolSandboxError", "code": "HOST_BUSY"}
     assert "at most 1 calls" in busy["content"][0]["text"]
     assert not first["isError"] and not third["isError"]
+
+
+def test_under_a_relay_a_root_and_its_sub_agents_ask_one_at_a_time_the_roots_first(component):
+    host = Host(component, delegated="relay")
+    root = host.agents.root("session-1")
+    reviewer = host.agents.delegate("reviewer", root)
+    tester = host.agents.delegate("tester", root)
+
+    async def main():
+        order, release, first_in = [], asyncio.Event(), asyncio.Event()
+
+        @host.answerer
+        async def human(request):
+            order.append(request.get("askedBy", ["(root)"])[-1])
+            first_in.set()
+            if len(order) == 1:
+                await release.wait()
+            return [{"id": "q", "selected": ["A"]}]
+
+        first = asyncio.create_task(host.execute_async(ONE, caller=reviewer))
+        await asyncio.wait_for(first_in.wait(), 30)
+        later = [asyncio.create_task(host.execute_async(ONE, caller=tester)),
+                 asyncio.create_task(host.execute_async(ONE, caller=root))]
+        # Both wait for the floor (its queue is the only sign of it).
+        for _ in range(6000):
+            if len(host._floors._floors[root].waiting) == 2:
+                break
+            await asyncio.sleep(0.005)
+        release.set()
+        return order, await asyncio.gather(first, *later)
+
+    order, results = asyncio.run(main())
+    assert [r["isError"] for r in results] == [False] * 3
+    assert order == ["reviewer", "(root)", "tester"]
+
+
+def test_a_new_turn_gives_the_roots_sub_agents_their_budget_again(component):
+    host = Host(component, delegated="relay", max_delegated_asks=1)
+    host.answerer(lambda request: [{"id": "q", "selected": ["A"]}])
+    root = host.agents.root("session-1")
+    helper = host.agents.delegate("helper", root)
+    assert not host.execute(ONE, caller=helper)["isError"]
+    assert host.execute(ONE, caller=helper)["error"]["code"] == "DELEGATED_ASK_LIMIT"
+    host.agents.start_turn(root)
+    assert not host.execute(ONE, caller=helper)["isError"]
+    try:
+        Host(component, delegated="allow")
+    except ValueError as error:
+        assert "relay" in str(error)
+    else:
+        raise AssertionError("an unknown policy was taken")
