@@ -74,6 +74,16 @@ fn start(arguments: Value, extra: &str, color: bool) -> Session {
 
 /// A session in a pty of `size` (rows, columns).
 fn start_sized(arguments: Value, extra: &str, color: bool, size: (u16, u16)) -> Session {
+    let ask = format!(
+        "'{}' ask args.json {extra} > out.json",
+        env!("CARGO_BIN_EXE_ask-user")
+    );
+    start_line(&ask, arguments, color, size)
+}
+
+/// A session in a pty of `size` whose shell runs `line` (which leaves the
+/// tool result in `out.json`) in a folder holding `args.json`.
+fn start_line(line: &str, arguments: Value, color: bool, size: (u16, u16)) -> Session {
     let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let temp = tempfile::Builder::new()
         .prefix(&format!("ask-user-pty-{n}-"))
@@ -91,10 +101,7 @@ fn start_sized(arguments: Value, extra: &str, color: bool, size: (u16, u16)) -> 
         .unwrap();
     let mut command = CommandBuilder::new("sh");
     command.arg("-c");
-    command.arg(format!(
-        "'{}' ask args.json {extra} > out.json; echo EXIT=$?; stty -a; echo {SESSION_END}",
-        env!("CARGO_BIN_EXE_ask-user")
-    ));
+    command.arg(format!("{line}; echo EXIT=$?; stty -a; echo {SESSION_END}"));
     command.cwd(&dir);
     command.env("XDG_CONFIG_HOME", dir.join("no-config"));
     command.env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"));
@@ -862,4 +869,70 @@ fn a_terminal_that_goes_away_ends_the_prompt_and_the_command() {
         out.contains("ASK_ABORTED") || out.contains("the terminal went away"),
         "{out}"
     );
+}
+
+/// Set in the environment of this test binary run again in a pty, as the
+/// host of [`a_relayed_sub_agents_question_says_who_asks_at_the_terminal`].
+const RELAY_CHILD: &str = "ASK_USER_TEST_RELAY_CHILD";
+
+/// A host that relays its sub-agents' asks, its terminal the pty's: the
+/// sub-agent "reviewer" of "session-1" asks, and the prompt says so first.
+#[test]
+fn a_relayed_sub_agents_question_says_who_asks_at_the_terminal() {
+    if std::env::var_os(RELAY_CHILD).is_some() {
+        return relay_host();
+    }
+    let line = format!(
+        "{RELAY_CHILD}=1 '{}' a_relayed_sub_agents_question_says_who_asks_at_the_terminal \
+         --exact --nocapture --test-threads=1 > test.log",
+        std::env::current_exe().unwrap().display()
+    );
+    let mut s = start_line(&line, deploy(), false, (24, 80));
+    s.wait_for("Where should this release go?", 1);
+    let shown = s.shown();
+    let said = shown.find("Asked by sub-agent session-1 › reviewer");
+    let asked = shown.find("Where should this release go?");
+    assert!(
+        said.is_some() && said < asked,
+        "the asker is said above the question:\n{shown}"
+    );
+    s.keys("2");
+    s.wait_for("Review your answers", 1);
+    assert!(
+        s.shown()
+            .contains("Asked by sub-agent session-1 › reviewer"),
+        "{}",
+        s.shown()
+    );
+    s.keys("\r");
+    s.assert_sent(r#"{"answers":[{"id":"target","selected":["Production"]}]}"#);
+    s.assert_restored();
+}
+
+/// The child's part: the host, the call as the sub-agent, its result in
+/// `out.json`.
+fn relay_host() {
+    use ask_user::answerers::terminal::TerminalAnswerer;
+    use ask_user::{AnswererEntry, Delegated, HostBuilder};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let host = HostBuilder::new()
+            .delegated(Delegated::Relay { max_asks: 3 })
+            .answerer(AnswererEntry::new(
+                "terminal",
+                ask_user::answerers::ready(TerminalAnswerer::new()),
+            ))
+            .build()
+            .await
+            .unwrap();
+        let root = host.agents().register_root("session-1", None);
+        let reviewer = host.agents().register_delegate("reviewer", &root);
+        let arguments = std::fs::read_to_string("args.json").unwrap();
+        let result = host
+            .runtime()
+            .call(&reviewer, &Default::default(), &arguments)
+            .await;
+        host.close().await;
+        std::fs::write("out.json", serde_json::to_string(&result).unwrap()).unwrap();
+    });
 }

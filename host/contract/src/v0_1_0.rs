@@ -195,7 +195,9 @@ mod tests {
             let crossed = error_to_wit(&AskError::new(code.clone(), "m"))
                 .code
                 .unwrap();
-            let seam = code.name() == Some(ask_user_seam::error::USER_QUESTION_ERROR);
+            // Seam codes newer than this version cross as `other` too.
+            let newer = [ErrorCode::DelegatedAskLimit].contains(code);
+            let seam = code.name() == Some(ask_user_seam::error::USER_QUESTION_ERROR) && !newer;
             match crossed {
                 wit::ErrorCode::Other(spelled) => {
                     assert!(!seam, "{code} has no case of its own");

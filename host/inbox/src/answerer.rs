@@ -215,7 +215,12 @@ impl Answerer for InboxAnswerer {
                     .caller
                     .as_ref()
                     .map_or_else(|| "(no agent)".to_owned(), |caller| caller.id().to_owned()),
-                agent: self.agent.clone(),
+                // A relayed sub-agent is named on the card, in the
+                // notifications and in `inbox list`.
+                agent: match ask.asked_by_label() {
+                    Some(chain) => format!("{} · sub-agent {chain}", self.agent),
+                    None => self.agent.clone(),
+                },
                 cwd: self.cwd.clone(),
                 request: ask.request.clone(),
                 audience: self.audience.clone(),
@@ -501,4 +506,71 @@ fn program() -> String {
                 .map(|name| name.to_string_lossy().into_owned())
         })
         .unwrap_or_else(|| "agent".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::{InboxConfig, InboxServer};
+    use ask_user_seam::{AgentRegistry, Answer, Delegated, Placement, Question, UserQuestions};
+
+    #[tokio::test]
+    async fn a_relayed_sub_agents_question_names_it_in_the_inbox() {
+        let state = tempfile::tempdir().unwrap();
+        let server = InboxServer::start(InboxConfig::new(state.path()))
+            .await
+            .unwrap();
+        let agents = Arc::new(AgentRegistry::new());
+        let seam = Arc::new(
+            UserQuestions::new(agents.clone()).with_delegated(Delegated::Relay { max_asks: 3 }),
+        );
+        let client = InboxClient::new(state.path()).unwrap();
+        seam.waterfall().register(
+            InboxAnswerer::new(client.clone(), "ci-bot", None),
+            Placement::default(),
+        );
+        let root = agents.register_root("session-1", None);
+        let reviewer = agents.register_delegate("reviewer", &root);
+        let mut question = Question::new("q", "Merge it?");
+        question.options = Some(vec![
+            ask_user_seam::QuestionOption::new("Yes"),
+            ask_user_seam::QuestionOption::new("No"),
+        ]);
+        let request = ask_user_seam::AskRequest {
+            questions: vec![question],
+        };
+        let asking = {
+            let seam = seam.clone();
+            tokio::spawn(async move {
+                seam.ask(request, Some(&reviewer), &Default::default())
+                    .await
+            })
+        };
+        // The question is in the inbox once listed (nothing announces it
+        // to a client): read again every 10 ms, for at most 30 s.
+        let waiting = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+            loop {
+                let listed = client.list(false).await.unwrap();
+                if let Some(question) = listed.questions.into_iter().next() {
+                    return question;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .expect("the question reached the inbox");
+        assert_eq!(waiting.agent, "ci-bot · sub-agent session-1 › reviewer");
+        assert_eq!(waiting.session, "reviewer");
+        let answer = Answer {
+            id: "q".into(),
+            selected: vec!["No".into()],
+            custom: None,
+        };
+        client
+            .answer(&waiting.id, std::slice::from_ref(&answer))
+            .await
+            .unwrap();
+        assert_eq!(asking.await.unwrap().unwrap(), [answer]);
+        server.stop().await;
+    }
 }

@@ -156,7 +156,7 @@ impl Answerer for ElicitationAnswerer {
 
     fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
         Box::pin(async move {
-            let form = Form::new(&ask.request, self.renders);
+            let form = Form::new(&ask.request, self.renders).asked_by(ask.asked_by_label());
             if let Channel::Page { peer, page } = &self.channel {
                 return on_page(peer, page, &self.dropped, &form, next).await;
             }

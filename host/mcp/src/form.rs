@@ -59,6 +59,8 @@ pub struct Form<'r> {
     request: &'r AskRequest,
     renders: Renders,
     fields: Vec<Field>,
+    /// A relayed sub-agent's chain, said first in the message.
+    asked_by: Option<String>,
 }
 
 impl<'r> Form<'r> {
@@ -96,18 +98,30 @@ impl<'r> Form<'r> {
             request,
             renders,
             fields,
+            asked_by: None,
         }
+    }
+
+    /// Says in the message which sub-agent asks (`session-1 › reviewer`),
+    /// when a host relays one.
+    pub fn asked_by(mut self, chain: Option<String>) -> Self {
+        self.asked_by = chain;
+        self
     }
 
     /// The form's `message`: what the form is, not the questions again
     /// (each field carries its question).
     pub fn message(&self) -> String {
-        match self.request.questions.as_slice() {
+        let what = match self.request.questions.as_slice() {
             [one] => one.question.clone(),
             all => format!(
                 "{} questions. Answer what you can; leave the rest empty to skip them.",
                 all.len()
             ),
+        };
+        match &self.asked_by {
+            Some(chain) => format!("Asked by sub-agent {chain}.\n\n{what}"),
+            None => what,
         }
     }
 
@@ -390,6 +404,11 @@ mod tests {
             questions: vec![Question::new("go", "Ship it?")],
         };
         assert_eq!(Form::new(&one, ALL).message(), "Ship it?");
+        let relayed = Form::new(&one, ALL).asked_by(Some("session-1 › reviewer".to_owned()));
+        assert_eq!(
+            relayed.message(),
+            "Asked by sub-agent session-1 › reviewer.\n\nShip it?"
+        );
     }
 
     #[test]

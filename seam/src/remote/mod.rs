@@ -3,8 +3,9 @@
 //! [`PendingQuestions`], the questions waiting for their outcome.
 //!
 //! Down: `{"type":"ready","clientId":…}`,
-//! `{"type":"waterfall","eventId":…,"agentId":…,"request":{"questions":[…]}}`,
-//! `{"type":"cancel","eventId":…}`.
+//! `{"type":"waterfall","eventId":…,"agentId":…,"request":{"questions":[…]}}`
+//! (with `"askedBy":["session-1","reviewer"]` when the host relays a
+//! sub-agent's ask), `{"type":"cancel","eventId":…}`.
 //! Up: `{"eventId":…,"outcome":{"kind":"next"}}`,
 //! `{"eventId":…,"outcome":{"kind":"result","value":{"answers":[…]}}}` or
 //! `{"eventId":…,"outcome":{"kind":"rejected","error":{"name":…,"message":…,"code":…}}}`.

@@ -87,7 +87,11 @@ impl PendingQuestions {
             self.prefix,
             self.next_id.fetch_add(1, Ordering::Relaxed)
         );
-        let frame = waterfall(&id, ask.caller.as_ref().map(|c| c.id()), &ask.request);
+        let mut frame = waterfall(&id, ask.caller.as_ref().map(|c| c.id()), &ask.request);
+        // A relayed sub-agent's chain, for the far side to say who asks.
+        if !ask.asked_by.is_empty() {
+            frame["askedBy"] = ask.asked_by.clone().into();
+        }
         let (reply, settled) = oneshot::channel();
         let mut state = lock(&self.state);
         if let Some(why) = &state.gone {

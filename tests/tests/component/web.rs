@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ask_user::answerers::web::{WebAnswerer, WebConfig};
-use ask_user::{Placement, ToolResult};
+use ask_user::{Delegated, Placement, ToolResult};
 use ask_user_tests::{Behaviour, Harness, one_question, wait_until};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -40,6 +40,12 @@ async fn setup() -> Setup {
 /// The real component with a web answerer first in its chain.
 async fn web_first(grace: Duration) -> (Arc<Harness>, Arc<WebAnswerer>) {
     let h = Arc::new(Harness::new().await);
+    let web = web_in_front(&h, grace).await;
+    (h, web)
+}
+
+/// A web answerer first in `h`'s chain.
+async fn web_in_front(h: &Harness, grace: Duration) -> Arc<WebAnswerer> {
     let web = Arc::new(
         WebAnswerer::start(WebConfig {
             grace: Some(grace),
@@ -51,7 +57,7 @@ async fn web_first(grace: Duration) -> (Arc<Harness>, Arc<WebAnswerer>) {
     h.seam()
         .waterfall()
         .register_arc(web.clone(), Placement::default());
-    (h, web)
+    web
 }
 
 impl Setup {
@@ -794,4 +800,38 @@ async fn with_no_page_open_the_request_passes_on_after_the_grace_period() {
     let result = h.call(one_question(&["A"])).await;
     assert!(!result.is_error, "{result:?}");
     assert_eq!(next.calls(), 1);
+}
+
+#[tokio::test]
+async fn a_relayed_sub_agents_question_says_which_agent_asks() {
+    let _turn = BROWSER.lock().await;
+    let h = Arc::new(
+        Harness::with_seam(|seam| seam.with_delegated(Delegated::Relay { max_asks: 3 })).await,
+    );
+    let web = web_in_front(&h, WAIT).await;
+    let browser = Browser::start().await;
+    browser.client.goto(&web.url()).await.unwrap();
+    browser.wait_for("#status").await;
+    let reviewer = h.agents.register_delegate("reviewer", &h.root);
+    let call = {
+        let h = h.clone();
+        tokio::spawn(async move {
+            let arguments = one_question(&["A", "B"]).to_string();
+            h.runtime
+                .call(&reviewer, &CancellationToken::new(), &arguments)
+                .await
+        })
+    };
+    let text = browser.wait_for("form.batch").await.text().await.unwrap();
+    assert!(
+        text.contains("asked by sub-agent root › reviewer"),
+        "{text:?}"
+    );
+    browser.click(r#"input[data-option="1"]"#).await;
+    browser.click("button.send").await;
+    assert_eq!(
+        result(call).await.text(),
+        r#"{"answers":[{"id":"q","selected":["B"]}]}"#
+    );
+    browser.close().await;
 }

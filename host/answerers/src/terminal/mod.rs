@@ -161,9 +161,9 @@ impl Answerer for TerminalAnswerer {
                 }
             };
             let questions = ask.request.questions.clone();
-            let color = self.color;
+            let (color, asked_by) = (self.color, ask.asked_by_label());
             let (receive, mut withdrawal) = spawn_prompt(turn, move |withdraw| {
-                run(tty, &questions, color, withdraw).map_err(gone_if_hung_up)
+                run(tty, &questions, asked_by, color, withdraw).map_err(gone_if_hung_up)
             })
             .map_err(AnswerError::other)?;
             let ending = receive.await;
@@ -256,12 +256,14 @@ impl Drop for RawMode {
 fn run(
     mut tty: File,
     questions: &[Question],
+    asked_by: Option<String>,
     color: bool,
     withdraw: &AtomicBool,
 ) -> std::io::Result<Ending> {
     let _raw = RawMode::enter(&tty)?;
     let mut screen = Screen { at_row: 0 };
     let mut prompt = Prompt::new(questions);
+    prompt.asked_by = asked_by;
     let result = (|| -> std::io::Result<(Ending, &str)> {
         loop {
             let (width, height) = terminal::size()?;

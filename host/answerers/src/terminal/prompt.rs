@@ -48,6 +48,9 @@ pub struct Prompt<'q> {
     pub page: usize,
     /// Changing one answer from the review: confirming it goes back there.
     revising: bool,
+    /// A relayed sub-agent's chain (`session-1 › reviewer`), said above
+    /// every screen.
+    pub asked_by: Option<String>,
 }
 
 /// The rows under a question with options: each option, then these two.
@@ -64,6 +67,7 @@ impl<'q> Prompt<'q> {
             scroll: 0,
             page: 1,
             revising: false,
+            asked_by: None,
         };
         prompt.enter_question();
         prompt

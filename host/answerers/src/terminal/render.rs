@@ -78,6 +78,15 @@ impl Painter {
     pub fn frame(&self, prompt: &Prompt) -> Frame {
         let (mut top, mut rows, mut keys) = (Vec::new(), Vec::new(), vec![String::new()]);
         let (mut focus, mut caret) = (0, None);
+        if let Some(chain) = &prompt.asked_by {
+            self.wrap(
+                &mut top,
+                "",
+                0,
+                &format!("Asked by sub-agent {chain}"),
+                bold,
+            );
+        }
         let key_line = match &prompt.screen {
             Screen::Review => {
                 self.review(prompt, &mut top);
