@@ -598,9 +598,13 @@ async fn two_agents_are_answered_from_one_page() {
         &[],
     );
     let beta = inbox.agent("beta", &choice("Ship it?", &["Yes", "No"]), &[]);
-    for session in ["alpha", "beta"] {
-        inbox.wait_for(session, false, |q| q["session"] == session);
-    }
+    let ids: Vec<String> = ["alpha", "beta"]
+        .into_iter()
+        .map(|session| {
+            let listed = inbox.wait_for(session, false, |q| q["session"] == session);
+            listed["id"].as_str().unwrap().to_owned()
+        })
+        .collect();
     let browser = browser::Browser::start().await;
     // The one-time link a person gets from `inbox page`: it lets this
     // browser in (a cookie) and leaves the address without a secret.
@@ -614,6 +618,9 @@ async fn two_agents_are_answered_from_one_page() {
             text.contains(&format!("in {}", inbox.root.path().display())),
             "{text}"
         );
+        // The id `inbox answer ID` takes is on the card.
+        let id = &ids[usize::from(session == "beta")];
+        assert!(text.contains(id.as_str()), "{id} not in {text}");
         browser
             .click(&format!("{card} input[value=\"{label}\"]"))
             .await;

@@ -667,6 +667,31 @@ async fn a_person_signs_in_on_one_servers_page_and_answers_an_agent_on_another()
     assert!(team.answer(&a, &bob, &id, "Yes").status.success());
     assert_eq!(everyone.chose(), json!(["Yes"]));
     page_says(&browser, ".ended", "Answered by bob").await;
+    // Another token revoked: every page is admitted again (it reconnects),
+    // and what Alice had chosen and typed in a waiting card stays.
+    let waiting = team.agent(&a, &agent_token, &["ops"], "Rotate the keys?");
+    browser.wait_for("form.batch").await;
+    browser.click("form.batch input[value='No']").await;
+    let own = browser.wait_for("form.batch textarea").await;
+    own.send_keys("not before Friday").await.unwrap();
+    team.revoke("bob");
+    browser
+        .client
+        .wait()
+        .at_most(browser::WAIT)
+        .for_element(fantoccini::Locator::Css(
+            "html[data-connections='2'] form.batch",
+        ))
+        .await
+        .expect("the page reconnected");
+    let own = browser.wait_for("form.batch textarea").await;
+    assert_eq!(
+        own.prop("value").await.unwrap().as_deref(),
+        Some("not before Friday")
+    );
+    let no = browser.wait_for("form.batch input[value='No']").await;
+    assert_eq!(no.prop("checked").await.unwrap().as_deref(), Some("true"));
+    drop(waiting);
     // Revoking her token closes her page at once, on every server.
     team.revoke("alice");
     page_says(&browser, "#status", "Signed out").await;

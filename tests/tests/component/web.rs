@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ask_user::answerers::web::{WebAnswerer, WebConfig};
-use ask_user::{Delegated, Placement, ToolResult};
+use ask_user::{Answerer, Delegated, Placement, ToolResult};
 use ask_user_tests::{Behaviour, Harness, one_question, wait_until};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -103,6 +103,19 @@ async fn a_pending_call_appears_and_the_chosen_label_comes_back() {
         assert!(text.contains(shown), "{shown:?} not in {text:?}");
     }
     assert_eq!(text.matches("ecommended").count(), 1, "said once: {text:?}");
+    // The recommended choice starts chosen, as in an MCP client's form.
+    let recommended = s
+        .browser
+        .wait_for(r#"fieldset[data-question="env"] input[data-option="0"]"#)
+        .await;
+    assert_eq!(
+        recommended.prop("checked").await.unwrap().as_deref(),
+        Some("true")
+    );
+    assert_eq!(
+        s.browser.client.title().await.unwrap(),
+        "(1) ask-user: questions for you"
+    );
     s.browser
         .click(r#"fieldset[data-question="env"] input[data-option="1"]"#)
         .await;
@@ -112,9 +125,20 @@ async fn a_pending_call_appears_and_the_chosen_label_comes_back() {
         result.text(),
         r#"{"answers":[{"id":"env","selected":["Production"]}]}"#
     );
-    // The page says how it ended, instead of reconnecting for ever.
     let end = s.browser.wait_for(".ended").await.text().await.unwrap();
-    assert_eq!(end, "Answers sent — you can close this tab");
+    assert_eq!(end, "Answers sent");
+    status_says(
+        &s.browser,
+        "Nothing waits for you now — you can close this tab",
+    )
+    .await;
+    assert_eq!(
+        s.browser.client.title().await.unwrap(),
+        "ask-user: questions for you"
+    );
+    // When the agent's side stops serving the page, it says so.
+    s.web.close().await;
+    status_says(&s.browser, "Not connected: nothing waits here now").await;
     s.browser.close().await;
 }
 
@@ -210,8 +234,92 @@ async fn dismissing_is_ask_cancelled() {
     let result = result(call).await;
     assert_eq!(result.code(), Some("ASK_CANCELLED"));
     let end = s.browser.wait_for(".ended").await.text().await.unwrap();
-    assert_eq!(end, "Dismissed — you can close this tab");
+    assert_eq!(end, "Dismissed: the agent was told you will not answer");
     assert_eq!(s.browser.count("form.batch").await, 0);
+    status_says(&s.browser, "Nothing waits for you now").await;
+    s.browser.close().await;
+}
+
+/// Waits until the status line says `text` (at most [`WAIT`]).
+async fn status_says(browser: &Browser, text: &str) {
+    let xpath = format!("//div[@id='status'][contains(., {text:?})]");
+    if let Err(error) = browser
+        .client
+        .wait()
+        .at_most(WAIT)
+        .for_element(fantoccini::Locator::XPath(&xpath))
+        .await
+    {
+        let shown = browser
+            .wait_for("#status")
+            .await
+            .text()
+            .await
+            .unwrap_or_default();
+        panic!("the status never said {text:?} ({error}); it says {shown:?}");
+    }
+}
+
+/// With one question answered and another still waiting, the page says
+/// what waits and never suggests closing it; each field is labelled for a
+/// screen reader, and what the page asks before sending is announced.
+#[tokio::test]
+async fn the_page_never_suggests_closing_while_a_question_waits() {
+    let s = setup().await;
+    let first = s.call(
+        json!({"questions":[{"id":"a","header":"Deploy","question":"Where to?",
+            "options":[{"label":"Staging"},{"label":"Production"}]}]}),
+        CancellationToken::new(),
+    );
+    s.browser.wait_for("form.batch").await;
+    let second = s.call(one_question(&["A", "B"]), CancellationToken::new());
+    status_says(&s.browser, "2 waiting for your answer").await;
+    assert_eq!(
+        s.browser.client.title().await.unwrap(),
+        "(2) ask-user: questions for you"
+    );
+    let legend = s
+        .browser
+        .wait_for("fieldset[data-question=\"a\"] legend")
+        .await;
+    assert_eq!(
+        legend.prop("textContent").await.unwrap().as_deref(),
+        Some("Deploy: Where to?"),
+        "the header and the question are read apart"
+    );
+    let own = s
+        .browser
+        .wait_for("fieldset[data-question=\"a\"] textarea")
+        .await;
+    assert_eq!(
+        own.attr("aria-label").await.unwrap().as_deref(),
+        Some("Or type your own answer: Where to?")
+    );
+    let notice = s.browser.wait_for("form.batch .notice").await;
+    assert_eq!(
+        notice.attr("aria-live").await.unwrap().as_deref(),
+        Some("polite")
+    );
+    s.browser
+        .click(r#"fieldset[data-question="a"] input[data-option="0"]"#)
+        .await;
+    s.browser
+        .click(r#"form.batch:has(fieldset[data-question="a"]) button.send"#)
+        .await;
+    assert!(!result(first).await.is_error);
+    status_says(&s.browser, "1 waiting for your answer").await;
+    let shown = s.browser.wait_for("body").await.text().await.unwrap();
+    assert!(!shown.contains("close this tab"), "{shown}");
+    s.browser
+        .click(r#"fieldset[data-question="q"] input[data-option="1"]"#)
+        .await;
+    s.browser.click("form.batch button.send").await;
+    assert!(!result(second).await.is_error);
+    status_says(
+        &s.browser,
+        "Nothing waits for you now — you can close this tab",
+    )
+    .await;
     s.browser.close().await;
 }
 
