@@ -364,15 +364,47 @@ fn a_question_can_be_skipped_by_arrow_or_by_number() {
 }
 
 #[test]
-fn escape_dismisses_the_batch() {
+fn escape_twice_dismisses_the_batch() {
     let mut s = start(deploy(), "", false);
     s.wait_for("Where should this release go?", 1);
+    s.keys(ESC);
+    s.wait_for("Esc again dismisses all the questions", 1);
     s.keys(ESC);
     let (status, result) = s.finish();
     assert_eq!(status, 1);
     assert_eq!(result["error"]["code"], "ASK_CANCELLED");
     assert!(s.screen().contains("questions dismissed"));
     s.assert_restored();
+}
+
+/// The human's work is kept: Esc while typing leaves the field with the
+/// words kept (it dismisses nothing), and a first Esc elsewhere only asks.
+/// In a multi-select, Enter with nothing ticked skips the question, as the
+/// page does (it never ticks the highlighted row behind the human's back).
+#[test]
+fn escape_leaves_the_text_field_and_enter_on_no_ticks_skips() {
+    let arguments = json!({"questions":[
+        {"id":"checks","question":"Which checks?","multi_select":true,
+         "options":[{"label":"Unit"},{"label":"Load"}]},
+        {"id":"target","question":"Where to?","options":[{"label":"Staging"},{"label":"Production"}]}]});
+    let mut s = start(arguments, "", false);
+    s.wait_for("1 of 2", 1);
+    s.keys("\r"); // nothing ticked
+    s.wait_for("2 of 2", 1);
+    s.keys("3"); // "Type your own answer"
+    s.wait_for("Type your answer", 1);
+    s.keys("after lunch");
+    s.keys(ESC);
+    s.wait_for("Type your own answer: after lunch", 1);
+    s.keys(ESC);
+    s.wait_for("Esc again dismisses all the questions", 1);
+    s.keys(DOWN); // goes on
+    s.keys("\t");
+    s.wait_for("Review your answers", 1);
+    s.keys("\r");
+    s.assert_sent(
+        r#"{"answers":[{"id":"checks","selected":[]},{"id":"target","selected":[],"custom":"after lunch"}]}"#,
+    );
 }
 
 #[test]
@@ -438,6 +470,7 @@ fn colour_only_without_no_color() {
     let mut plain = start(deploy(), "", false);
     plain.wait_for("Where should this release go?", 1);
     plain.keys(ESC);
+    plain.keys(ESC);
     plain.finish();
     assert!(
         !has_sgr(&plain.screen()),
@@ -446,6 +479,7 @@ fn colour_only_without_no_color() {
 
     let mut coloured = start(deploy(), "", true);
     coloured.wait_for("Where should this release go?", 1);
+    coloured.keys(ESC);
     coloured.keys(ESC);
     coloured.finish();
     assert!(
@@ -719,7 +753,8 @@ fn a_narrow_terminal_leaves_nothing_stale_behind() {
     for line in shown.lines() {
         assert!(line.chars().count() <= 50, "{line:?}");
     }
-    s.keys("\x1b");
+    s.keys(ESC);
+    s.keys(ESC);
     let (status, _) = s.finish();
     assert_eq!(status, 1);
 }

@@ -51,6 +51,9 @@ pub struct Prompt<'q> {
     /// A relayed sub-agent's chain (`session-1 › reviewer`), said above
     /// every screen.
     pub asked_by: Option<String>,
+    /// Esc was pressed once: a second dismisses every question, any other
+    /// key goes on (as the page asks before it dismisses).
+    pub dismissing: bool,
 }
 
 /// The rows under a question with options: each option, then these two.
@@ -68,6 +71,7 @@ impl<'q> Prompt<'q> {
             page: 1,
             revising: false,
             asked_by: None,
+            dismissing: false,
         };
         prompt.enter_question();
         prompt
@@ -141,6 +145,25 @@ impl<'q> Prompt<'q> {
         if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
             return Step::Dismiss;
         }
+        let has_options = self.options() > 0;
+        if key.code == KeyCode::Esc {
+            // Typing among options: Esc leaves the field, the words kept.
+            if let Screen::Typing(input) = &self.screen
+                && has_options
+            {
+                let text = input.value().trim().to_owned();
+                self.keep_typed(text);
+                self.screen = Screen::Choosing;
+                self.dismissing = false;
+                return Step::Continue;
+            }
+            if self.dismissing {
+                return Step::Dismiss;
+            }
+            self.dismissing = true;
+            return Step::Continue;
+        }
+        self.dismissing = false;
         // A question or review longer than the screen scrolls; the rows
         // and the keys stay in view (the painter clamps the offset).
         match key.code {
@@ -154,7 +177,6 @@ impl<'q> Prompt<'q> {
             }
             _ => {}
         }
-        let has_options = self.options() > 0;
         match &mut self.screen {
             Screen::Review => self.on_review(key),
             Screen::Choosing => self.on_choosing(key),
@@ -177,7 +199,7 @@ impl<'q> Prompt<'q> {
                     Step::Continue
                 }
                 // The same keys on every screen: Shift+Tab goes back (to
-                // the options, else the previous question), Esc dismisses all.
+                // the options, else the previous question).
                 KeyCode::BackTab if has_options => {
                     self.screen = Screen::Choosing;
                     Step::Continue
@@ -186,7 +208,6 @@ impl<'q> Prompt<'q> {
                     self.back();
                     Step::Continue
                 }
-                KeyCode::Esc => Step::Dismiss,
                 _ => {
                     input.handle_event(event);
                     Step::Continue
@@ -236,7 +257,6 @@ impl<'q> Prompt<'q> {
         let options = self.options();
         let multi = self.question().is_multi_select();
         match key.code {
-            KeyCode::Esc => return Step::Dismiss,
             KeyCode::Up | KeyCode::Char('k') => {
                 let draft = self.draft();
                 draft.cursor = (draft.cursor + rows - 1) % rows;
@@ -247,7 +267,7 @@ impl<'q> Prompt<'q> {
             }
             KeyCode::Left | KeyCode::Backspace | KeyCode::BackTab => self.back(),
             KeyCode::Right | KeyCode::Tab => self.forward(),
-            // Every row is numbered on screen; its digit acts on it.
+            // Rows 1-9 are numbered on screen; the digit acts on its row.
             KeyCode::Char(c @ '1'..='9') if (c as usize - '1' as usize) < rows => {
                 let row = c as usize - '1' as usize;
                 self.draft().cursor = row;
@@ -276,10 +296,8 @@ impl<'q> Prompt<'q> {
         let options = self.options();
         if row < options {
             if self.question().is_multi_select() {
-                // With nothing ticked, Enter ticks the highlighted option.
-                if self.drafts[self.index].chosen.is_empty() {
-                    self.toggle(row);
-                }
+                // The ticks are the answer: with nothing ticked (and no own
+                // words), the question is skipped, as on the page.
                 self.advance();
             } else {
                 self.choose(row);
@@ -318,7 +336,6 @@ impl<'q> Prompt<'q> {
     fn on_review(&mut self, key: &KeyEvent) -> Step {
         match key.code {
             KeyCode::Enter => Step::Send(self.answers()),
-            KeyCode::Esc => Step::Dismiss,
             KeyCode::Left | KeyCode::Backspace | KeyCode::BackTab => {
                 self.enter_question();
                 Step::Continue
@@ -446,9 +463,28 @@ mod tests {
         assert_eq!(answers[0], Answer::skipped("a"));
         assert_eq!(answers[1], Answer::skipped("free"));
 
+        // Esc asks first: a second dismisses, any other key goes on.
         let mut prompt = Prompt::new(&questions);
+        assert!(matches!(
+            prompt.on_event(&key(KeyCode::Esc)),
+            Step::Continue
+        ));
+        assert!(prompt.dismissing);
+        prompt.on_event(&key(KeyCode::Down));
+        assert!(!prompt.dismissing, "another key goes on");
+        prompt.on_event(&key(KeyCode::Esc));
         assert!(matches!(prompt.on_event(&key(KeyCode::Esc)), Step::Dismiss));
-        // Esc dismisses while typing own words too; Shift+Tab goes back.
+        // Typing own words, Esc leaves the field and keeps the words.
+        let mut prompt = Prompt::new(&questions);
+        prompt.on_event(&key(KeyCode::Char('2')));
+        type_text(&mut prompt, "later");
+        assert!(matches!(
+            prompt.on_event(&key(KeyCode::Esc)),
+            Step::Continue
+        ));
+        assert!(matches!(prompt.screen, Screen::Choosing) && !prompt.dismissing);
+        assert_eq!(prompt.drafts[0].custom.as_deref(), Some("later"));
+        // Shift+Tab goes back too.
         let mut prompt = Prompt::new(&questions);
         prompt.on_event(&key(KeyCode::Char('2'))); // "Type your own answer"
         assert!(matches!(prompt.screen, Screen::Typing(_)));
@@ -457,13 +493,16 @@ mod tests {
             matches!(prompt.screen, Screen::Choosing),
             "back to the options"
         );
-        prompt.on_event(&key(KeyCode::Char('2')));
-        assert!(matches!(prompt.on_event(&key(KeyCode::Esc)), Step::Dismiss));
         let mut prompt = Prompt::new(&questions);
         prompt.on_event(&key(KeyCode::Char('1'))); // X; on to the free-text question
         assert_eq!(prompt.index, 1);
         prompt.on_event(&key(KeyCode::BackTab));
         assert_eq!(prompt.index, 0, "back to the previous question");
+        // On a question that is only text, Esc asks to dismiss, as anywhere.
+        prompt.on_event(&key(KeyCode::Char('1')));
+        assert!(matches!(prompt.screen, Screen::Typing(_)));
+        prompt.on_event(&key(KeyCode::Esc));
+        assert!(matches!(prompt.on_event(&key(KeyCode::Esc)), Step::Dismiss));
         let mut prompt = Prompt::new(&questions);
         let ctrl_c = Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
         assert!(matches!(prompt.on_event(&ctrl_c), Step::Dismiss));

@@ -130,6 +130,10 @@ impl Painter {
                 )
             }
         };
+        let key_line = match prompt.dismissing {
+            true => "Esc again dismisses all the questions · any other key goes on".to_owned(),
+            false => key_line,
+        };
         // Wrapped here, not by the terminal: every line drawn is one row.
         self.wrap(&mut keys, "", 0, &key_line, dim);
         Frame {
@@ -315,9 +319,11 @@ impl Painter {
             if !multi && draft.chosen.contains(&row) {
                 mark.push_str(" ✓ chosen");
             }
-            // Numbers right-aligned, so "10." lines up under " 9.".
-            let digits = prompt.rows().to_string().len();
-            let lead = format!("{pointer} {:>digits$}. {tick}", row + 1);
+            // Only a digit reaches a row, so rows past 9 have no number.
+            let lead = match row {
+                0..9 => format!("{pointer} {}. {tick}", row + 1),
+                _ => format!("{pointer}    {tick}"),
+            };
             if row == draft.cursor {
                 focus = out.len();
             }
@@ -519,7 +525,10 @@ mod tests {
         let layout = fitted(&prompt, 79, 15);
         assert!(layout.lines.len() <= 15);
         let text = layout.lines.join("\n");
-        assert!(text.contains("› 26. Option 26"), "{text}");
+        assert!(
+            text.contains("›    Option 26"),
+            "no number a digit cannot reach:\n{text}"
+        );
         assert!(
             !text.contains("Option 1\n"),
             "rows far above are left out:\n{text}"
@@ -545,8 +554,9 @@ mod tests {
         }
         let text = layout.lines.join("\n");
         assert!(
-            text.contains(" 9. Option 9") && text.contains("10. Option 10"),
+            text.contains("  9. Option 9") && text.contains("     Option 10"),
             "{text}"
         );
+        assert!(!text.contains("10."), "only digits 1-9 reach a row: {text}");
     }
 }
