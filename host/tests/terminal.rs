@@ -678,6 +678,13 @@ fn with_web_an_answer_on_the_page_withdraws_the_prompt() {
     post.read_to_string(&mut reply).unwrap();
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
     s.assert_sent(r#"{"answers":[{"id":"target","selected":["Staging (Recommended)"]}]}"#);
+    // The terminal says where the question went, not that the agent left.
+    let screen = s.screen();
+    assert!(
+        screen.contains("… question answered in the browser")
+            && !screen.contains("the agent stopped waiting"),
+        "{screen}"
+    );
     s.assert_restored();
 }
 

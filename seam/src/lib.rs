@@ -37,5 +37,5 @@ pub use question::{Answer, AskRequest, Intent, Question, QuestionOption};
 pub use scope::Scope;
 pub use user_questions::UserQuestions;
 pub use waterfall::{
-    AnswerFuture, Answerer, AnswererHandle, Ask, Next, Placement, Race, Waterfall,
+    AnswerFuture, Answerer, AnswererHandle, Ask, Elsewhere, Next, Placement, Race, Waterfall,
 };

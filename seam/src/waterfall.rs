@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -33,6 +33,13 @@ pub trait Answerer: Send + Sync + 'static {
     fn name(&self) -> &str;
 
     fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a>;
+
+    /// Where a human answers through it, for another answerer racing it to
+    /// say where the question went ("answered in the browser"); see
+    /// [`Next::elsewhere`].
+    fn place(&self) -> &str {
+        "elsewhere"
+    }
 
     /// Ends what the answerer keeps running (a prompt on screen, a child
     /// process, a server) and resolves once it has: a host calls it before
@@ -191,9 +198,24 @@ impl Waterfall {
             from: None,
             passes: &passes,
             lane: false,
+            elsewhere: Elsewhere::default(),
         }
         .run()
         .await
+    }
+}
+
+/// How the question an answerer holds was settled by another answerer racing
+/// it ([`Race`]), once it was: "answered in the browser", "dismissed at the
+/// terminal". A withdrawn prompt can say so instead of "the agent stopped
+/// waiting".
+#[derive(Debug, Clone, Default)]
+pub struct Elsewhere(Arc<OnceLock<String>>);
+
+impl Elsewhere {
+    /// How it was settled elsewhere; `None` while it was not.
+    pub fn get(&self) -> Option<&str> {
+        self.0.get().map(String::as_str)
     }
 }
 
@@ -214,6 +236,8 @@ pub struct Next<'a> {
     /// A lane of a [`Race`]: its end is the answerer passing, not the end
     /// of the waterfall.
     lane: bool,
+    /// A lane's: how another lane settled the question.
+    elsewhere: Elsewhere,
 }
 
 impl<'a> Next<'a> {
@@ -221,6 +245,12 @@ impl<'a> Next<'a> {
     /// the waterfall answered. Consumes `self`: the rest runs at most once.
     pub fn run(self) -> AnswerFuture<'a> {
         self.pass("it passed the request on")
+    }
+
+    /// How another answerer racing this one settled the question, once it
+    /// has (read it when withdrawn); never set outside a [`Race`].
+    pub fn elsewhere(&self) -> Elsewhere {
+        self.elsewhere.clone()
     }
 
     /// [`run`](Self::run), saying why this answerer passes (no terminal, no
@@ -263,6 +293,7 @@ impl<'a> Next<'a> {
             from: Some(link.answerer.name()),
             passes: self.passes,
             lane: false,
+            elsewhere: Elsewhere::default(),
         };
         let mut answering = link.answerer.answer(ask, next);
         if let (Some(limit), Some(passed)) = (link.timeout, passed) {
@@ -328,11 +359,12 @@ impl Answerer for Race {
     fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
         Box::pin(async move {
             let passes = Mutex::new(Vec::new());
-            let mut lanes: Vec<(&str, Arc<AtomicBool>, AnswerFuture<'_>)> = self
+            let mut lanes: Vec<Lane<'_>> = self
                 .answerers
                 .iter()
                 .map(|answerer| {
                     let passed = Arc::new(AtomicBool::new(false));
+                    let elsewhere = Elsewhere::default();
                     let lane = Next {
                         chain: &[],
                         ask,
@@ -341,27 +373,51 @@ impl Answerer for Race {
                         from: Some(answerer.name()),
                         passes: &passes,
                         lane: true,
+                        elsewhere: elsewhere.clone(),
                     };
-                    (answerer.name(), passed, answerer.answer(ask, lane))
+                    Lane {
+                        answerer: answerer.as_ref(),
+                        passed,
+                        elsewhere,
+                        answering: answerer.answer(ask, lane),
+                    }
                 })
                 .collect();
             while !lanes.is_empty() {
                 let (done, result) = std::future::poll_fn(|cx| {
-                    for (n, (_, _, lane)) in lanes.iter_mut().enumerate() {
-                        if let Poll::Ready(result) = lane.as_mut().poll(cx) {
+                    for (n, lane) in lanes.iter_mut().enumerate() {
+                        if let Poll::Ready(result) = lane.answering.as_mut().poll(cx) {
                             return Poll::Ready((n, result));
                         }
                     }
                     Poll::Pending
                 })
                 .await;
-                let (name, passed, _) = lanes.swap_remove(done);
+                let won = lanes.swap_remove(done);
                 if result.is_ok() {
                     // The audit trail names the lane that answered.
-                    lock(next.claimed_by).get_or_insert_with(|| name.to_owned());
+                    lock(next.claimed_by).get_or_insert_with(|| won.answerer.name().to_owned());
                 }
-                if result.is_ok() || !passed.load(Ordering::Acquire) {
-                    // Dropping the other lanes withdraws the question there.
+                if result.is_ok() || !won.passed.load(Ordering::Acquire) {
+                    // The other lanes hear where it went, then dropping
+                    // them withdraws the question there.
+                    let how = match &result {
+                        Ok(_) => Some("answered"),
+                        Err(AnswerError::Seam(error))
+                            if error.code() == Some(&ErrorCode::AskCancelled) =>
+                        {
+                            Some("dismissed")
+                        }
+                        Err(_) => None,
+                    };
+                    if let Some(how) = how {
+                        for lane in &lanes {
+                            let _ = lane
+                                .elsewhere
+                                .0
+                                .set(format!("{how} {}", won.answerer.place()));
+                        }
+                    }
                     return result;
                 }
             }
@@ -369,6 +425,14 @@ impl Answerer for Race {
             next.pass(why).await
         })
     }
+}
+
+/// One answerer of a [`Race`], answering.
+struct Lane<'a> {
+    answerer: &'a dyn Answerer,
+    passed: Arc<AtomicBool>,
+    elsewhere: Elsewhere,
+    answering: AnswerFuture<'a>,
 }
 
 /// An answerer's future with its time limit, which stops once it has passed

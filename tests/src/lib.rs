@@ -154,6 +154,9 @@ pub struct Probe {
     pub asked_by: Mutex<Vec<Vec<String>>>,
     /// Told whenever a request arrives.
     arrived: tokio::sync::Notify,
+    /// Why each withdrawn request was withdrawn, when another answerer
+    /// racing it settled it ("answered elsewhere").
+    pub settled_elsewhere: Mutex<Vec<String>>,
     /// Requests it holds now, and the most it ever held at once.
     active: AtomicUsize,
     most: AtomicUsize,
@@ -238,13 +241,13 @@ impl TestAnswerer {
 
 /// Counts the request as held while it lives, and a withdrawal when
 /// dropped while armed.
-struct WithdrawGuard<'a>(&'a Probe, bool);
+struct WithdrawGuard<'a>(&'a Probe, bool, ask_user::waterfall::Elsewhere);
 
 impl<'a> WithdrawGuard<'a> {
-    fn new(probe: &'a Probe) -> Self {
+    fn new(probe: &'a Probe, elsewhere: ask_user::waterfall::Elsewhere) -> Self {
         let now = probe.active.fetch_add(1, Ordering::SeqCst) + 1;
         probe.most.fetch_max(now, Ordering::SeqCst);
-        WithdrawGuard(probe, true)
+        WithdrawGuard(probe, true, elsewhere)
     }
 }
 
@@ -253,6 +256,13 @@ impl Drop for WithdrawGuard<'_> {
         self.0.active.fetch_sub(1, Ordering::SeqCst);
         if self.1 {
             self.0.withdrawn.fetch_add(1, Ordering::SeqCst);
+            if let Some(why) = self.2.get() {
+                self.0
+                    .settled_elsewhere
+                    .lock()
+                    .unwrap()
+                    .push(why.to_owned());
+            }
         }
     }
 }
@@ -283,7 +293,7 @@ impl Answerer for TestAnswerer {
             .push(ask.asked_by.clone());
         self.probe.arrived.notify_waiters();
         Box::pin(async move {
-            let mut guard = WithdrawGuard::new(&self.probe);
+            let mut guard = WithdrawGuard::new(&self.probe, next.elsewhere());
             let result = match &self.behaviour {
                 Behaviour::Claim(answers) => Ok(answers.clone()),
                 Behaviour::ClaimFirst => Ok(first_labels(&ask.request)),

@@ -277,6 +277,30 @@ async fn in_a_race_the_first_answer_wins_and_the_others_are_withdrawn() {
         1,
         "the one still waiting is withdrawn"
     );
+    assert_eq!(
+        *probes[0].settled_elsewhere.lock().unwrap(),
+        ["answered elsewhere"],
+        "and hears where the question went"
+    );
+    // A dismissal elsewhere is said as one.
+    let h = Harness::new().await;
+    let probes = race(
+        &h,
+        vec![
+            Behaviour::Hang,
+            Behaviour::Fail(|| {
+                ask_user::AskError::new(ask_user::ErrorCode::AskCancelled, "dismissed").into()
+            }),
+        ],
+    );
+    assert_eq!(
+        h.call(one_question(&["A"])).await.code(),
+        Some("ASK_CANCELLED")
+    );
+    assert_eq!(
+        *probes[0].settled_elsewhere.lock().unwrap(),
+        ["dismissed elsewhere"]
+    );
 }
 
 #[tokio::test]

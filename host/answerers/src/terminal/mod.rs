@@ -34,7 +34,7 @@ use super::{AnswererKind, ConfigProblem, KindTable, Setup, ready};
 use ask_user_seam::ErrorCode;
 use ask_user_seam::error::{AnswerError, AskError};
 use ask_user_seam::question::{Answer, Question};
-use ask_user_seam::waterfall::{AnswerFuture, Answerer, Ask, Next};
+use ask_user_seam::waterfall::{AnswerFuture, Answerer, Ask, Elsewhere, Next};
 use prompt::{Prompt, Step};
 use render::{Layout, Painter};
 
@@ -142,6 +142,10 @@ impl Answerer for TerminalAnswerer {
         "terminal"
     }
 
+    fn place(&self) -> &str {
+        "at the terminal"
+    }
+
     fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
         Box::pin(async move {
             let turn = self.turn.clone().lock_owned().await;
@@ -161,9 +165,9 @@ impl Answerer for TerminalAnswerer {
                 }
             };
             let questions = ask.request.questions.clone();
-            let (color, asked_by) = (self.color, ask.asked_by_label());
+            let (color, asked_by, elsewhere) = (self.color, ask.asked_by_label(), next.elsewhere());
             let (receive, mut withdrawal) = spawn_prompt(turn, move |withdraw| {
-                run(tty, &questions, asked_by, color, withdraw).map_err(gone_if_hung_up)
+                run(tty, &questions, asked_by, color, withdraw, &elsewhere).map_err(gone_if_hung_up)
             })
             .map_err(AnswerError::other)?;
             let ending = receive.await;
@@ -259,12 +263,13 @@ fn run(
     asked_by: Option<String>,
     color: bool,
     withdraw: &AtomicBool,
+    elsewhere: &Elsewhere,
 ) -> std::io::Result<Ending> {
     let _raw = RawMode::enter(&tty)?;
     let mut screen = Screen { at_row: 0 };
     let mut prompt = Prompt::new(questions);
     prompt.asked_by = asked_by;
-    let result = (|| -> std::io::Result<(Ending, &str)> {
+    let result = (|| -> std::io::Result<(Ending, String)> {
         loop {
             let (width, height) = terminal::size()?;
             let painter = Painter {
@@ -281,10 +286,11 @@ fn run(
             screen.draw(&mut tty, &layout)?;
             loop {
                 if withdraw.load(Ordering::SeqCst) {
-                    return Ok((
-                        Ending::Withdrawn,
-                        "… question withdrawn: the agent stopped waiting",
-                    ));
+                    // Answered in the browser, say, or given up by the agent.
+                    let why = elsewhere
+                        .get()
+                        .unwrap_or("withdrawn: the agent stopped waiting");
+                    return Ok((Ending::Withdrawn, format!("… question {why}")));
                 }
                 if input_ready(&tty)? {
                     break;
@@ -292,8 +298,12 @@ fn run(
             }
             match prompt.on_event(&event::read()?) {
                 Step::Continue => {}
-                Step::Send(answers) => return Ok((Ending::Answered(answers), "✔ answers sent")),
-                Step::Dismiss => return Ok((Ending::Dismissed, "✖ questions dismissed")),
+                Step::Send(answers) => {
+                    return Ok((Ending::Answered(answers), "✔ answers sent".to_owned()));
+                }
+                Step::Dismiss => {
+                    return Ok((Ending::Dismissed, "✖ questions dismissed".to_owned()));
+                }
             }
         }
     })();

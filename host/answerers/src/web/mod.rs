@@ -280,6 +280,10 @@ impl Answerer for WebAnswerer {
         })
     }
 
+    fn place(&self) -> &str {
+        "in the browser"
+    }
+
     fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
         Box::pin(async move {
             let shared = &self.shared;
