@@ -722,4 +722,18 @@ mod tests {
         let said = problem("[policy]\nmax_delegated_asks = 5");
         assert!(said.contains("delegated = \"relay\""), "{said}");
     }
+
+    #[test]
+    fn every_config_in_the_examples_folder_loads() {
+        let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        let mut loaded = 0;
+        for entry in std::fs::read_dir(&examples).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
+                loaded += 1;
+            }
+        }
+        assert!(loaded >= 2, "{loaded} configs in {}", examples.display());
+    }
 }

@@ -237,13 +237,14 @@ enum InboxCommand {
     /// Print a link that opens the inbox's page in a browser. It works
     /// once: run this again for another browser.
     Page,
-    /// Answer a waiting question.
+    /// Answer a waiting question: at this terminal, or from a file.
     Answer {
         /// The question's id, as `inbox list` shows it.
         id: String,
-        /// The answers, shaped {"answers":[{"id":…,"selected":[…],"custom":…}]}.
+        /// The answers, shaped {"answers":[{"id":…,"selected":[…],"custom":…}]};
+        /// without it, the question is asked at this terminal.
         #[arg(long, value_name = "FILE")]
-        answers: PathBuf,
+        answers: Option<PathBuf>,
         #[command(flatten)]
         team: TeamArgs,
     },
@@ -793,10 +794,14 @@ async fn inbox(command: InboxCommand) -> Result<ExitCode, Usage> {
             Ok(ExitCode::SUCCESS)
         }
         InboxCommand::Answer { id, answers, team } => {
-            let answers = script::read_answers_file(&answers)
-                .and_then(|text| script::read_answers(&text))
-                .map_err(|e| Usage(e.to_string()))?;
-            client(team)?
+            let client = client(team)?;
+            let answers = match answers {
+                Some(file) => script::read_answers_file(&file)
+                    .and_then(|text| script::read_answers(&text))
+                    .map_err(|e| Usage(e.to_string()))?,
+                None => answer_here(&client, &id).await?,
+            };
+            client
                 .answer(&id, &answers)
                 .await
                 .map_err(|e| Usage(e.to_string()))?;
@@ -805,6 +810,44 @@ async fn inbox(command: InboxCommand) -> Result<ExitCode, Usage> {
         }
         InboxCommand::Token { command } => token(command).await,
     }
+}
+
+/// `inbox answer ID` without `--answers`: the question, asked at this
+/// terminal with the same prompt as `ask-user ask`; the answers given.
+async fn answer_here(client: &InboxClient, id: &str) -> Result<Vec<ask_user::Answer>, Usage> {
+    use ask_user::inbox::store::State;
+    let question = client
+        .question(id, std::time::Duration::ZERO)
+        .await
+        .map_err(|e| Usage(e.to_string()))?
+        .ok_or_else(|| {
+            Usage(format!(
+                "the inbox has no question {id:?}; `ask-user inbox list` shows them"
+            ))
+        })?;
+    if question.state != State::Waiting {
+        return Err(Usage(format!(
+            "question {id} is no longer waiting ({})",
+            question.state.as_str()
+        )));
+    }
+    let seam = ask_user::UserQuestions::new(std::sync::Arc::default());
+    seam.waterfall()
+        .register(TerminalAnswerer::new(), ask_user::Placement::default());
+    let request = ask_user::AskRequest {
+        questions: question.questions,
+    };
+    seam.ask(request, None, &CancellationToken::new())
+        .await
+        .map_err(|error| match error.code() {
+            Some(ErrorCode::NoProvider) => {
+                Usage("no terminal to ask at: give the answers with --answers FILE".to_owned())
+            }
+            Some(ErrorCode::AskCancelled) => {
+                Usage(format!("dismissed: nothing was sent, and {id} still waits"))
+            }
+            _ => Usage(format!("nothing was sent: {}", error.message())),
+        })
 }
 
 /// Raises this process's soft limit of open files to its hard limit: a

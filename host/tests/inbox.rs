@@ -7,12 +7,14 @@
 mod browser;
 #[path = "support/mcp_peer.rs"]
 mod mcp_peer;
+#[path = "support/tui.rs"]
+mod tui;
 
 use mcp_peer::{McpPeer, child};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -1105,5 +1107,41 @@ fn a_state_folder_that_cannot_be_made_is_named() {
         stderr(&output).contains("/proc/ask-user-inbox"),
         "{}",
         stderr(&output)
+    );
+}
+
+/// `inbox answer ID` without `--answers` asks the question at the terminal
+/// (a person never hand-writes answer JSON), and the answer reaches its
+/// agent.
+#[test]
+fn inbox_answer_without_a_file_asks_at_the_terminal() {
+    let inbox = Inbox::new();
+    let agent = inbox.agent(
+        "alpha",
+        &choice("Which package manager?", &["pnpm", "npm"]),
+        &[],
+    );
+    let id = inbox.wait_for("alpha", false, |q| q["session"] == "alpha")["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let state = inbox.state();
+    let mut terminal = tui::Tui::start(
+        Path::new(env!("CARGO_BIN_EXE_ask-user")),
+        &["inbox", "answer", &id],
+        inbox.root.path(),
+        &[
+            ("ASK_USER_STATE_DIR", state.to_str().unwrap()),
+            ("XDG_CONFIG_HOME", "/nonexistent"),
+            ("NO_COLOR", "1"),
+        ],
+    );
+    terminal.wait_for(&["Which package manager?", "2. npm"], BOUND);
+    terminal.press("2", &["Review your answers"], BOUND);
+    terminal.keys("\r");
+    assert_eq!(terminal.ended(BOUND), Some(true), "inbox answer ended well");
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "q", "selected": ["npm"]}])
     );
 }
