@@ -104,8 +104,8 @@ impl Arguments {
         let json = json::parse(json).map_err(|e| ArgumentsError {
             path: String::new(),
             problem: format!(
-                "the arguments cannot be read as JSON: {} (at character {})",
-                e.problem, e.offset
+                "the arguments cannot be read as JSON: {} (line {}, column {})",
+                e.problem, e.line, e.column
             ),
         })?;
         let arguments = Arguments::from_json(&json)?;

@@ -27,10 +27,12 @@ pub enum Json {
 /// Deepest nesting of arrays and objects accepted.
 pub const MAX_DEPTH: usize = 64;
 
-/// Text that is not JSON, with where (a character offset) and why.
+/// Text that is not JSON, with where (line and column, from 1, in
+/// characters) and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyntaxError {
-    pub offset: usize,
+    pub line: usize,
+    pub column: usize,
     pub problem: &'static str,
 }
 
@@ -74,8 +76,11 @@ struct Parser<'a> {
 
 impl Parser<'_> {
     fn error(&self, problem: &'static str) -> SyntaxError {
+        let before = &self.text[..self.pos.min(self.text.len())];
+        let line_start = before.rfind('\n').map_or(0, |at| at + 1);
         SyntaxError {
-            offset: self.text[..self.pos.min(self.text.len())].chars().count(),
+            line: before.matches('\n').count() + 1,
+            column: before[line_start..].chars().count() + 1,
             problem,
         }
     }

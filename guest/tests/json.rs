@@ -107,17 +107,27 @@ fn rejects_what_serde_json_rejects() {
         );
         let error = json::parse(text).expect_err(text);
         assert!(!error.problem.is_empty());
-        assert!(error.offset <= text.chars().count(), "{text:?}: {error:?}");
+        let lines = text.lines().count().max(1);
+        assert!(
+            error.line >= 1 && error.line <= lines,
+            "{text:?}: {error:?}"
+        );
+        assert!(
+            error.column >= 1 && error.column <= text.chars().count() + 1,
+            "{text:?}: {error:?}"
+        );
     }
 }
 
 #[test]
 fn errors_say_where() {
     let error = json::parse(r#"{"questions": [1, 2,, 3]}"#).unwrap_err();
-    assert_eq!(error.offset, 20);
+    assert_eq!((error.line, error.column), (1, 21));
     assert_eq!(error.problem, "expected a JSON value");
     let error = json::parse("[\"é\", x]").unwrap_err();
-    assert_eq!(error.offset, 6, "offsets count characters, not bytes");
+    assert_eq!(error.column, 7, "columns count characters, not bytes");
+    let error = json::parse("{\n  \"a\": 1,\n  \"b\" 2\n}").unwrap_err();
+    assert_eq!((error.line, error.column), (3, 7), "{error:?}");
 }
 
 #[test]

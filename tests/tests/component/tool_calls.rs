@@ -155,6 +155,13 @@ async fn malformed_arguments_are_invalid_args() {
     let h = Harness::new().await;
     let message = invalid_args(&h, r#"{"questions":[{"id":"q","#).await;
     assert!(message.contains("cannot be read as JSON"), "{message}");
+    // Where, as a person finds it in a file: line and column.
+    let message = invalid_args(
+        &h,
+        "{\"questions\": [\n  {\"id\": \"q\", \"question\": \"é\",}\n]}",
+    )
+    .await;
+    assert!(message.contains("(line 2, column 31)"), "{message}");
     let message = invalid_args(&h, r#"{"questions":[]} trailing"#).await;
     assert!(message.contains("cannot be read as JSON"), "{message}");
     let message = invalid_args(&h, r#"[1,2]"#).await;
