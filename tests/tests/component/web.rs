@@ -332,15 +332,25 @@ async fn enter_in_a_text_field_is_a_new_line_not_a_send() {
         CancellationToken::new(),
     );
     let own = s.browser.wait_for("[data-custom]").await;
+    let height = |own: &fantoccini::elements::Element| {
+        let own = own.clone();
+        async move { own.rectangle().await.unwrap().3 }
+    };
+    let one_line = height(&own).await;
     let enter = char::from(fantoccini::key::Key::Enter);
-    own.send_keys(&format!("line one{enter}line two"))
+    own.send_keys(&format!("line one{enter}line two{enter}line three"))
         .await
         .unwrap();
     assert_eq!(s.web.pending(), 1, "Enter sent nothing");
+    let three_lines = height(&own).await;
+    assert!(
+        three_lines > 2.0 * one_line,
+        "the field grows with its lines: {one_line}px, then {three_lines}px"
+    );
     s.browser.click("button.send").await;
     assert_eq!(
         result(call).await.text(),
-        r#"{"answers":[{"id":"why","selected":[],"custom":"line one\nline two"}]}"#
+        r#"{"answers":[{"id":"why","selected":[],"custom":"line one\nline two\nline three"}]}"#
     );
     s.browser.close().await;
 }

@@ -34,6 +34,10 @@ pub struct Layout {
     pub page: usize,
 }
 
+/// Lines of the question a screen too small for everything still shows:
+/// three of the question and the line saying how to scroll it.
+const KEEP_TOP: usize = 4;
+
 pub struct Painter {
     pub color: bool,
     pub width: usize,
@@ -146,7 +150,9 @@ impl Painter {
     }
 
     /// Fits `frame` into `height` rows, the question scrolled by `scroll`
-    /// lines (clamped to what there is).
+    /// lines (clamped to what there is): when it does not all fit, the keys
+    /// stay whole, the question keeps at least its first [`KEEP_TOP`] - 1
+    /// lines, and the rows around the highlighted one take the rest.
     pub fn fit(&self, frame: &Frame, height: usize, scroll: usize) -> Layout {
         let height = height.max(3);
         let (top, rows) = (&frame.top, &frame.rows);
@@ -170,10 +176,13 @@ impl Painter {
             .cloned()
             .collect();
         let keys_shown = keys.len().min(height - 1);
-        let keep_top = usize::from(!top.is_empty());
+        // The question keeps its first lines (and the line saying how to
+        // scroll it) however many rows there are; the rows keep one.
+        let room = height - keys_shown;
+        let keep_top = top.len().min(KEEP_TOP).min(room.saturating_sub(1));
         let rows_room = rows
             .len()
-            .min(height - keys_shown - keep_top)
+            .min(room - keep_top)
             .max(usize::from(!rows.is_empty()));
         let focus = frame.caret.map_or(frame.focus, |(line, _)| line);
         let first_row = focus
@@ -414,14 +423,16 @@ fn bold(text: &str) -> String {
 fn dim(text: &str) -> String {
     text.dim().to_string()
 }
+// Styles use the terminal's own colours (bold, underline, reverse), never
+// a fixed one: bright cyan or green is unreadable on a light theme.
 fn selected(text: &str) -> String {
-    text.bold().cyan().to_string()
+    text.bold().reverse().to_string()
 }
 fn header_style(text: &str) -> String {
-    text.bold().magenta().to_string()
+    text.bold().underlined().to_string()
 }
 fn answer_style(text: &str) -> String {
-    text.green().to_string()
+    text.bold().to_string()
 }
 
 #[cfg(test)]
@@ -558,5 +569,45 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("10."), "only digits 1-9 reach a row: {text}");
+    }
+
+    /// A small screen (50×20) and many options: the options scroll, and the
+    /// question stays in view.
+    #[test]
+    fn on_a_small_screen_the_question_stays_above_many_options() {
+        let questions = [choice(
+            "Where should this release be deployed, and when?",
+            12,
+        )];
+        let prompt = super::super::prompt::Prompt::new(&questions);
+        let layout = fitted(&prompt, 49, 20);
+        assert!(layout.lines.len() <= 20);
+        let text = layout.lines.join("\n");
+        assert!(text.contains("Where should this release"), "{text}");
+        assert!(text.contains("› 1. Option 1"), "{text}");
+        assert!(
+            layout.lines.last().unwrap().contains("dismiss all"),
+            "{text}"
+        );
+    }
+
+    /// No style sets a colour: every one holds on a light theme and a dark.
+    #[test]
+    fn styles_keep_the_terminals_own_colours() {
+        for style in [plain, bold, dim, selected, header_style, answer_style] {
+            let styled = style("x");
+            for code in styled.split("\x1b[").skip(1) {
+                let params = code.split('m').next().unwrap();
+                for param in params.split(';') {
+                    let n: u32 = param.parse().unwrap_or(0);
+                    assert!(
+                        !(30..=38).contains(&n)
+                            && !(90..=97).contains(&n)
+                            && !(40..=48).contains(&n),
+                        "a colour ({n}) in {styled:?}"
+                    );
+                }
+            }
+        }
     }
 }
