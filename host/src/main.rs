@@ -982,6 +982,31 @@ fn ago(at: std::time::SystemTime, now: std::time::SystemTime) -> String {
 /// The questions, for a human: one block each.
 fn print_questions(questions: &[ask_user::inbox::QuestionView]) -> Result<(), Usage> {
     use std::io::Write;
+    let text = listing(questions, output_width(), std::time::SystemTime::now());
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| Usage(format!("cannot write to standard output: {e}")))
+}
+
+/// The columns standard output has: the terminal's, else 100.
+fn output_width() -> usize {
+    // SAFETY: TIOCGWINSZ fills the winsize we own, or fails.
+    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+    let got = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) };
+    match (got, size.ws_col) {
+        (0, columns) if columns >= 20 => usize::from(columns),
+        _ => 100,
+    }
+}
+
+/// `inbox list` for a person: each question with what asked it and when
+/// (as long ago, from `now`), its questions wrapped to `width` columns.
+fn listing(
+    questions: &[ask_user::inbox::QuestionView],
+    width: usize,
+    now: std::time::SystemTime,
+) -> String {
     let mut text = String::new();
     if questions.is_empty() {
         text.push_str("no questions are waiting\n");
@@ -1001,7 +1026,7 @@ fn print_questions(questions: &[ask_user::inbox::QuestionView]) -> Result<(), Us
         // Every text here came from a model, an agent or a file: cleaned
         // before it reaches the terminal.
         let asked = humantime::parse_rfc3339(&view.asked_at)
-            .map(|at| ago(at, std::time::SystemTime::now()))
+            .map(|at| ago(at, now))
             .unwrap_or_else(|_| clean(&view.asked_at, false).into_owned());
         text.push_str(&format!(
             "{}  {waiting}\n    session {} · {} · asked {asked}\n",
@@ -1018,17 +1043,17 @@ fn print_questions(questions: &[ask_user::inbox::QuestionView]) -> Result<(), Us
                 .as_deref()
                 .map(|h| format!("[{}] ", clean(h, false)))
                 .unwrap_or_default();
-            text.push_str(&format!(
-                "    {} {header}{}\n",
-                clean(&question.id, false),
-                clean(&question.question, false)
-            ));
+            let lead = format!("    {} {header}", clean(&question.id, false));
+            let options = textwrap::Options::new(width)
+                .initial_indent(&lead)
+                .subsequent_indent("      ");
+            for line in textwrap::wrap(&clean(&question.question, true), options) {
+                text.push_str(&line);
+                text.push('\n');
+            }
         }
     }
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(|e| Usage(format!("cannot write to standard output: {e}")))
+    text
 }
 
 /// Writes the built-in component to `out`, or to standard output unless
@@ -1255,6 +1280,26 @@ fn say(line: &str) {
 mod tests {
     use super::*;
     use std::time::{Duration, SystemTime};
+
+    #[test]
+    fn a_long_question_is_wrapped_to_the_width() {
+        let now = SystemTime::now();
+        let words: Vec<String> = (0..250).map(|n| format!("word{n}")).collect();
+        let view: ask_user::inbox::QuestionView = serde_json::from_value(serde_json::json!({
+            "id": "q1", "session": "s", "agent": "a", "askedAt": humantime::format_rfc3339(now).to_string(),
+            "state": "waiting", "agentWaiting": true,
+            "questions": [{"id": "q", "header": "Plan", "question": words.join(" ")}],
+        }))
+        .unwrap();
+        let text = listing(&[view], 60, now);
+        assert!(
+            text.lines().all(|line| line.chars().count() <= 60),
+            "{text}"
+        );
+        assert!(text.contains("    q [Plan] word0 word1"), "{text}");
+        assert!(text.contains("word249"), "nothing is cut: {text}");
+        assert!(text.contains("asked just now"), "{text}");
+    }
 
     #[test]
     fn a_time_is_said_as_how_long_ago() {
