@@ -1145,3 +1145,30 @@ fn inbox_answer_without_a_file_asks_at_the_terminal() {
         json!([{"id": "q", "selected": ["npm"]}])
     );
 }
+
+/// After `kill -9` of its agent, a card says the agent is gone (and still
+/// takes an answer, for when it asks again), as `inbox list` does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_card_says_when_its_agent_is_gone() {
+    let _one = browser::BROWSER.lock().await;
+    let inbox = Inbox::new();
+    let agent = inbox.agent("alpha", &choice("Ship it?", &["Yes", "No"]), &[]);
+    inbox.wait_for("alpha", false, |q| q["session"] == "alpha");
+    let browser = browser::Browser::start().await;
+    browser.client.goto(&inbox.page_link()).await.unwrap();
+    let card = browser.wait_for("form.batch").await.text().await.unwrap();
+    assert!(!card.contains("agent is gone"), "{card}");
+    agent.kill9();
+    let gone = browser
+        .client
+        .wait()
+        .at_most(BOUND)
+        .for_element(fantoccini::Locator::XPath(
+            "//form[contains(@class, 'batch')]//span[@class='presence'][contains(., 'its agent is gone')]",
+        ))
+        .await;
+    assert!(gone.is_ok(), "the card never said its agent is gone");
+    let listed = inbox.wait_for("gone", false, |q| q["agentWaiting"] == false);
+    assert_eq!(listed["session"], "alpha");
+    browser.close().await;
+}

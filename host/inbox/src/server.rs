@@ -211,7 +211,10 @@ impl InboxServer {
                 Serving::start(listener, pages),
                 Serving::start_with(socket, api, MAX_API_CONNECTIONS),
             ],
-            tasks: vec![tokio::spawn(sweep(inbox.clone()))],
+            tasks: vec![
+                tokio::spawn(sweep(inbox.clone())),
+                tokio::spawn(presence(inbox.clone())),
+            ],
             inbox,
             _lock: Some(lock),
         })
@@ -255,6 +258,7 @@ impl InboxServer {
             serving: vec![Serving::start_with(listener, app, MAX_API_CONNECTIONS)],
             tasks: vec![
                 tokio::spawn(sweep(inbox.clone())),
+                tokio::spawn(presence(inbox.clone())),
                 tokio::spawn(listening),
                 tokio::spawn(pages),
                 tokio::spawn(outbox),
@@ -413,7 +417,7 @@ impl Inbox {
         // A team's pages hear of it from the database's announcement, and
         // its notifications go once from the database's outbox.
         if !reattached && self.team.is_none() {
-            let _ = self.frames.send(frame(&record));
+            let _ = self.frames.send(frame(&record, true));
             self.notifier
                 .arrived(&record, || self.gate.ticket(&self.address).ok());
         }
@@ -512,12 +516,23 @@ impl Inbox {
         }
     }
 
+    /// Whether `record`'s agent waits for it now: it is waiting here, or
+    /// was a moment ago (between two waits). A team's agent may wait on
+    /// another server: it counts while its last wait may still be open.
+    fn agent_waiting(&self, record: &Record) -> bool {
+        let gap = match self.team {
+            Some(_) => AGENT_GAP_MILLIS + MAX_WAIT.as_millis() as i64,
+            None => AGENT_GAP_MILLIS,
+        };
+        record.state == QuestionState::Waiting
+            && (self.waiters.is_attached(&record.id) || crate::now() - record.agent_seen_at < gap)
+    }
+
     fn view(&self, record: Record) -> QuestionView {
+        let agent_waiting = self.agent_waiting(&record);
         let answered_by = record.answered_by;
-        let attached = self.waiters.is_attached(&record.id);
-        let recent = crate::now() - record.agent_seen_at < AGENT_GAP_MILLIS;
         QuestionView {
-            agent_waiting: record.state == QuestionState::Waiting && (attached || recent),
+            agent_waiting,
             id: record.id,
             session: record.session,
             agent: record.agent,
@@ -547,9 +562,9 @@ impl From<Unsettled> for Unanswered {
     }
 }
 
-/// A question's `waterfall` frame, with what asked it, and who may answer
-/// it, for the page.
-fn frame(record: &Record) -> Value {
+/// A question's `waterfall` frame, with what asked it, whether its agent
+/// waits for it now, and who may answer it, for the page.
+fn frame(record: &Record, agent_waiting: bool) -> Value {
     let mut frame = remote::waterfall(&record.id, Some(&record.session), &record.request);
     frame["context"] = json!({
         "session": record.session,
@@ -557,8 +572,52 @@ fn frame(record: &Record) -> Value {
         "cwd": record.cwd,
         "askedAt": crate::rfc3339(record.asked_at),
         "audience": record.audience,
+        "agentWaiting": agent_waiting,
     });
     frame
+}
+
+/// How often the pages hear whose agents came and went.
+const PRESENCE_EVERY: Duration = Duration::from_secs(5);
+
+/// Tells open pages when a question's agent goes (killed, say) or comes
+/// back: a `presence` frame `{eventId, agentWaiting}` for each change, every
+/// [`PRESENCE_EVERY`] while a page is open.
+async fn presence(inbox: Arc<Inbox>) {
+    let mut told: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(PRESENCE_EVERY) => {}
+            () = inbox.closing.cancelled() => return,
+        }
+        if inbox.frames.receiver_count() == 0 {
+            told.clear();
+            continue;
+        }
+        let records = match inbox.store.list(false, 0).await {
+            Ok(listing) => listing.records,
+            Err(error) => {
+                tracing::warn!(%error, "the inbox could not list its questions for its pages");
+                continue;
+            }
+        };
+        let mut now = std::collections::HashMap::with_capacity(records.len());
+        for record in records {
+            let waiting = inbox.agent_waiting(&record);
+            if told.get(&record.id).is_some_and(|&was| was != waiting)
+                || (!told.contains_key(&record.id) && !waiting)
+            {
+                let _ = inbox.frames.send(json!({
+                    "type": "presence",
+                    "eventId": record.id,
+                    "agentWaiting": waiting,
+                    "audience": record.audience,
+                }));
+            }
+            now.insert(record.id, waiting);
+        }
+        told = now;
+    }
 }
 
 /// The `cancel` frame of question `id`, which left the waiting state as
@@ -594,7 +653,7 @@ async fn tell_pages(
             Ok(records) => {
                 for record in records {
                     let _ = inbox.frames.send(match record.state {
-                        QuestionState::Waiting => frame(&record),
+                        QuestionState::Waiting => frame(&record, inbox.agent_waiting(&record)),
                         state => {
                             let mut frame = departure(
                                 &record.id,
@@ -700,7 +759,11 @@ impl Desk for Inbox {
         match self.store.list(false, 0).await {
             Ok(listing) => {
                 report(&listing.unreadable);
-                listing.records.iter().map(frame).collect()
+                listing
+                    .records
+                    .iter()
+                    .map(|record| frame(record, self.agent_waiting(record)))
+                    .collect()
             }
             Err(error) => {
                 tracing::warn!(%error, "the inbox could not list its questions for a page");
