@@ -152,10 +152,15 @@ fn check_answer(question: &seam::Question, answer: &seam::Answer) -> Result<(), 
     }
     for (n, label) in answer.selected.iter().enumerate() {
         if !offered.iter().any(|o| o.label == *label) {
-            return Err(AnswersError(format!(
-                "question {id} has no option labelled {}",
-                json::quoted(label)
-            )));
+            let labels: Vec<String> = offered.iter().map(|o| json::quoted(&o.label)).collect();
+            return Err(AnswersError(match labels.is_empty() {
+                true => format!("question {id} has no options: answer it in own words (custom)"),
+                false => format!(
+                    "question {id} has no option labelled {}; its options are {}",
+                    json::quoted(label),
+                    labels.join(", ")
+                ),
+            }));
         }
         if answer.selected[..n].contains(label) {
             return Err(AnswersError(format!(

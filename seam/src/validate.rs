@@ -79,10 +79,18 @@ pub fn check_answers(request: &AskRequest, answers: &[Answer]) -> Result<(), Ask
             .iter()
             .find(|l| !q.labels().any(|o| o == *l))
         {
-            return invalid(format!(
-                "question {:?} has no option labelled {label:?}",
-                q.id
-            ));
+            let offered: Vec<String> = q.labels().map(|l| format!("{l:?}")).collect();
+            return invalid(match offered.is_empty() {
+                true => format!(
+                    "question {:?} has no options: answer it in own words (custom)",
+                    q.id
+                ),
+                false => format!(
+                    "question {:?} has no option labelled {label:?}; its options are {}",
+                    q.id,
+                    offered.join(", ")
+                ),
+            });
         }
         if let Some(label) = answer
             .selected

@@ -173,11 +173,11 @@ async fn answers_that_do_not_fit_the_questions_are_invalid_answer() {
         ),
         (
             vec![answer("q", &["D"]), answer("r", &[])],
-            "no option labelled \"D\"",
+            "no option labelled \"D\"; its options are \"A\", \"B\"",
         ),
         (
             vec![answer("q", &[]), answer("r", &["A"])],
-            "no option labelled \"A\"",
+            "\"r\" has no options: answer it in own words",
         ),
         (
             vec![with_custom(answer("q", &["A"]), "mine"), answer("r", &[])],
