@@ -154,11 +154,70 @@ async fn line_breaks_are_kept() {
     );
     let card = s.browser.wait_for("form.batch").await;
     let text = card.text().await.unwrap();
-    assert!(
-        text.contains("Run this plan?\n1. build\n2. deploy"),
-        "{text:?}"
-    );
+    assert!(text.contains("Run this plan?"), "{text:?}");
+    let steps = s
+        .browser
+        .client
+        .find_all(fantoccini::Locator::Css("legend ol li"))
+        .await
+        .unwrap();
+    let mut shown = Vec::new();
+    for step in steps {
+        shown.push(step.text().await.unwrap());
+    }
+    assert_eq!(shown, ["build", "deploy"], "a numbered list");
     assert!(text.contains("first line\nsecond line"), "{text:?}");
+    s.browser.close().await;
+}
+
+/// The Markdown models write is shown as meant, safely: code, emphasis,
+/// lists and fenced code; a link shows its address and is never followed;
+/// HTML in it stays text.
+#[tokio::test]
+async fn a_safe_part_of_markdown_is_rendered() {
+    let s = setup().await;
+    let question = "Run `make deploy` on **prod**, *now*?\n\n- one\n- two\n\n```\nrm -rf build\n```\nSee [the runbook](https://example.com/run) <img src=x onerror=\"document.title='pwned'\">";
+    let _call = s.call(
+        json!({"questions":[{"id":"q","question":question,
+            "options":[{"label":"Yes","description":"uses `cargo` _twice_"}]}]}),
+        CancellationToken::new(),
+    );
+    let card = s.browser.wait_for("form.batch").await;
+    let text = card.text().await.unwrap();
+    let only = |css: &'static str| {
+        let browser = &s.browser;
+        async move {
+            let found = browser
+                .client
+                .find_all(fantoccini::Locator::Css(css))
+                .await
+                .unwrap();
+            let mut texts = Vec::new();
+            for element in found {
+                texts.push(element.text().await.unwrap());
+            }
+            texts
+        }
+    };
+    assert_eq!(only("legend code").await, ["make deploy", "rm -rf build"]);
+    assert_eq!(only("legend strong").await, ["prod"]);
+    assert_eq!(only("legend em").await, ["now"]);
+    assert_eq!(only("legend ul li").await, ["one", "two"]);
+    assert_eq!(only("legend pre code").await, ["rm -rf build"]);
+    assert_eq!(only(".description code").await, ["cargo"]);
+    assert_eq!(only(".description em").await, ["twice"]);
+    assert!(
+        text.contains("the runbook (https://example.com/run)"),
+        "{text}"
+    );
+    assert!(text.contains("<img src=x"), "HTML stays text: {text}");
+    assert_eq!(
+        s.browser.count("form.batch a").await,
+        0,
+        "no link to follow"
+    );
+    assert_eq!(s.browser.count("form.batch img").await, 0);
+    assert!(!text.contains("**") && !text.contains('`'), "{text}");
     s.browser.close().await;
 }
 
