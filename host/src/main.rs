@@ -1143,7 +1143,7 @@ async fn serve_mcp(
 
 /// Builds the host (`component` instead of the built-in one when given)
 /// and says what its answerers asked to tell the human. The compiled
-/// component comes from the user's cache (README, "Performance"): the
+/// component comes from the user's cache (docs/performance.md): the
 /// command starts in milliseconds instead of compiling it each time.
 async fn start(builder: HostBuilder, component: Option<Vec<u8>>) -> Result<Host, Usage> {
     let builder = match component {
