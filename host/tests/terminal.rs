@@ -656,6 +656,31 @@ fn with_web_the_terminal_is_offered_too_and_its_answer_wins() {
     s.assert_restored();
 }
 
+/// With `--web`, the page's address stays in view under the keys however
+/// long the question (it scrolled off the top with the notice before).
+#[test]
+fn with_web_the_pages_address_stays_in_view_under_a_long_question() {
+    let mut s = start(long_question(), "--web", false);
+    let (_events, page, _) = web_page(&s);
+    s.wait_for("PgUp/PgDn scroll", 1);
+    let (address, token) = page.split_once('|').unwrap();
+    let shown = s.shown();
+    let last = shown
+        .trim_end()
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(
+        last.trim_end(),
+        format!("Browser: http://{address}/?token={token}"),
+        "{shown}"
+    );
+    s.keys(ESC);
+    s.keys(ESC);
+    assert_eq!(s.finish().0, 1);
+}
+
 /// An answer on the page wins as well: the prompt is withdrawn and the
 /// terminal restored.
 #[test]

@@ -41,6 +41,13 @@ pub trait Answerer: Send + Sync + 'static {
         "elsewhere"
     }
 
+    /// Where a human can answer through it, said to another answerer
+    /// racing it (the web page's address, for the terminal to keep in
+    /// view); see [`Next::also_at`].
+    fn address(&self) -> Option<String> {
+        None
+    }
+
     /// Ends what the answerer keeps running (a prompt on screen, a child
     /// process, a server) and resolves once it has: a host calls it before
     /// it exits, so that nothing is left behind. Asks after it pass on or
@@ -199,6 +206,7 @@ impl Waterfall {
             passes: &passes,
             lane: false,
             elsewhere: Elsewhere::default(),
+            also_at: Vec::new(),
         }
         .run()
         .await
@@ -238,6 +246,8 @@ pub struct Next<'a> {
     lane: bool,
     /// A lane's: how another lane settled the question.
     elsewhere: Elsewhere,
+    /// A lane's: where the other lanes offer it too (their addresses).
+    also_at: Vec<String>,
 }
 
 impl<'a> Next<'a> {
@@ -251,6 +261,12 @@ impl<'a> Next<'a> {
     /// has (read it when withdrawn); never set outside a [`Race`].
     pub fn elsewhere(&self) -> Elsewhere {
         self.elsewhere.clone()
+    }
+
+    /// Where the answerers racing this one offer the question too (the web
+    /// page's address): empty outside a [`Race`].
+    pub fn also_at(&self) -> &[String] {
+        &self.also_at
     }
 
     /// [`run`](Self::run), saying why this answerer passes (no terminal, no
@@ -294,6 +310,7 @@ impl<'a> Next<'a> {
             passes: self.passes,
             lane: false,
             elsewhere: Elsewhere::default(),
+            also_at: Vec::new(),
         };
         let mut answering = link.answerer.answer(ask, next);
         if let (Some(limit), Some(passed)) = (link.timeout, passed) {
@@ -359,10 +376,19 @@ impl Answerer for Race {
     fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
         Box::pin(async move {
             let passes = Mutex::new(Vec::new());
+            let addresses: Vec<Option<String>> =
+                self.answerers.iter().map(|a| a.address()).collect();
             let mut lanes: Vec<Lane<'_>> = self
                 .answerers
                 .iter()
-                .map(|answerer| {
+                .enumerate()
+                .map(|(n, answerer)| {
+                    let also_at = addresses
+                        .iter()
+                        .enumerate()
+                        .filter(|(other, _)| *other != n)
+                        .filter_map(|(_, address)| address.clone())
+                        .collect();
                     let passed = Arc::new(AtomicBool::new(false));
                     let elsewhere = Elsewhere::default();
                     let lane = Next {
@@ -374,6 +400,7 @@ impl Answerer for Race {
                         passes: &passes,
                         lane: true,
                         elsewhere: elsewhere.clone(),
+                        also_at,
                     };
                     Lane {
                         answerer: answerer.as_ref(),

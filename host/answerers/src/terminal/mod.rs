@@ -166,8 +166,10 @@ impl Answerer for TerminalAnswerer {
             };
             let questions = ask.request.questions.clone();
             let (color, asked_by, elsewhere) = (self.color, ask.asked_by_label(), next.elsewhere());
+            let also_at = next.also_at().to_vec();
             let (receive, mut withdrawal) = spawn_prompt(turn, move |withdraw| {
-                run(tty, &questions, asked_by, color, withdraw, &elsewhere).map_err(gone_if_hung_up)
+                let shown = Shown { asked_by, also_at };
+                run(tty, &questions, shown, color, withdraw, &elsewhere).map_err(gone_if_hung_up)
             })
             .map_err(AnswerError::other)?;
             let ending = receive.await;
@@ -257,10 +259,18 @@ impl Drop for RawMode {
     }
 }
 
+/// What a prompt says besides the questions.
+struct Shown {
+    /// A relayed sub-agent's chain.
+    asked_by: Option<String>,
+    /// Where the question is offered too (the web page's address).
+    also_at: Vec<String>,
+}
+
 fn run(
     mut tty: File,
     questions: &[Question],
-    asked_by: Option<String>,
+    shown: Shown,
     color: bool,
     withdraw: &AtomicBool,
     elsewhere: &Elsewhere,
@@ -268,7 +278,8 @@ fn run(
     let _raw = RawMode::enter(&tty)?;
     let mut screen = Screen { at_row: 0 };
     let mut prompt = Prompt::new(questions);
-    prompt.asked_by = asked_by;
+    prompt.asked_by = shown.asked_by;
+    prompt.also_at = shown.also_at;
     let result = (|| -> std::io::Result<(Ending, String)> {
         loop {
             let (width, height) = terminal::size()?;

@@ -51,6 +51,9 @@ pub struct Prompt<'q> {
     /// A relayed sub-agent's chain (`session-1 › reviewer`), said above
     /// every screen.
     pub asked_by: Option<String>,
+    /// Where the question is offered too (the web page's address), kept in
+    /// view under the keys.
+    pub also_at: Vec<String>,
     /// Esc was pressed once: a second dismisses every question, any other
     /// key goes on (as the page asks before it dismisses).
     pub dismissing: bool,
@@ -71,6 +74,7 @@ impl<'q> Prompt<'q> {
             page: 1,
             revising: false,
             asked_by: None,
+            also_at: Vec::new(),
             dismissing: false,
         };
         prompt.enter_question();

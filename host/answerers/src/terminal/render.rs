@@ -140,6 +140,10 @@ impl Painter {
         };
         // Wrapped here, not by the terminal: every line drawn is one row.
         self.wrap(&mut keys, "", 0, &key_line, dim);
+        // Where else it may be answered stays in view with the keys.
+        for address in &prompt.also_at {
+            self.wrap(&mut keys, "", 0, &format!("Browser: {address}"), dim);
+        }
         Frame {
             top,
             rows,

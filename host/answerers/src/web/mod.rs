@@ -284,6 +284,10 @@ impl Answerer for WebAnswerer {
         "in the browser"
     }
 
+    fn address(&self) -> Option<String> {
+        Some(self.url())
+    }
+
     fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
         Box::pin(async move {
             let shared = &self.shared;
