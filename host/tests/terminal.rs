@@ -803,11 +803,30 @@ fn alt_enter_writes_own_words_on_several_lines() {
     s.keys("one");
     s.keys("\x1b\r");
     s.keys("two");
-    assert!(s.shown().contains("one↵two"), "{}", s.shown());
+    let shown = s.shown();
+    assert!(
+        shown.contains("› one\n") && shown.contains("  two"),
+        "{shown}"
+    );
+    let filled = |shown: &str| shown.lines().filter(|l| !l.trim().is_empty()).count();
+    let before = filled(&shown);
+    // Words longer than the line wrap onto more lines as they are typed.
+    s.keys(
+        &" and a reason that goes on well past the width of this eighty-column screen".repeat(2),
+    );
+    let shown = s.shown();
+    assert!(
+        shown.lines().all(|line| line.chars().count() <= 80),
+        "{shown}"
+    );
+    assert!(filled(&shown) >= before + 2, "the field grew:\n{shown}");
     s.keys("\r");
     s.wait_for("Review your answers", 1);
     s.keys("\r");
-    s.assert_sent(r#"{"answers":[{"id":"why","selected":[],"custom":"one\ntwo"}]}"#);
+    s.assert_sent(&format!(
+        r#"{{"answers":[{{"id":"why","selected":[],"custom":"one\ntwo{}"}}]}}"#,
+        " and a reason that goes on well past the width of this eighty-column screen".repeat(2)
+    ));
 }
 
 /// A bar of every question shows where each stands, → and ← move freely,

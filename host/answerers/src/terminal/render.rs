@@ -278,19 +278,51 @@ impl Painter {
         out.push(String::new());
     }
 
-    /// The line being typed, after `lead`, pushed onto `out`; where the
-    /// caret goes on it (line of `out`, column).
+    /// The words being typed, after `lead`, pushed onto `out`: wrapped to
+    /// the width and as many lines as they take (a new line in them starts
+    /// one); where the caret goes (line of `out`, column).
     fn typing(&self, input: &Input, out: &mut Vec<String>, lead: &str) -> (usize, usize) {
         let room = self.width.saturating_sub(lead.width() + 1).max(10);
-        let scroll = input.visual_scroll(room);
-        // A new line in the words shows as ↵ on the one line.
-        let value = input.value().replace('\n', "↵");
-        let shown = skip_columns(&clean(&value, false), scroll, room);
-        out.push(format!("{lead}{shown}"));
-        (
-            out.len() - 1,
-            lead.width() + input.visual_cursor().saturating_sub(scroll),
-        )
+        let cursor = input.cursor();
+        let (mut lines, mut column) = (vec![String::new()], 0);
+        let mut caret = None;
+        for (n, c) in input.value().chars().enumerate() {
+            if n == cursor {
+                caret = Some((lines.len() - 1, column));
+            }
+            if c == '\n' {
+                lines.push(String::new());
+                column = 0;
+                continue;
+            }
+            // One shown character for each typed one, so the caret's place
+            // holds: what the terminal would act on shows as �.
+            let shown = clean(c.encode_utf8(&mut [0; 4]), false)
+                .chars()
+                .next()
+                .unwrap_or('\u{fffd}');
+            let w = unicode_width::UnicodeWidthChar::width(shown).unwrap_or(0);
+            if column + w > room {
+                lines.push(String::new());
+                column = 0;
+            }
+            lines.last_mut().expect("one line at least").push(shown);
+            column += w;
+        }
+        let caret = caret.unwrap_or_else(|| match column >= room {
+            // At the very end of a full line: the caret starts the next.
+            true => {
+                lines.push(String::new());
+                (lines.len() - 1, 0)
+            }
+            false => (lines.len() - 1, column),
+        });
+        let first = out.len();
+        let indent = " ".repeat(lead.width());
+        for (n, line) in lines.iter().enumerate() {
+            out.push(format!("{}{line}", if n == 0 { lead } else { &indent }));
+        }
+        (first + caret.0, lead.width() + caret.1)
     }
 
     /// Draws the rows, with `typing` in place of "Type your own answer";
@@ -613,5 +645,39 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Own words wrap to the width, and the caret goes where the cursor is,
+    /// on whichever line that is.
+    #[test]
+    fn typed_words_wrap_and_the_caret_follows_the_cursor() {
+        let painter = Painter {
+            color: false,
+            width: 30,
+        };
+        let mut out = Vec::new();
+        let input = Input::new("a".repeat(60));
+        let caret = painter.typing(&input, &mut out, "› ");
+        // 27 columns a line: 30, less the lead and one for the caret.
+        assert_eq!(
+            out,
+            [
+                "› ".to_owned() + &"a".repeat(27),
+                "  ".to_owned() + &"a".repeat(27),
+                "  aaaaaa".to_owned()
+            ]
+        );
+        assert_eq!(caret, (2, 8));
+        let mut out = Vec::new();
+        let caret = painter.typing(&input.with_cursor(30), &mut out, "› ");
+        assert_eq!(caret, (1, 2 + 3));
+        let mut out = vec!["above".to_owned()];
+        let caret = painter.typing(
+            &Input::new("one\ntwo".into()).with_cursor(5),
+            &mut out,
+            "› ",
+        );
+        assert_eq!(out, ["above", "› one", "  two"]);
+        assert_eq!(caret, (2, 3), "after the t of two");
     }
 }
