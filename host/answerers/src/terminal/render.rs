@@ -13,8 +13,12 @@ use crate::text::clean;
 /// stay whole, the rows keep the highlighted one in view, and the question
 /// (or the review) scrolls.
 pub struct Frame {
-    /// The question and its detail, or the review: scrolls.
+    /// The question and its detail, or the review: scrolls, but for its
+    /// first `pinned` lines.
     pub top: Vec<String>,
+    /// The lines of `top` that never scroll away: who asks, the bar of
+    /// questions and "2 of 4".
+    pub pinned: usize,
     /// The rows to choose among, or the line being typed.
     pub rows: Vec<String>,
     /// The blank line and the key line: always shown.
@@ -33,6 +37,9 @@ pub struct Layout {
     pub scroll: usize,
     pub page: usize,
 }
+
+/// The most columns a question's header takes in the bar of questions.
+const BAR_NAME: usize = 16;
 
 /// Lines of the question a screen too small for everything still shows:
 /// three of the question and the line saying how to scroll it.
@@ -91,6 +98,8 @@ impl Painter {
                 bold,
             );
         }
+        self.heading(prompt, &mut top);
+        let pinned = top.len();
         let key_line = match &prompt.screen {
             Screen::Review => {
                 self.review(prompt, &mut top);
@@ -146,6 +155,7 @@ impl Painter {
         }
         Frame {
             top,
+            pinned,
             rows,
             keys,
             focus,
@@ -183,7 +193,10 @@ impl Painter {
         // The question keeps its first lines (and the line saying how to
         // scroll it) however many rows there are; the rows keep one.
         let room = height - keys_shown;
-        let keep_top = top.len().min(KEEP_TOP).min(room.saturating_sub(1));
+        let keep_top = top
+            .len()
+            .min(frame.pinned + KEEP_TOP)
+            .min(room.saturating_sub(1));
         let rows_room = rows
             .len()
             .min(room - keep_top)
@@ -198,15 +211,20 @@ impl Painter {
         if top.len() <= top_room {
             lines.extend(top.iter().cloned());
         } else if top_room > 0 {
-            page = (top_room - 1).max(1);
-            let shown = top_room - 1;
-            scroll = asked.min(top.len() - shown);
-            lines.extend(top[scroll..scroll + shown].iter().cloned());
+            // The pinned lines stay while one line of the rest and the
+            // note fit beside them.
+            let pin = frame.pinned.min(top_room.saturating_sub(2));
+            lines.extend(top[..pin].iter().cloned());
+            let (rest, room) = (&top[pin..], top_room - pin);
+            page = (room - 1).max(1);
+            let shown = room - 1;
+            scroll = asked.min(rest.len() - shown);
+            lines.extend(rest[scroll..scroll + shown].iter().cloned());
             let note = format!(
                 "⋯ lines {}–{} of {} · PgUp/PgDn scroll",
                 scroll + 1,
                 scroll + shown,
-                top.len()
+                rest.len()
             );
             lines.push(self.paint(&cut(&note, self.width), dim));
         }
@@ -233,7 +251,15 @@ impl Painter {
             .zip(&prompt.drafts)
             .enumerate()
             .map(|(n, (q, draft))| {
-                let name = q.header.clone().unwrap_or_else(|| format!("Q{}", n + 1));
+                // A long header is cut, so the bar stays one line as long
+                // as it can.
+                let name = match &q.header {
+                    Some(header) if header.width() > BAR_NAME => {
+                        format!("{}…", cut(header, BAR_NAME - 1))
+                    }
+                    Some(header) => header.clone(),
+                    None => format!("Q{}", n + 1),
+                };
                 let state = match (
                     draft.done,
                     draft.chosen.is_empty() && draft.custom.is_none(),
@@ -258,15 +284,26 @@ impl Painter {
         self.wrap(out, "", 0, &bar, header_style);
     }
 
-    fn question(&self, prompt: &Prompt, out: &mut Vec<String>) {
-        let q = prompt.question();
-        if prompt.questions.len() > 1 {
-            self.bar(prompt, out);
+    /// What stays above the question or review however far it scrolls: the
+    /// bar of questions and where this one is in it ("2 of 4").
+    fn heading(&self, prompt: &Prompt, out: &mut Vec<String>) {
+        if prompt.questions.len() < 2 {
+            return;
+        }
+        self.bar(prompt, out);
+        if !matches!(prompt.screen, Screen::Review) {
             out.push(self.paint(
                 &format!("{} of {}", prompt.index + 1, prompt.questions.len()),
                 dim,
             ));
-        } else if let Some(header) = &q.header {
+        }
+    }
+
+    fn question(&self, prompt: &Prompt, out: &mut Vec<String>) {
+        let q = prompt.question();
+        if prompt.questions.len() < 2
+            && let Some(header) = &q.header
+        {
             out.push(self.paint(&format!("[{header}]"), header_style));
         }
         self.wrap(out, "", 0, &q.question, bold);
@@ -393,9 +430,6 @@ impl Painter {
     }
 
     fn review(&self, prompt: &Prompt, out: &mut Vec<String>) {
-        if prompt.questions.len() > 1 {
-            self.bar(prompt, out);
-        }
         out.push(self.paint("Review your answers", bold));
         out.push(String::new());
         for (n, (q, answer)) in prompt.questions.iter().zip(prompt.answers()).enumerate() {
@@ -679,5 +713,35 @@ mod tests {
         );
         assert_eq!(out, ["above", "› one", "  two"]);
         assert_eq!(caret, (2, 3), "after the t of two");
+    }
+
+    /// With many questions, the bar and "2 of 4" stay at the top however
+    /// far a long question scrolls, and a long header is cut so the bar
+    /// keeps to one line.
+    #[test]
+    fn the_bar_of_questions_stays_while_a_long_question_scrolls() {
+        let words: Vec<String> = (0..300).map(|n| format!("word{n}")).collect();
+        let mut first = choice(&words.join(" "), 2);
+        first.header = Some("A header of forty-five characters, give or take".to_owned());
+        let questions = [first, choice("Second?", 2), choice("Third?", 2)];
+        let mut prompt = super::super::prompt::Prompt::new(&questions);
+        prompt.scroll = 10_000;
+        let layout = fitted(&prompt, 79, 20);
+        assert!(
+            layout.lines[0].contains("A header of for…"),
+            "{}",
+            layout.lines[0]
+        );
+        assert!(
+            layout.lines[0].contains("Review"),
+            "one line: {}",
+            layout.lines[0]
+        );
+        assert_eq!(layout.lines[1], "1 of 3");
+        let text = layout.lines.join("\n");
+        assert!(
+            text.contains("word299") && !text.contains("word0 "),
+            "{text}"
+        );
     }
 }
