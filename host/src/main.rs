@@ -419,6 +419,10 @@ async fn run(cli: Cli) -> Result<ExitCode, Usage> {
                 let page = WebConfig {
                     port: web_port.unwrap_or(0),
                     grace: None,
+                    // Not the session's random key: where it asks from.
+                    asker: std::env::current_dir()
+                        .ok()
+                        .map(|dir| format!("ask-user in {}", ask_user::text::folder(&dir))),
                     ..WebConfig::default()
                 };
                 let both = race(vec![Box::new(page), ready(TerminalAnswerer::new())]);

@@ -615,7 +615,11 @@ fn web_page(s: &Session) -> (std::net::TcpStream, String, String) {
         "GET /events?token={token} HTTP/1.1\r\nHost: {address}\r\n\r\n"
     )
     .unwrap();
-    let seen = read_until(&mut events, "\"type\":\"waterfall\"");
+    // The question's frame, which names where it asks from (not the
+    // session's random key).
+    let asker = format!("\"asker\":\"ask-user in {}\"", s.dir.display());
+    let seen = read_until(&mut events, &asker);
+    assert!(seen.contains("\"type\":\"waterfall\""), "{seen}");
     let event = seen
         .split("\"eventId\":\"")
         .nth(1)

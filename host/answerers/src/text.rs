@@ -2,9 +2,24 @@
 //! terminal ([`clean`]), a Slack message ([`slack`]), a desktop
 //! notification's markup ([`markup`]). Whatever it says, it stays text:
 //! it never moves a cursor, sets a clipboard, mentions a channel or turns
-//! into a link.
+//! into a link. And a folder as a person reads it ([`folder`]).
 
 use std::borrow::Cow;
+use std::path::Path;
+
+/// `path` as a person reads it: under the home folder, `~/…` (the home
+/// folder itself `~`); elsewhere as it is.
+pub fn folder(path: &Path) -> String {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    match home
+        .as_deref()
+        .and_then(|home| path.strip_prefix(home).ok())
+    {
+        Some(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
+        Some(rest) => format!("~/{}", rest.display()),
+        None => path.display().to_string(),
+    }
+}
 
 /// `text` made safe to write to a terminal: the model's words (and pasted
 /// ones) must not move the cursor, rewrite what the human reads, retitle the

@@ -58,17 +58,7 @@ impl HookInput {
 /// What the inbox shows as asking: Claude Code, the folder it works in
 /// (`cwd`, the home folder as `~`), and for a form the MCP server's name.
 pub fn asker(cwd: Option<&str>, mcp_server: Option<&str>) -> Asker {
-    let folder = cwd.map(|cwd| {
-        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-        match home
-            .as_deref()
-            .and_then(|home| Path::new(cwd).strip_prefix(home).ok())
-        {
-            Some(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
-            Some(rest) => format!("~/{}", rest.display()),
-            None => cwd.to_owned(),
-        }
-    });
+    let folder = cwd.map(|cwd| crate::text::folder(Path::new(cwd)));
     let mut agent = "Claude Code".to_owned();
     for part in [folder.as_deref(), mcp_server].into_iter().flatten() {
         agent.push_str(" · ");

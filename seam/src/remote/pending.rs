@@ -27,6 +27,8 @@ pub type Settlement = Result<Outcome, String>;
 /// ticket before its question was settled withdraws it: the question leaves
 /// the list and `on_withdraw` is told its id (to send `cancel`, say).
 pub struct PendingQuestions {
+    /// What asks, as a page says it (none: the agent's id).
+    asker: Option<String>,
     prefix: &'static str,
     next_id: AtomicU64,
     state: Mutex<State>,
@@ -73,11 +75,19 @@ impl PendingQuestions {
     /// Event ids are `prefix` followed by a counter (`e1`, `e2`, …).
     pub fn new(prefix: &'static str, on_withdraw: impl Fn(&str) + Send + Sync + 'static) -> Self {
         PendingQuestions {
+            asker: None,
             prefix,
             next_id: AtomicU64::new(1),
             state: Mutex::new(State::default()),
             on_withdraw: Box::new(on_withdraw),
         }
+    }
+
+    /// Names what asks in every question's frame (`asker`: `ask-user in
+    /// ~/src/app`), for a page to say it beside the agent's id.
+    pub fn asker(mut self, asker: Option<String>) -> Self {
+        self.asker = asker;
+        self
     }
 
     /// Opens `ask` as a new question, unless the far side is gone.
@@ -91,6 +101,9 @@ impl PendingQuestions {
         // A relayed sub-agent's chain, for the far side to say who asks.
         if !ask.asked_by.is_empty() {
             frame["askedBy"] = ask.asked_by.clone().into();
+        }
+        if let Some(asker) = &self.asker {
+            frame["asker"] = asker.as_str().into();
         }
         let (reply, settled) = oneshot::channel();
         let mut state = lock(&self.state);

@@ -1012,3 +1012,42 @@ async fn a_relayed_sub_agents_question_says_which_agent_asks() {
     );
     browser.close().await;
 }
+
+/// A host may name what asks (`ask-user ask --web` gives its folder): the
+/// card says it instead of the session's random key.
+#[tokio::test]
+async fn the_card_names_what_asks_when_the_host_says() {
+    let _turn = BROWSER.lock().await;
+    let h = Arc::new(Harness::new().await);
+    let web = Arc::new(
+        WebAnswerer::start(WebConfig {
+            grace: Some(WAIT),
+            asker: Some("ask-user in ~/src/app".to_owned()),
+            ..WebConfig::default()
+        })
+        .await
+        .unwrap(),
+    );
+    h.seam()
+        .waterfall()
+        .register_arc(web.clone(), Placement::default());
+    let browser = Browser::start().await;
+    browser.client.goto(&web.url()).await.unwrap();
+    browser.wait_for("#status").await;
+    let call = {
+        let h = h.clone();
+        tokio::spawn(async move {
+            let arguments = one_question(&["A", "B"]).to_string();
+            h.runtime
+                .call(&h.root, &CancellationToken::new(), &arguments)
+                .await
+        })
+    };
+    let text = browser.wait_for("form.batch").await.text().await.unwrap();
+    assert!(text.contains("asked by ask-user in ~/src/app"), "{text:?}");
+    assert!(!text.contains("asked by root"), "{text:?}");
+    browser.click(r#"input[data-option="0"]"#).await;
+    browser.click("button.send").await;
+    assert!(!result(call).await.is_error);
+    browser.close().await;
+}

@@ -49,6 +49,9 @@ pub struct WebConfig {
     /// How long a request waits for a page to connect before it is passed
     /// on; `None` waits as long as it takes. Default 3 s.
     pub grace: Option<Duration>,
+    /// How the page names what asks (`ask-user in ~/src/app`), instead of
+    /// the agent's id. Default: none.
+    pub asker: Option<String>,
 }
 
 impl Default for WebConfig {
@@ -57,6 +60,7 @@ impl Default for WebConfig {
             bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
             port: 0,
             grace: Some(Duration::from_secs(3)),
+            asker: None,
         }
     }
 }
@@ -99,7 +103,8 @@ impl WebAnswerer {
             // A question that leaves (answered, withdrawn) leaves every page.
             pending: PendingQuestions::new("w", move |id| {
                 let _ = withdrawn.send(cancel(id, Left::Withdrawn));
-            }),
+            })
+            .asker(config.asker.clone()),
             frames,
             pages: AtomicUsize::new(0),
             page_connected: Notify::new(),
@@ -347,6 +352,7 @@ impl AnswererKind for WebKind {
                 Some("forever") => None,
                 Some(grace) => Some(super::duration(grace)?),
             },
+            ..defaults
         }))
     }
 }
