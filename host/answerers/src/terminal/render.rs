@@ -245,7 +245,7 @@ impl Painter {
     /// The bar of all questions: each one's header (or number) with its
     /// state, ✓ answered, – skipped, · not yet; the current one in brackets.
     fn bar(&self, prompt: &Prompt, out: &mut Vec<String>) {
-        let items: Vec<String> = prompt
+        let mut items: Vec<String> = prompt
             .questions
             .iter()
             .zip(&prompt.drafts)
@@ -280,8 +280,26 @@ impl Painter {
         } else {
             " Review "
         };
-        let bar = format!("{}│{review}", items.join("│"));
-        self.wrap(out, "", 0, &bar, header_style);
+        items.push(review.to_owned());
+        let bar = items.join("│");
+        if !self.color || bar.width() > self.width {
+            self.wrap(out, "", 0, &bar, header_style);
+            return;
+        }
+        // One line: the current item stands out by more than its brackets.
+        let current = match prompt.screen {
+            Screen::Review => items.len() - 1,
+            _ => prompt.index,
+        };
+        let painted: Vec<String> = items
+            .iter()
+            .enumerate()
+            .map(|(n, item)| match n == current {
+                true => self.paint(item, selected),
+                false => self.paint(item, header_style),
+            })
+            .collect();
+        out.push(painted.join("│"));
     }
 
     /// What stays above the question or review however far it scrolls: the
@@ -743,5 +761,23 @@ mod tests {
             text.contains("word299") && !text.contains("word0 "),
             "{text}"
         );
+    }
+
+    /// With colour, the current question in the bar stands out (reverse
+    /// video), not by its brackets alone.
+    #[test]
+    fn the_current_question_stands_out_in_the_bar() {
+        let questions = [choice("First?", 2), choice("Second?", 2)];
+        let prompt = super::super::prompt::Prompt::new(&questions);
+        let painter = Painter {
+            color: true,
+            width: 79,
+        };
+        let frame = painter.frame(&prompt);
+        let bar = &frame.top[0];
+        assert!(bar.contains(&selected("[Q1 ·]")), "{bar:?}");
+        assert!(bar.contains(&header_style(" Q2 · ")), "{bar:?}");
+        let plain = fitted(&prompt, 79, 20).lines[0].clone();
+        assert_eq!(plain, "[Q1 ·]│ Q2 · │ Review");
     }
 }
