@@ -1172,3 +1172,91 @@ async fn a_card_says_when_its_agent_is_gone() {
     assert_eq!(listed["session"], "alpha");
     browser.close().await;
 }
+
+/// The README's inbox recipe, run as written (from the repository's root,
+/// with its own state folder): each `ask-user` line of the block, in
+/// order; the agent's line in the background, and the answering line that
+/// takes a file (the one asking at the terminal has a pty test of its own),
+/// the question's id put for `q3f…`.
+#[test]
+fn the_readmes_inbox_recipe_runs_as_written() {
+    const README: &str = include_str!("../../README.md");
+    let block = README
+        .split("```sh\n")
+        .find(|block| block.starts_with("ask-user inbox serve                  # leave it running"))
+        .and_then(|block| block.split("```").next())
+        .expect("the README's inbox recipe");
+    let lines: Vec<Vec<&str>> = block
+        .lines()
+        .map(|line| line.split(" #").next().unwrap().trim())
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(|line| line.split_whitespace().collect())
+        .collect();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let run = |words: &[&str]| {
+        assert_eq!(words[0], "ask-user", "{words:?}");
+        let mut command = ask_user();
+        command
+            .args(&words[1..])
+            .current_dir(repo)
+            .env("ASK_USER_STATE_DIR", state.path())
+            .stdin(Stdio::null());
+        command
+    };
+    // Both killed when dropped, however the test ends.
+    let (mut server, mut agent, mut id) = (None::<Agent>, None::<Agent>, None::<String>);
+    for words in &lines {
+        match words[1..] {
+            ["inbox", "serve"] => {
+                let mut child = run(words)
+                    .stderr(Stdio::piped())
+                    .stdout(Stdio::null())
+                    .spawn()
+                    .unwrap();
+                child::said_on_stderr(&mut child, "the inbox serves", BOUND)
+                    .unwrap_or_else(|why| panic!("{words:?}: {why}"));
+                server = Some(Agent(Some(child)));
+            }
+            ["ask", ..] => {
+                let child = run(words)
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                agent = Some(Agent(Some(child)));
+            }
+            ["inbox", "answer", _] => {} // at the terminal: its own pty test
+            ["inbox", "answer", _, ..] => {
+                let mut words = words.clone();
+                words[3] = id.as_deref().expect("listed first");
+                let output = run(&words).output().unwrap();
+                assert!(output.status.success(), "{words:?}: {}", stderr(&output));
+            }
+            _ => {
+                // `inbox page`, `inbox list`: they say what the README says.
+                let start = Instant::now();
+                let text = loop {
+                    let output = run(words).output().unwrap();
+                    assert!(output.status.success(), "{words:?}: {}", stderr(&output));
+                    let text = String::from_utf8(output.stdout).unwrap();
+                    // The list is read again until the agent's question is
+                    // in it (nothing announces it): every 50 ms, bounded.
+                    if words[1..] != ["inbox", "list"] || text.contains("session deploy-7") {
+                        break text;
+                    }
+                    assert!(start.elapsed() < BOUND, "never listed: {text}");
+                    std::thread::sleep(Duration::from_millis(50));
+                };
+                if words[1..] == ["inbox", "list"] {
+                    id = text.split_whitespace().next().map(str::to_owned);
+                } else {
+                    assert!(text.starts_with("http://127.0.0.1:"), "{text}");
+                }
+            }
+        }
+    }
+    let answers = answers_of(&agent.expect("the recipe runs an agent").finish());
+    assert_eq!(answers[0]["selected"], json!(["Staging (Recommended)"]));
+    assert!(server.is_some(), "the recipe serves an inbox");
+}
