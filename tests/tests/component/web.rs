@@ -24,8 +24,22 @@ struct Setup {
 }
 
 async fn setup() -> Setup {
+    setup_with(Harness::new().await, WebConfig::default()).await
+}
+
+/// [`setup`] on harness `h`, the web answerer started with `config` (its
+/// grace always [`WAIT`]).
+async fn setup_with(h: Harness, config: WebConfig) -> Setup {
     let turn = BROWSER.lock().await;
-    let (h, web) = web_first(WAIT).await;
+    let h = Arc::new(h);
+    let web = web_in_front(
+        &h,
+        WebConfig {
+            grace: Some(WAIT),
+            ..config
+        },
+    )
+    .await;
     let browser = Browser::start().await;
     browser.client.goto(&web.url()).await.unwrap();
     browser.wait_for("#status").await;
@@ -40,20 +54,20 @@ async fn setup() -> Setup {
 /// The real component with a web answerer first in its chain.
 async fn web_first(grace: Duration) -> (Arc<Harness>, Arc<WebAnswerer>) {
     let h = Arc::new(Harness::new().await);
-    let web = web_in_front(&h, grace).await;
+    let web = web_in_front(
+        &h,
+        WebConfig {
+            grace: Some(grace),
+            ..WebConfig::default()
+        },
+    )
+    .await;
     (h, web)
 }
 
-/// A web answerer first in `h`'s chain.
-async fn web_in_front(h: &Harness, grace: Duration) -> Arc<WebAnswerer> {
-    let web = Arc::new(
-        WebAnswerer::start(WebConfig {
-            grace: Some(grace),
-            ..WebConfig::default()
-        })
-        .await
-        .unwrap(),
-    );
+/// A web answerer started with `config`, first in `h`'s chain.
+async fn web_in_front(h: &Harness, config: WebConfig) -> Arc<WebAnswerer> {
+    let web = Arc::new(WebAnswerer::start(config).await.unwrap());
     h.seam()
         .waterfall()
         .register_arc(web.clone(), Placement::default());
@@ -67,10 +81,20 @@ impl Setup {
         arguments: Value,
         signal: CancellationToken,
     ) -> tokio::task::JoinHandle<ToolResult> {
-        let h = self.h.clone();
+        self.call_as(&self.h.root, arguments, signal)
+    }
+
+    /// [`call`](Self::call) as `caller`.
+    fn call_as(
+        &self,
+        caller: &ask_user::AgentHandle,
+        arguments: Value,
+        signal: CancellationToken,
+    ) -> tokio::task::JoinHandle<ToolResult> {
+        let (h, caller) = (self.h.clone(), caller.clone());
         tokio::spawn(async move {
             h.runtime
-                .call(&h.root, &signal, &arguments.to_string())
+                .call(&caller, &signal, &arguments.to_string())
                 .await
         })
     }
@@ -981,73 +1005,43 @@ async fn with_no_page_open_the_request_passes_on_after_the_grace_period() {
 
 #[tokio::test]
 async fn a_relayed_sub_agents_question_says_which_agent_asks() {
-    let _turn = BROWSER.lock().await;
-    let h = Arc::new(
-        Harness::with_seam(|seam| seam.with_delegated(Delegated::Relay { max_asks: 3 })).await,
+    let h = Harness::with_seam(|seam| seam.with_delegated(Delegated::Relay { max_asks: 3 })).await;
+    let s = setup_with(h, WebConfig::default()).await;
+    let reviewer = s.h.agents.register_delegate("reviewer", &s.h.root);
+    let call = s.call_as(
+        &reviewer,
+        one_question(&["A", "B"]),
+        CancellationToken::new(),
     );
-    let web = web_in_front(&h, WAIT).await;
-    let browser = Browser::start().await;
-    browser.client.goto(&web.url()).await.unwrap();
-    browser.wait_for("#status").await;
-    let reviewer = h.agents.register_delegate("reviewer", &h.root);
-    let call = {
-        let h = h.clone();
-        tokio::spawn(async move {
-            let arguments = one_question(&["A", "B"]).to_string();
-            h.runtime
-                .call(&reviewer, &CancellationToken::new(), &arguments)
-                .await
-        })
-    };
-    let text = browser.wait_for("form.batch").await.text().await.unwrap();
+    let text = s.browser.wait_for("form.batch").await.text().await.unwrap();
     assert!(
         text.contains("asked by sub-agent root › reviewer"),
         "{text:?}"
     );
-    browser.click(r#"input[data-option="1"]"#).await;
-    browser.click("button.send").await;
+    s.browser.click(r#"input[data-option="1"]"#).await;
+    s.browser.click("button.send").await;
     assert_eq!(
         result(call).await.text(),
         r#"{"answers":[{"id":"q","selected":["B"]}]}"#
     );
-    browser.close().await;
+    s.browser.close().await;
 }
 
 /// A host may name what asks (`ask-user ask --web` gives its folder): the
 /// card says it instead of the session's random key.
 #[tokio::test]
 async fn the_card_names_what_asks_when_the_host_says() {
-    let _turn = BROWSER.lock().await;
-    let h = Arc::new(Harness::new().await);
-    let web = Arc::new(
-        WebAnswerer::start(WebConfig {
-            grace: Some(WAIT),
-            asker: Some("ask-user in ~/src/app".to_owned()),
-            ..WebConfig::default()
-        })
-        .await
-        .unwrap(),
-    );
-    h.seam()
-        .waterfall()
-        .register_arc(web.clone(), Placement::default());
-    let browser = Browser::start().await;
-    browser.client.goto(&web.url()).await.unwrap();
-    browser.wait_for("#status").await;
-    let call = {
-        let h = h.clone();
-        tokio::spawn(async move {
-            let arguments = one_question(&["A", "B"]).to_string();
-            h.runtime
-                .call(&h.root, &CancellationToken::new(), &arguments)
-                .await
-        })
+    let config = WebConfig {
+        asker: Some("ask-user in ~/src/app".to_owned()),
+        ..WebConfig::default()
     };
-    let text = browser.wait_for("form.batch").await.text().await.unwrap();
+    let s = setup_with(Harness::new().await, config).await;
+    let call = s.call(one_question(&["A", "B"]), CancellationToken::new());
+    let text = s.browser.wait_for("form.batch").await.text().await.unwrap();
     assert!(text.contains("asked by ask-user in ~/src/app"), "{text:?}");
     assert!(!text.contains("asked by root"), "{text:?}");
-    browser.click(r#"input[data-option="0"]"#).await;
-    browser.click("button.send").await;
+    s.browser.click(r#"input[data-option="0"]"#).await;
+    s.browser.click("button.send").await;
     assert!(!result(call).await.is_error);
-    browser.close().await;
+    s.browser.close().await;
 }
