@@ -11,13 +11,17 @@
 //! handing out the [`AskContext`] it bound for the call (the caller, the
 //! turn's signal, the seam, the limits). The component passes questions only.
 
+pub mod replay;
 pub mod v0_1_0;
 
 use std::sync::Arc;
+use std::task::Poll;
 
-use ask_user_seam::{AgentHandle, Answer, AskError, AskRequest, ErrorCode, UserQuestions};
+use ask_user_seam::{AgentHandle, Answer, AskRequest, ErrorCode, UserQuestions};
 use tokio_util::sync::CancellationToken;
 use wasmtime::Store;
+
+use replay::{Answered, PendingAnswer, Replay, Suspended, Waiting};
 use wasmtime::component::{Component, Linker};
 
 /// The WIT package versions this host can load.
@@ -118,12 +122,18 @@ pub const ITEM_BYTES: usize = 32;
 /// The seam import's state for one call, bound by the host before the call
 /// enters the component: the trust boundary. Nothing in it comes from the
 /// component.
+///
+/// By default an ask waits for its answer inside the run, holding the
+/// instance. [`replaying`](Self::replaying) makes a run end at an ask that
+/// must wait instead ([`replay`]).
 pub struct AskContext {
     seam: Arc<UserQuestions>,
     caller: Option<AgentHandle>,
     signal: CancellationToken,
     limits: AskLimits,
     asks: u32,
+    replay: Option<Replay>,
+    waiting: Option<Waiting>,
 }
 
 impl AskContext {
@@ -141,7 +151,23 @@ impl AskContext {
             signal,
             limits,
             asks: 0,
+            replay: None,
+            waiting: None,
         }
+    }
+
+    /// This run of the call answers the asks `replay` holds from the log,
+    /// and ends with [`Suspended`] at a new ask the seam cannot answer at
+    /// once.
+    pub fn replaying(mut self, replay: Replay) -> Self {
+        self.replay = Some(replay);
+        self
+    }
+
+    /// After a run that ended with [`Suspended`]: the log so far and the
+    /// ask that waits. `None` when no ask waits.
+    pub fn into_waiting(self) -> Option<(Replay, Waiting)> {
+        Some((self.replay?, self.waiting?))
     }
 
     /// Counts an ask against the limit; past it the call traps.
@@ -155,11 +181,9 @@ impl AskContext {
         Ok(())
     }
 
-    /// Bounds the request, then asks through the seam.
-    async fn ask(
-        &mut self,
-        request: AskRequest,
-    ) -> wasmtime::Result<Result<Vec<Answer>, AskError>> {
+    /// Bounds the request, then asks through the seam (or, replaying, takes
+    /// the answer an earlier run got).
+    async fn ask(&mut self, request: AskRequest) -> wasmtime::Result<Answered> {
         let size = request_size(&request);
         if size > self.limits.max_request_bytes {
             return Err(wasmtime::Error::new(Refusal::RequestTooLarge {
@@ -167,10 +191,43 @@ impl AskContext {
                 limit: self.limits.max_request_bytes,
             }));
         }
-        Ok(self
-            .seam
-            .ask(request, self.caller.as_ref(), &self.signal)
-            .await)
+        let Some(replay) = &self.replay else {
+            return Ok(self
+                .seam
+                .ask(request, self.caller.as_ref(), &self.signal)
+                .await);
+        };
+        // `count_ask` has counted this one.
+        let index = self.asks as usize - 1;
+        if let Some(asked) = replay.asked.get(index) {
+            if asked.request != request {
+                return Err(wasmtime::Error::new(Refusal::Violation(format!(
+                    "it asked something else when run again (ask {} of the call)",
+                    index + 1
+                ))));
+            }
+            return Ok(asked.answered.clone());
+        }
+        let mut answer = self.answer(request.clone());
+        match std::future::poll_fn(|cx| Poll::Ready(answer.as_mut().poll(cx))).await {
+            Poll::Ready(answered) => {
+                if let Some(replay) = &mut self.replay {
+                    replay.record(request, answered.clone());
+                }
+                Ok(answered)
+            }
+            Poll::Pending => {
+                self.waiting = Some(Waiting { request, answer });
+                Err(wasmtime::Error::new(Suspended))
+            }
+        }
+    }
+
+    /// The seam's answer to `request`, owning all it needs: it may outlive
+    /// the run.
+    fn answer(&self, request: AskRequest) -> PendingAnswer {
+        let (seam, caller, signal) = (self.seam.clone(), self.caller.clone(), self.signal.clone());
+        Box::pin(async move { seam.ask(request, caller.as_ref(), &signal).await })
     }
 }
 

@@ -13,6 +13,7 @@ use wasmtime::Store;
 use wasmtime::component::{Component, Linker};
 
 use crate::cache::CodeCache;
+use crate::contract::replay::{Replay, Suspended};
 use crate::contract::{
     self, AskContext, AskLimits, RawDefinition, Refusal, ToolOutput, ToolPre, Version,
 };
@@ -34,13 +35,21 @@ pub struct RuntimeConfig {
     /// Linear memory a call may use, in bytes. Past it:
     /// `GUEST_MEMORY_EXCEEDED`. Default 32 MiB.
     pub memory_cap: usize,
-    /// Calls of this runtime that may run at once. One more fails with
-    /// `HOST_BUSY`, as does a call that finds every slot of the engine's
-    /// pool taken (see [`EngineConfig::pool_slots`](crate::EngineConfig)).
-    /// Default 250, under the default pool of 256: a call waiting on the
-    /// human holds about 62 KiB (its instance, fiber stack and ask), so 250
-    /// waiting cost about 15 MiB.
+    /// Runs of the component that may be under way at once: instances
+    /// alive. A call holds one only while the component runs (microseconds),
+    /// never while it waits for the human. A new call that finds none free
+    /// fails with `HOST_BUSY`, as does one that finds every slot of the
+    /// engine's pool taken (see
+    /// [`EngineConfig::pool_slots`](crate::EngineConfig)); a call run again
+    /// with its answer waits for one. Default 250, under the default pool
+    /// of 256.
     pub max_concurrent_calls: u32,
+    /// Calls that may be under way at once, waiting for the human or not.
+    /// A waiting call holds no instance: its arguments, its request, what
+    /// the answerers keep for it, about 10 KiB in all (measured by the
+    /// `tool_call` bench). One more call fails with `HOST_BUSY` before it
+    /// reaches an answerer. Default 10,000.
+    pub max_waiting_calls: u32,
     /// Largest result the component may return (text plus answers), in
     /// bytes. Past it: `GUEST_OUTPUT_TOO_LARGE`. Default 4 MiB, which holds
     /// the largest answers the tool's limits allow, so no answer the human
@@ -70,6 +79,7 @@ impl Default for RuntimeConfig {
             cpu_deadline: Duration::from_secs(1),
             memory_cap: 32 << 20,
             max_concurrent_calls: 250,
+            max_waiting_calls: 10_000,
             max_output_bytes: 4 << 20,
             max_arguments_bytes: 1 << 20,
             max_asks_per_call: 1,
@@ -105,7 +115,9 @@ pub struct ToolRuntime {
     seam: Arc<UserQuestions>,
     config: RuntimeConfig,
     definition: ToolDefinition,
-    /// One permit per call that may run at once.
+    /// One permit per run of the component that may be under way at once.
+    runs: Arc<Semaphore>,
+    /// One permit per call that may be under way at once.
     calls: Arc<Semaphore>,
 }
 
@@ -177,7 +189,8 @@ impl ToolRuntime {
         let pre = ToolPre::new(&linker, &component)?;
         let definition = read_definition(&engine, &pre, &seam, &config).await?;
         Ok(ToolRuntime {
-            calls: Arc::new(Semaphore::new(config.max_concurrent_calls as usize)),
+            runs: Arc::new(Semaphore::new(config.max_concurrent_calls as usize)),
+            calls: Arc::new(Semaphore::new(config.max_waiting_calls as usize)),
             engine,
             pre,
             seam,
@@ -222,30 +235,62 @@ impl ToolRuntime {
                 ),
             );
         }
-        let Ok(_permit) = self.calls.clone().try_acquire_owned() else {
+        let Ok(_call) = self.calls.try_acquire() else {
             return busy(&format!(
-                "this host runs at most {} calls of the tool at once",
-                self.config.max_concurrent_calls
+                "this host lets at most {} calls wait for the human at once",
+                self.config.max_waiting_calls
             ));
         };
-        let ask = AskContext::new(
-            self.seam.clone(),
-            Some(caller.clone()),
-            signal.clone(),
-            self.config.ask_limits(),
-        );
+        // The call's CPU time, over all its runs.
         let clock = CpuClock::new();
-        let mut store = new_store(&self.engine, &self.config, ask, clock.clone());
-        let outcome = clock
-            .measure(Box::pin(async {
-                let tool = self.pre.instantiate(&mut store).await?;
-                tool.execute(&mut store, arguments).await
-            }))
-            .await;
-        match outcome {
-            Ok(Ok(output)) => self.success(output),
-            Ok(Err(failure)) => ToolResult::failure(failure.name, failure.code, &failure.message),
-            Err(error) => sandbox_failure(&error),
+        let mut replay = Replay::new();
+        loop {
+            // A call run again has an answer to hand over: it waits its turn.
+            let run = match replay.asked().is_empty() {
+                true => self.runs.try_acquire().ok(),
+                false => self.runs.acquire().await.ok(),
+            };
+            let Some(run) = run else {
+                return busy(&format!(
+                    "this host runs the tool at most {} times at once",
+                    self.config.max_concurrent_calls
+                ));
+            };
+            let ask = AskContext::new(
+                self.seam.clone(),
+                Some(caller.clone()),
+                signal.clone(),
+                self.config.ask_limits(),
+            )
+            .replaying(replay);
+            let mut store = new_store(&self.engine, &self.config, ask, clock.clone());
+            let outcome = clock
+                .measure(Box::pin(async {
+                    let tool = self.pre.instantiate(&mut store).await?;
+                    tool.execute(&mut store, arguments).await
+                }))
+                .await;
+            let waiting = match &outcome {
+                Err(error) if error.is::<Suspended>() => {
+                    store.into_data().into_ask().into_waiting()
+                }
+                _ => None,
+            };
+            let Some((log, waiting)) = waiting else {
+                return match outcome {
+                    Ok(Ok(output)) => self.success(output),
+                    Ok(Err(failure)) => {
+                        ToolResult::failure(failure.name, failure.code, &failure.message)
+                    }
+                    Err(error) => sandbox_failure(&error),
+                };
+            };
+            // The instance is gone; nothing of the component is held while
+            // the human answers.
+            drop(run);
+            let answered = waiting.answer.await;
+            replay = log;
+            replay.record(waiting.request, answered);
         }
     }
 

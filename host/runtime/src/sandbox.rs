@@ -85,6 +85,11 @@ impl CallState {
         }
     }
 
+    /// The seam import's state, once the run is over.
+    pub fn into_ask(self) -> AskContext {
+        self.ask
+    }
+
     pub fn limiter(&mut self) -> &mut dyn ResourceLimiter {
         &mut self.memory
     }

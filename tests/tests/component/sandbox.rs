@@ -5,6 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ask_user::contract::Version;
+use ask_user::wasmtime::Store;
+use ask_user::wasmtime::component::{Component, Linker};
 use ask_user::{
     AgentRegistry, Engine, EngineConfig, RuntimeConfig, ToolResult, ToolRuntime, UserQuestions,
 };
@@ -138,31 +140,28 @@ async fn a_full_engine_pool_is_busy_and_frees_up() {
     let component = std::fs::read(ask_user_tests::MISBEHAVE).unwrap();
     let agents = Arc::new(AgentRegistry::new());
     let seam = UserQuestions::new(agents.clone());
-    let (answerer, probe) = TestAnswerer::new(Behaviour::FailOnAbort(|| {
-        ask_user::AskError::new(ask_user::ErrorCode::AskAborted, "aborted").into()
-    }));
+    let (answerer, probe) = TestAnswerer::new(Behaviour::ClaimFirst);
     seam.waterfall().register(answerer, Default::default());
-    let runtime = Arc::new(
-        ToolRuntime::with_engine(&engine, &component, Arc::new(seam), config())
-            .await
-            .unwrap(),
-    );
+    let runtime = ToolRuntime::with_engine(&engine, &component, Arc::new(seam), config())
+        .await
+        .unwrap();
     let root = agents.register_root("root", None);
-    let signal = CancellationToken::new();
-    let first = {
-        let (runtime, root, signal) = (runtime.clone(), root.clone(), signal.clone());
-        tokio::spawn(async move { runtime.call(&root, &signal, "ask").await })
-    };
-    probe.wait_for_calls(1).await;
-    // The runtime would allow two calls; the engine's one slot is taken.
+    // An instance of another component on the same engine takes the slot.
+    let empty = Component::new(engine.wasmtime(), wat::parse_str("(component)").unwrap()).unwrap();
+    let mut store = Store::new(engine.wasmtime(), ());
+    let held = Linker::new(engine.wasmtime())
+        .instantiate_async(&mut store, &empty)
+        .await
+        .unwrap();
+    // The runtime would allow two runs; the engine's one slot is taken.
     let second = runtime.call(&root, &CancellationToken::new(), "wasi").await;
     assert_sandbox_error(
         &second,
         "HOST_BUSY",
         "every instance slot of the engine's pool",
     );
-    signal.cancel();
-    assert_eq!(first.await.unwrap().text(), "asked");
+    assert_eq!(probe.calls(), 0);
+    drop((held, store));
     let third = runtime.call(&root, &CancellationToken::new(), "wasi").await;
     assert_eq!(third.text(), "env=0 args=0 root=false tmp=false");
 }
@@ -342,9 +341,43 @@ async fn the_component_sees_no_environment_arguments_or_files() {
 }
 
 #[tokio::test]
-async fn calls_beyond_the_pool_are_refused_not_queued_forever() {
-    let busy = RuntimeConfig {
+async fn a_call_waiting_for_the_human_holds_no_instance() {
+    let one_run = RuntimeConfig {
         max_concurrent_calls: 1,
+        ..config()
+    };
+    let m = Arc::new(misbehaving(Behaviour::Hang, one_run).await);
+    let signal = CancellationToken::new();
+    let waiting: Vec<_> = (0..3)
+        .map(|n| {
+            let (m, signal) = (m.clone(), signal.clone());
+            tokio::spawn(async move {
+                let root = m.agents.register_root(format!("waits-{n}"), None);
+                m.runtime.call(&root, &signal, "ask").await
+            })
+        })
+        .collect();
+    m.probe.wait_for_calls(3).await;
+    // Three calls wait for the human; the one run allowed is free.
+    assert_eq!(
+        m.call("wasi").await.text(),
+        "env=0 args=0 root=false tmp=false"
+    );
+    signal.cancel();
+    for call in waiting {
+        assert_eq!(
+            call.await.unwrap().text(),
+            "asked",
+            "each guest, run again, got ASK_ABORTED from the seam and returned"
+        );
+    }
+    assert_eq!(m.probe.calls(), 3, "a run again never asks the answerers");
+}
+
+#[tokio::test]
+async fn calls_beyond_the_waiting_cap_are_refused_not_queued_forever() {
+    let busy = RuntimeConfig {
+        max_waiting_calls: 1,
         ..config()
     };
     let m = Arc::new(misbehaving(Behaviour::Hang, busy).await);
@@ -357,8 +390,9 @@ async fn calls_beyond_the_pool_are_refused_not_queued_forever() {
         })
     };
     m.probe.wait_for_calls(1).await;
-    let second = m.call("wasi").await;
-    assert_sandbox_error(&second, "HOST_BUSY", "at most 1 calls of the tool at once");
+    let second = m.call("ask").await;
+    assert_sandbox_error(&second, "HOST_BUSY", "at most 1 calls wait for the human");
+    assert_eq!(m.probe.calls(), 1, "the refused call reached no answerer");
     signal.cancel();
     let first = first.await.unwrap();
     assert_eq!(
@@ -370,6 +404,21 @@ async fn calls_beyond_the_pool_are_refused_not_queued_forever() {
         m.call("wasi").await.text(),
         "env=0 args=0 root=false tmp=false"
     );
+}
+
+#[tokio::test]
+async fn a_component_that_asks_something_else_when_run_again_is_stopped() {
+    let m = misbehaving(Behaviour::Slow(Duration::from_millis(20)), config()).await;
+    let result = m.call("ask-random").await;
+    assert_sandbox_error(
+        &result,
+        "GUEST_CONTRACT_VIOLATION",
+        "it asked something else when run again (ask 1 of the call)",
+    );
+    assert_eq!(m.probe.calls(), 1);
+    // Answered at once, a call is not run again: the same misbehaviour passes.
+    let at_once = misbehaving(Behaviour::ClaimFirst, config()).await;
+    assert_eq!(at_once.call("ask-random").await.text(), "asked");
 }
 
 #[tokio::test]

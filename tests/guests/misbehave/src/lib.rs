@@ -74,6 +74,12 @@ impl Guest for Misbehave {
                 let _ = ask(question("Once?"));
                 Ok(asked(ask(question("And again?"))))
             }
+            // Asks something new each time it runs: not deterministic.
+            "ask-random" => {
+                use std::hash::BuildHasher;
+                let nonce = std::collections::hash_map::RandomState::new().hash_one(0u8);
+                Ok(asked(ask(question(&format!("Question {nonce}?")))))
+            }
             // One question longer than any honest call could make.
             "huge-request" => Ok(asked(ask(question(&"x".repeat(2 << 20))))),
             // Many options that are each nearly empty.
