@@ -86,7 +86,10 @@ export class Component {
 export interface HostOptions {
   /** Seconds the component may work on one call, waits for answers not counted (default 10). */
   computeLimit?: number;
-  /** Calls at once (default 32); each holds a worker, about 10 MiB while it waits. One more gets `HOST_BUSY`. */
+  /**
+   * Calls under way at once (default 10,000). A call waiting for the human holds no worker and
+   * no instance: its arguments, its request and the answerers' promises. One more gets `HOST_BUSY`.
+   */
   maxCalls?: number;
   /**
    * What a sub-agent's ask gets: `'refuse'` (`DELEGATED_CALLER`, the default) or `'relay'`

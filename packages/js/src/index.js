@@ -11,15 +11,21 @@
  * cancellation (`ASK_ABORTED`) and an opt-in time limit (`ASK_TIMED_OUT`).
  * Results are MCP `CallToolResult` objects, the same as the Rust host's.
  *
- * The component runs on worker threads: its `ask` import is synchronous, so
- * a worker blocks on `Atomics.wait` while this thread awaits the answerers.
+ * A call that waits for the human holds no instance, no worker and no
+ * thread: the component's `ask` import is synchronous, so a run of the
+ * component ends at a new ask, this thread awaits the answerers, and the
+ * call runs again from the start with the reply (the tool is
+ * deterministic). Runs are microseconds, on a few worker threads, so a
+ * component that works too long is stopped without stopping this thread.
  * @module ask-user
  */
 
 import { Buffer } from 'node:buffer';
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
-import { MessageChannel, Worker } from 'node:worker_threads';
+import { availableParallelism } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
 import { Floors } from './floors.js';
 import { transpile } from './transpile.js';
 
@@ -32,8 +38,8 @@ const CODES = [
 /** Sub-agent asks a relay allows per root per turn unless the host says otherwise. */
 export const DEFAULT_MAX_DELEGATED_ASKS = 3;
 
-/** Idle workers a host keeps for the next calls. */
-const IDLE_WORKERS = 4;
+/** Worker threads a host runs the component on, at most (runs are short). */
+const LANES = Math.min(4, availableParallelism());
 
 const ABORTED = 'the turn was cancelled, so the question was not asked or was withdrawn; '
   + 'do not ask again in this turn';
@@ -205,14 +211,16 @@ async function carried() {
 export class Host {
   #component;
   #answerers = [];
-  #idle = [];
+  /** Every lane alive; those free; runs waiting for one. */
   #lanes = new Set();
+  #idle = [];
+  #queue = [];
   #computeLimit;
   #maxCalls;
   #delegated;
   #maxDelegatedAsks;
   #floors = new Floors();
-  #running = 0;
+  #calls = 0;
   #closing = new AbortController();
 
   /**
@@ -223,9 +231,10 @@ export class Host {
    *   10), waits for answers not counted, a new worker's start (tens of
    *   milliseconds) counted; past it the worker is stopped and the call
    *   fails. wasm in Node has no fuel, so this is what keeps a component
-   *   from hanging a call. `maxCalls`: calls at once (default 32); each
-   *   holds a worker, about 10 MiB while it waits; one more gets
-   *   `HOST_BUSY`. `delegated`: what a sub-agent's ask gets: `'refuse'`
+   *   from hanging a call. `maxCalls`: calls under way at once (default
+   *   10,000); a waiting call holds its arguments, its request and the
+   *   answerers' promises, nothing more; one more gets `HOST_BUSY`.
+   *   `delegated`: what a sub-agent's ask gets: `'refuse'`
    *   (`DELEGATED_CALLER`, the default) or `'relay'` (asked, the answerers'
    *   request saying who asks in `askedBy`; at most `maxDelegatedAsks`
    *   (default 3) per root per turn, `DELEGATED_ASK_LIMIT` past it; a root's
@@ -233,7 +242,7 @@ export class Host {
    *   root's first).
    */
   constructor(component, {
-    computeLimit = 10, maxCalls = 32, delegated = 'refuse',
+    computeLimit = 10, maxCalls = 10_000, delegated = 'refuse',
     maxDelegatedAsks = DEFAULT_MAX_DELEGATED_ASKS,
   } = {}) {
     if (delegated !== 'refuse' && delegated !== 'relay') {
@@ -269,7 +278,7 @@ export class Host {
 
   /** The tool definition for the model: name, description, inputSchema, outputSchema. */
   async definition() {
-    const outcome = await this.#run('definition', null, () => {
+    const outcome = await this.#call('definition', null, () => {
       throw new Error('definition() asked the human');
     });
     if (outcome.busy) throw new Error(`the host is busy: ${this.#maxCalls} calls at once`);
@@ -294,8 +303,8 @@ export class Host {
     if (!(caller instanceof Agent)) {
       throw new TypeError('execute(args, {caller}) needs the calling Agent, from host.agents');
     }
-    const outcome = await this.#run('execute', args,
-      async (request) => this.#ask(seamRequest(request), caller, signal, timeout));
+    const outcome = await this.#call('execute', args,
+      (request) => this.#ask(seamRequest(request), caller, signal, timeout));
     if (outcome.busy) {
       return failure('ToolSandboxError', 'HOST_BUSY', `the host is busy: this host runs at most `
         + `${this.#maxCalls} calls of the tool at once. Try again shortly`);
@@ -312,13 +321,18 @@ export class Host {
       const { name, code, message } = outcome.failed;
       return failure(name, code, message);
     }
+    if (outcome.diverged) {
+      return failure('ToolSandboxError', 'GUEST_CONTRACT_VIOLATION', 'the component broke the '
+        + `contract: ${outcome.diverged}; the call was stopped`);
+    }
     return failure('GuestTrapError', undefined, `the tool component failed: ${outcome.trap}`);
   }
 
-  /** Stops the host's workers; calls still running fail, their answerers are told to stop. */
+  /** Stops the host's workers; calls under way fail, their answerers are told to stop. */
   close() {
     this.#closing.abort();
     for (const lane of this.#lanes) lane.stop('the host was closed');
+    for (const waiting of this.#queue.splice(0)) waiting(null);
   }
 
   /** The seam: the reply to one ask, `{tag: 'ok' | 'err', val}`. */
@@ -361,24 +375,63 @@ export class Host {
     }
   }
 
-  /** Runs one export on an idle worker (or a new one); `{busy}` past `maxCalls`. */
-  async #run(op, args, onAsk) {
+  /**
+   * One call of an export: runs it, and at each new ask awaits `onAsk`'s
+   * reply with no run under way, then runs it again. `{busy}` past
+   * `maxCalls`.
+   */
+  async #call(op, args, onAsk) {
     if (this.#closing.signal.aborted) throw new Error('the host was closed');
-    if (this.#running >= this.#maxCalls) return { busy: true };
-    this.#running += 1;
-    const lane = this.#idle.pop() ?? this.#newLane();
-    const outcome = await lane.run(op, args, onAsk).finally(() => { this.#running -= 1; });
-    if (lane.alive && !this.#closing.signal.aborted && this.#idle.length < IDLE_WORKERS) {
-      lane.rest();
-      this.#idle.push(lane);
-    } else {
-      lane.stop('not needed');
+    if (this.#calls >= this.#maxCalls) return { busy: true };
+    this.#calls += 1;
+    try {
+      const asked = [];
+      const budget = { limit: this.#computeLimit, left: this.#computeLimit * 1000 };
+      for (;;) {
+        const outcome = await this.#run(op, args, asked, budget);
+        if (!outcome.asking) return outcome;
+        asked.push([outcome.asking, await onAsk(outcome.asking)]);
+      }
+    } finally {
+      this.#calls -= 1;
     }
+  }
+
+  /** One run on a free lane, within what is left of the call's compute budget. */
+  async #run(op, args, asked, budget) {
+    const lane = this.#closing.signal.aborted ? null : await this.#lane();
+    if (!lane) return { trap: 'the host was closed' };
+    const start = performance.now();
+    const outcome = await lane.run(op, args, asked, budget);
+    budget.left -= performance.now() - start;
+    this.#free(lane);
     return outcome;
   }
 
+  /** A free lane: an idle one, a new one while there are fewer than `LANES`, or the next freed. */
+  #lane() {
+    const idle = this.#idle.pop();
+    if (idle) return idle;
+    if (this.#lanes.size < LANES) return this.#newLane();
+    return new Promise((resolve) => this.#queue.push(resolve));
+  }
+
+  /** `lane`'s run is over: it goes to the next run waiting, or rests. */
+  #free(lane) {
+    if (this.#closing.signal.aborted) return;
+    const next = this.#queue.shift();
+    if (!lane.alive) {
+      next?.(this.#newLane());
+    } else if (next) {
+      next(lane);
+    } else {
+      lane.rest();
+      this.#idle.push(lane);
+    }
+  }
+
   #newLane() {
-    const lane = new Lane(this.#component, this.#computeLimit, () => {
+    const lane = new Lane(this.#component, () => {
       this.#lanes.delete(lane);
       this.#idle = this.#idle.filter((idle) => idle !== lane);
     });
@@ -388,35 +441,28 @@ export class Host {
 }
 
 /**
- * One worker thread and its call: the outcome is `{done}` (the export's
- * value), `{failed}` (the tool's failure record) or `{trap}` (a message).
+ * One worker thread, running one run at a time: its outcome is `{done}`
+ * (the export's value), `{failed}` (the tool's failure record), `{asking}`
+ * (the run ended at a new ask: its request), `{diverged}` (it asked
+ * something else than before) or `{trap}` (a message).
  */
 class Lane {
   #worker;
-  #replies;
-  #woken = new Int32Array(new SharedArrayBuffer(4));
-  #limit;
   #watchdog;
   #settle = null;
   alive = true;
 
-  constructor(component, computeLimit, gone) {
-    const { port1, port2 } = new MessageChannel();
-    this.#replies = port1;
-    this.#limit = computeLimit * 1000;
+  constructor(component, gone) {
     this.#worker = new Worker(new URL('./worker.js', import.meta.url), {
-      workerData: {
-        url: component.url,
-        modules: component.modules,
-        replies: port2,
-        signal: this.#woken.buffer,
-      },
-      transferList: [port2],
+      workerData: { url: component.url, modules: component.modules },
       // The worker needs no flag of the program's (and some, such as
       // --input-type, would stop it from starting).
       execArgv: [],
     });
-    this.#worker.on('message', (message) => this.#message(message));
+    this.#worker.on('message', (outcome) => {
+      clearTimeout(this.#watchdog);
+      this.#end(outcome);
+    });
     this.#worker.on('error', (error) => this.stop(`its worker failed: ${error.message}`));
     this.#worker.on('exit', () => {
       this.stop('its worker ended');
@@ -424,62 +470,39 @@ class Lane {
     });
   }
 
-  /** @returns {Promise<{done?: any, failed?: any, trap?: string}>} */
-  run(op, args, onAsk) {
+  /**
+   * Runs `op`; the worker is stopped once the run has used what is `left`
+   * (ms) of the call's compute `limit` (s).
+   * @returns {Promise<{done?: any, failed?: any, asking?: any, diverged?: string, trap?: string}>}
+   */
+  run(op, args, asked, { limit, left }) {
     this.#worker.ref();
     return new Promise((resolve) => {
-      this.#settle = { resolve, onAsk };
-      this.#working();
-      this.#worker.postMessage({ op, args });
+      this.#settle = resolve;
+      this.#watchdog = setTimeout(() => this.stop(`it worked past the host's limit of ${limit}s `
+        + 'and was stopped'), Math.max(0, left));
+      this.#worker.postMessage({ op, args, asked });
     });
   }
 
-  /** Lets the process exit while this idle worker waits for a call. */
+  /** Lets the process exit while this idle worker waits for a run. */
   rest() {
     this.#worker.unref();
   }
 
-  /** Stops the worker; a call running on it ends with a trap saying why. */
+  /** Stops the worker; a run under way on it ends with a trap saying why. */
   stop(why) {
     if (!this.alive) return;
     this.alive = false;
     clearTimeout(this.#watchdog);
     this.#worker.terminate();
-    this.#replies.close();
     this.#end({ trap: why });
-  }
-
-  async #message(message) {
-    if (!message.asking) {
-      clearTimeout(this.#watchdog);
-      this.#end(message);
-      return;
-    }
-    clearTimeout(this.#watchdog);
-    let reply;
-    try {
-      reply = await this.#settle.onAsk(message.asking);
-    } catch (error) {
-      this.stop(`its request could not be read: ${error.message}`);
-    }
-    if (!this.alive) return;
-    this.#replies.postMessage(reply);
-    this.#working();
-    Atomics.store(this.#woken, 0, 1);
-    Atomics.notify(this.#woken, 0);
-  }
-
-  /** The component works now: it is stopped if it works past the limit. */
-  #working() {
-    clearTimeout(this.#watchdog);
-    this.#watchdog = setTimeout(() => this.stop(
-      `it worked past the host's limit of ${this.#limit / 1000}s and was stopped`), this.#limit);
   }
 
   #end(outcome) {
     const settle = this.#settle;
     this.#settle = null;
-    settle?.resolve(outcome);
+    settle?.(outcome);
   }
 }
 

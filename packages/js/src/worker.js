@@ -1,35 +1,51 @@
-// The component's own thread. It runs one call at a time, each on a fresh
-// instance. The component's `ask` import is synchronous (Node has no JSPI),
-// so `ask` posts the request to the host's thread and blocks on
-// `Atomics.wait` until the host has put its reply on the reply port; the
-// host's thread, free meanwhile, awaits the answerers.
-import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+// A thread that runs the component, one run at a time, each on a fresh
+// instance, and never waits for a human. A run meets its asks in order: an
+// ask an earlier run of the same call made gets the reply it got (the
+// component must ask exactly the same again); a new ask ends the run (the
+// import throws, the instance is dropped) and is posted to the host's
+// thread, which awaits the answerers and runs the call again with the reply.
+import { parentPort, workerData } from 'node:worker_threads';
 
-const { url, modules, replies, signal } = workerData;
-const woken = new Int32Array(signal);
+const { url, modules } = workerData;
 const { instantiate } = await import(url);
 
-parentPort.on('message', ({ op, args }) => {
-  let asked = false;
+/** Asks one call may make, as every host of this component allows by default. */
+const MAX_ASKS = 1;
+
+parentPort.on('message', ({ op, args, asked }) => {
+  let asks = 0;
+  // Set when `ask` ends the run: what is posted, however the component
+  // unwinds (jco may hand a throw back to it as an error).
+  let ended = null;
+  const end = (outcome) => {
+    ended = outcome;
+    throw new Error('the run ended at an ask');
+  };
   const ask = (request) => {
-    // One ask per call, as every host of this component allows by default.
-    if (asked) throw new Error('the component asked twice in one call');
-    asked = true;
-    Atomics.store(woken, 0, 0);
-    parentPort.postMessage({ asking: request });
-    Atomics.wait(woken, 0, 0);
-    return receiveMessageOnPort(replies).message;
+    const index = asks;
+    asks += 1;
+    if (index === MAX_ASKS) throw new Error('the component asked twice in one call');
+    if (index < asked.length) {
+      const [before, reply] = asked[index];
+      if (JSON.stringify(before) !== JSON.stringify(request)) {
+        end({ diverged: `it asked something else when run again (ask ${index + 1} of the call)` });
+      }
+      return reply;
+    }
+    return end({ asking: request });
   };
   // jco's instantiation reads the import without its version.
   const seam = { ask };
+  let outcome;
   try {
     const tool = instantiate((name) => modules[name], {
       'dsh:ask-user/user-questions': seam,
       'dsh:ask-user/user-questions@0.1.0': seam,
     })['dsh:ask-user/tool@0.1.0'];
-    parentPort.postMessage({ done: op === 'definition' ? tool.definition() : tool.execute(args) });
+    outcome = { done: op === 'definition' ? tool.definition() : tool.execute(args) };
   } catch (error) {
     // A tool failure is thrown as its record; a trap as an Error.
-    parentPort.postMessage(error instanceof Error ? { trap: error.message } : { failed: error });
+    outcome = error instanceof Error ? { trap: error.message } : { failed: error };
   }
+  parentPort.postMessage(ended ?? outcome);
 });

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { test } from 'node:test';
-import { AskError, Host } from '../src/index.js';
+import { readFileSync } from 'node:fs';
+import { AskError, Component, Host } from '../src/index.js';
 import { component } from './support.js';
 
 const ONE = JSON.stringify({
@@ -71,7 +72,7 @@ test('answerers are tried in order and see the seam\'s request', async (t) => {
   }]);
 });
 
-test('calls wait for their humans at once, each on its own worker', async (t) => {
+test('calls wait for their humans at once, in any order', async (t) => {
   const host = hostFor(t);
   const waiting = new Map();
   const bothAsked = later();
@@ -263,4 +264,57 @@ test('under a relay a sub-agent asks, saying who, one batch at a time, within a 
   host.agents.startTurn(root);
   assert.equal((await host.execute(ONE, { caller: planner })).isError, false);
   assert.throws(() => new Host(component, { delegated: 'allow' }), /'refuse' or 'relay'/);
+});
+
+/** This process's threads (Linux). */
+function threads() {
+  return Number(readFileSync('/proc/self/status', 'utf8').match(/^Threads:\s+(\d+)/m)[1]);
+}
+
+test('calls waiting for the human hold no worker and no thread', async (t) => {
+  const host = hostFor(t);
+  const calls = 200;
+  const allAsked = later();
+  const answer = later();
+  let asked = 0;
+  host.answerer(async () => {
+    asked += 1;
+    if (asked === calls) allAsked.resolve();
+    return answer.promise;
+  });
+  await host.definition(); // the first worker started
+  const before = threads();
+  const waiting = Array.from({ length: calls }, (_, i) => host.execute(ONE,
+    { caller: host.agents.root(`s${i}`) }));
+  await allAsked.promise;
+  const during = threads();
+  assert.ok(during - before <= 4, `${during - before} more threads for ${calls} waiting calls`);
+  answer.resolve([{ id: 'q', selected: ['B'] }]);
+  for (const result of await Promise.all(waiting)) {
+    assert.deepEqual(result.structuredContent, { answers: [{ id: 'q', selected: ['B'] }] });
+  }
+});
+
+test('a component that asks something else when run again is stopped', async (t) => {
+  // A transpiled component of our own making (jco's shape) that asks a new
+  // question each time it runs.
+  const module = `export function instantiate(_core, imports) {
+    const { ask } = imports['dsh:ask-user/user-questions@0.1.0'];
+    return { 'dsh:ask-user/tool@0.1.0': { execute() {
+      const reply = ask({ questions: [{ id: 'q', question: String(Math.random()) }] });
+      return { answers: reply.val, text: 'asked' };
+    } } };
+  }`;
+  const url = `data:text/javascript;base64,${Buffer.from(module).toString('base64')}`;
+  const host = new Host(new Component(url, {}));
+  t.after(() => host.close());
+  let asked = 0;
+  host.answerer(async () => {
+    asked += 1;
+    return [{ id: 'q', selected: [] }];
+  });
+  const result = await host.execute('{}', { caller: host.agents.root('s') });
+  assert.deepEqual(result.error, { name: 'ToolSandboxError', code: 'GUEST_CONTRACT_VIOLATION' });
+  assert.match(result.content[0].text, /asked something else when run again \(ask 1 of the call\)/);
+  assert.equal(asked, 1);
 });

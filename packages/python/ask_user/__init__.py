@@ -22,7 +22,6 @@ MCP ``CallToolResult`` dicts, the same as the Rust host's.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import importlib.resources
 import inspect
 import itertools
@@ -165,7 +164,8 @@ def _root(agent: Agent) -> Agent:
 
 
 class _Floor:
-    """A root's floor: whether an ask holds it, and the asks waiting."""
+    """A root's floor: whether an ask holds it, and the asks waiting for it
+    (each with its ticket and how to wake it)."""
 
     def __init__(self) -> None:
         self.busy = False
@@ -174,43 +174,80 @@ class _Floor:
 
 class _Floors:
     """One batch at a time per root under a relay: the root's own asks
-    first, then its sub-agents' in the order they came. A wait that is
-    cancelled or times out leaves the queue."""
+    first, then its sub-agents' in the order they came. The floor is handed
+    from one ask to the next, so an ask that leaves the queue (cancelled,
+    timed out) at the moment it is handed the floor passes it on. A waiting
+    ask of ``execute_async`` holds no thread."""
 
     def __init__(self) -> None:
-        self._changed = threading.Condition()
+        self._lock = threading.Lock()
         self._floors: dict = {}
         self._order = itertools.count()
 
-    def take(self, root: Agent, own: bool, cancel: threading.Event,
-             deadline: Optional[float], timeout: Optional[float]) -> None:
-        with self._changed:
+    def _queue(self, root: Agent, own: bool, wake: Callable[[], None]) -> Optional[tuple]:
+        """Takes the floor (``None``) or queues for it (its ticket)."""
+        with self._lock:
             floor = self._floors.setdefault(root, _Floor())
-            ticket = (0 if own else 1, next(self._order))
-            floor.waiting.append(ticket)
-            try:
-                while floor.busy or min(floor.waiting) != ticket:
-                    if cancel.is_set():
-                        raise AskError("ASK_ABORTED", _ABORTED)
-                    left = None if deadline is None else deadline - time.monotonic()
-                    if left is not None and left <= 0:
-                        raise AskError("ASK_TIMED_OUT", _timed_out(timeout or 0))
-                    self._changed.wait(0.05 if left is None else min(left, 0.05))
+            if not floor.busy and not floor.waiting:
                 floor.busy = True
-            finally:
-                floor.waiting.remove(ticket)
-                self._settle(root, floor)
+                return None
+            ticket = (0 if own else 1, next(self._order))
+            floor.waiting.append((ticket, wake))
+            return ticket
+
+    def _leave(self, root: Agent, ticket: tuple) -> None:
+        """A queued ask gives up; if it was handed the floor meanwhile, it
+        passes it on."""
+        with self._lock:
+            floor = self._floors[root]
+            for entry in floor.waiting:
+                if entry[0] == ticket:
+                    floor.waiting.remove(entry)
+                    return
+        self.give_back(root)
 
     def give_back(self, root: Agent) -> None:
-        with self._changed:
+        with self._lock:
             floor = self._floors[root]
-            floor.busy = False
-            self._settle(root, floor)
+            if not floor.waiting:
+                del self._floors[root]
+                return
+            entry = min(floor.waiting, key=lambda entry: entry[0])
+            floor.waiting.remove(entry)
+        entry[1]()
 
-    def _settle(self, root: Agent, floor: _Floor) -> None:
-        if not floor.busy and not floor.waiting:
-            del self._floors[root]
-        self._changed.notify_all()
+    def take(self, root: Agent, own: bool, cancel: threading.Event,
+             deadline: Optional[float], timeout: Optional[float]) -> None:
+        handed = threading.Event()
+        ticket = self._queue(root, own, handed.set)
+        if ticket is None:
+            return
+        # A blocking call: cancellation is an Event of its own, looked at
+        # every 50 ms.
+        while not handed.is_set():
+            left = None if deadline is None else deadline - time.monotonic()
+            if cancel.is_set() or (left is not None and left <= 0):
+                self._leave(root, ticket)
+                if cancel.is_set():
+                    raise AskError("ASK_ABORTED", _ABORTED)
+                raise AskError("ASK_TIMED_OUT", _timed_out(timeout or 0))
+            handed.wait(0.05 if left is None else min(left, 0.05))
+
+    async def take_async(self, root: Agent, own: bool) -> None:
+        loop = asyncio.get_running_loop()
+        handed = loop.create_future()
+
+        def wake() -> None:
+            loop.call_soon_threadsafe(lambda: handed.done() or handed.set_result(None))
+
+        ticket = self._queue(root, own, wake)
+        if ticket is None:
+            return
+        try:
+            await handed
+        except BaseException:
+            self._leave(root, ticket)
+            raise
 
 
 _ABORTED = ("the turn was cancelled, so the question was not asked or was withdrawn; "
@@ -224,18 +261,38 @@ def _timed_out(seconds: float) -> str:
             "Continue without the answer, or ask again later")
 
 
+#: Asks one call may make, as the Rust host allows by default.
+MAX_ASKS = 1
+
+
+class _Suspended(Exception):
+    """Ends a run of ``execute_async`` at an ask that must wait: the
+    instance is dropped, and the call runs again with the answer."""
+
+    def __init__(self, request: dict) -> None:
+        super().__init__("the call waits for the human")
+        self.request = request
+
+
+class _Diverged(Exception):
+    """A component that asked something else when run again."""
+
+
 class Host:
     """The component, loaded once, and the seam it asks through.
 
-    ``max_calls``: calls at once (default 32), each on a thread of the
-    host's own while it waits; one more gets ``HOST_BUSY``. ``delegated``:
-    what a sub-agent's ask gets: ``"refuse"`` (``DELEGATED_CALLER``, the
-    default) or ``"relay"`` (asked, the answerers' request saying who asks in
-    ``askedBy``; at most ``max_delegated_asks`` per root per turn,
-    ``DELEGATED_ASK_LIMIT`` past it; a root's and its sub-agents' asks reach
-    the answerers one at a time, the root's first)."""
+    ``max_calls``: calls under way at once (default 10,000); one more gets
+    ``HOST_BUSY``. A call of ``execute_async`` that waits for the human holds
+    no instance and no thread: its run ends at the ask, its answerers are
+    awaited on the loop, and the call runs again from the start with the
+    answer (the tool is deterministic). ``delegated``: what a sub-agent's ask
+    gets: ``"refuse"`` (``DELEGATED_CALLER``, the default) or ``"relay"``
+    (asked, the answerers' request saying who asks in ``askedBy``; at most
+    ``max_delegated_asks`` per root per turn, ``DELEGATED_ASK_LIMIT`` past
+    it; a root's and its sub-agents' asks reach the answerers one at a time,
+    the root's first)."""
 
-    def __init__(self, component: bytes, *, max_calls: int = 32, delegated: str = "refuse",
+    def __init__(self, component: bytes, *, max_calls: int = 10_000, delegated: str = "refuse",
                  max_delegated_asks: int = DEFAULT_MAX_DELEGATED_ASKS):
         if delegated not in ("refuse", "relay"):
             raise ValueError(f'delegated is "refuse" or "relay", not {delegated!r}')
@@ -248,11 +305,6 @@ class Host:
         self._answerers: list[Answerer] = []
         self._max_calls = max_calls
         self._calls = threading.BoundedSemaphore(max_calls)
-        # Not the loop's default executor: it has a handful of threads, and a
-        # call waiting for a human holds one, so further calls would queue
-        # unasked behind it.
-        self._threads = concurrent.futures.ThreadPoolExecutor(
-            max_workers=max_calls, thread_name_prefix="ask-user")
         self.agents = Agents()
 
     @classmethod
@@ -285,61 +337,65 @@ class Host:
     def execute(self, arguments: str, *, caller: Agent, cancel: Optional[threading.Event] = None,
                 timeout: Optional[float] = None) -> dict:
         """Runs one tool call for ``caller``; its result as a CallToolResult
-        dict. Async answerers need ``execute_async``. ``cancel`` set ends a
+        dict. A blocking call: sync answerers run on this thread, inside the
+        run (async answerers need ``execute_async``). ``cancel`` set ends a
         wait with ``ASK_ABORTED``; ``timeout`` (seconds) with ``ASK_TIMED_OUT``."""
         if not self._calls.acquire(blocking=False):
             return self._busy()
+        cancel = cancel or threading.Event()
         try:
-            return self._execute(arguments, caller, cancel or threading.Event(), timeout, None)
+            return self._run(arguments, [], lambda request: _outcome(
+                lambda: self._ask(request, caller, cancel, timeout)))
         finally:
             self._calls.release()
 
     async def execute_async(self, arguments: str, *, caller: Agent,
                             timeout: Optional[float] = None) -> dict:
-        """``execute`` from asyncio: the component runs on a thread of the host's,
-        async answerers on this loop. Cancelling the task is ``ASK_ABORTED``."""
+        """``execute`` from asyncio, holding no thread while the human
+        answers: async answerers run on this loop, sync ones (which may
+        block) in the loop's default executor. Cancelling the task withdraws
+        the question (the answerer's task is cancelled)."""
         if not self._calls.acquire(blocking=False):
             return self._busy()
-        loop = asyncio.get_running_loop()
-        cancel = threading.Event()
         try:
-            call = loop.run_in_executor(
-                self._threads, self._execute, arguments, caller, cancel, timeout, loop)
-        except BaseException:
+            asked: list = []
+            while True:
+                try:
+                    return self._run(arguments, asked, _suspend)
+                except _Suspended as waiting:
+                    outcome = await self._ask_async(dict(waiting.request), caller, timeout)
+                    asked.append((waiting.request, outcome))
+        finally:
             self._calls.release()
-            raise
-        call.add_done_callback(lambda _: self._calls.release())
-        try:
-            return await asyncio.shield(call)
-        except asyncio.CancelledError:
-            cancel.set()
-            await call
-            raise
 
     def _busy(self) -> dict:
         return _failure("ToolSandboxError", "HOST_BUSY", (
             f"the host is busy: this host runs at most {self._max_calls} calls of the tool at "
             "once. Try again shortly"))
 
-    def _execute(self, arguments: str, caller: Agent, cancel: threading.Event,
-                 timeout: Optional[float], loop: Optional[asyncio.AbstractEventLoop]) -> dict:
-        asked = [False]
+    def _run(self, arguments: str, asked: list, new_ask: Callable[[dict], tuple]) -> dict:
+        """One run of the call: the asks in ``asked`` (request, outcome) get
+        their outcome again; a new one goes to ``new_ask``."""
+        count = itertools.count()
 
-        def ask(_store: Any, request: Any) -> Any:
-            # One ask per call, as the Rust host allows by default.
-            if asked[0]:
+        def ask(_store: Any, record: Any) -> Any:
+            index = next(count)
+            if index == MAX_ASKS:
                 raise RuntimeError("the component asked twice in one call")
-            asked[0] = True
-            try:
-                return _answer_records(self._ask(_request(request), caller, cancel, timeout, loop))
-            except AskError as error:
-                return _error(error)
-            except Exception as error:  # an answerer's own failure, uncoded
-                return _error(AskError(None, str(error), name=type(error).__name__))
+            request = _request(record)
+            if index < len(asked):
+                if asked[index][0] != request:
+                    raise _Diverged(f"it asked something else when run again (ask {index + 1} of "
+                                    "the call)")
+                return _outcome_record(asked[index][1])
+            return _outcome_record(new_ask(request))
 
         try:
             store, tool = self._instance(ask)
             outcome = tool("execute")(store, arguments)
+        except _Diverged as error:
+            return _failure("ToolSandboxError", "GUEST_CONTRACT_VIOLATION",
+                            f"the component broke the contract: {error}; the call was stopped")
         except wasmtime.WasmtimeError as error:
             return _failure("GuestTrapError", None, f"the tool component failed: {error}")
         # result<tool-output, tool-failure>: both records, so tagged.
@@ -351,7 +407,7 @@ class Host:
         return _failure(value.name, value.code, value.message)
 
     def _ask(self, request: dict, caller: Agent, cancel: threading.Event,
-             timeout: Optional[float], loop: Optional[asyncio.AbstractEventLoop]) -> list:
+             timeout: Optional[float]) -> list:
         # The order of the seam's checks: a cancelled turn asks nobody, then
         # the caller's identity.
         if cancel.is_set():
@@ -361,24 +417,58 @@ class Host:
             request["askedBy"] = chain
         deadline = None if timeout is None else time.monotonic() + timeout
         if self._delegated != "relay":
-            return self._answer(request, cancel, deadline, timeout, loop)
+            return self._answer(request)
         root = _root(caller)
         self._floors.take(root, not chain, cancel, deadline, timeout)
         try:
-            return self._answer(request, cancel, deadline, timeout, loop)
+            return self._answer(request)
         finally:
             self._floors.give_back(root)
 
-    def _answer(self, request: dict, cancel: threading.Event, deadline: Optional[float],
-                timeout: Optional[float], loop: Optional[asyncio.AbstractEventLoop]) -> list:
-        """The answerers in order: the first answers, or ``NO_PROVIDER``."""
+    def _answer(self, request: dict) -> list:
+        """The answerers in order, on this thread: the first answers, or
+        ``NO_PROVIDER``."""
         for answerer in self._answerers:
             answers = answerer(request)
             if inspect.isawaitable(answers):
-                if loop is None:
-                    raise RuntimeError("an async answerer needs execute_async")
-                answers = _wait(asyncio.run_coroutine_threadsafe(_awaited(answers), loop),
-                                cancel, deadline, timeout)
+                getattr(answers, "close", lambda: None)()
+                raise RuntimeError("an async answerer needs execute_async")
+            if answers is not None:
+                return answers
+        raise AskError("NO_PROVIDER", _NO_PROVIDER)
+
+    async def _ask_async(self, request: dict, caller: Agent, timeout: Optional[float]) -> tuple:
+        """The seam's pipeline for ``execute_async``: its outcome."""
+        try:
+            chain = self.agents.check(caller, self._delegated, self._max_delegated_asks)
+            if chain:
+                request["askedBy"] = chain
+            async with asyncio.timeout(timeout):
+                if self._delegated != "relay":
+                    return ("answers", await self._answer_async(request))
+                root = _root(caller)
+                await self._floors.take_async(root, not chain)
+                try:
+                    return ("answers", await self._answer_async(request))
+                finally:
+                    self._floors.give_back(root)
+        except TimeoutError:
+            return ("error", AskError("ASK_TIMED_OUT", _timed_out(timeout or 0)))
+        except AskError as error:
+            return ("error", error)
+        except Exception as error:  # an answerer's own failure, uncoded
+            return ("error", AskError(None, str(error), name=type(error).__name__))
+
+    async def _answer_async(self, request: dict) -> list:
+        """The answerers in order: async ones on this loop, sync ones in the
+        loop's default executor."""
+        for answerer in self._answerers:
+            if inspect.iscoroutinefunction(answerer):
+                answers = await answerer(request)
+            else:
+                answers = await asyncio.to_thread(answerer, request)
+                if inspect.isawaitable(answers):
+                    answers = await answers
             if answers is not None:
                 return answers
         raise AskError("NO_PROVIDER", _NO_PROVIDER)
@@ -405,28 +495,29 @@ class Host:
         return store, tool
 
 
-async def _awaited(answers: Awaitable) -> Any:
-    return await answers
+def _suspend(request: dict) -> tuple:
+    raise _Suspended(request)
 
 
-def _wait(future: Any, cancel: threading.Event, deadline: Optional[float],
-          timeout: Optional[float]) -> Any:
-    """Waits for an async answerer's result on the component's thread, ending
-    on cancellation or the deadline (the answerer's task is cancelled)."""
-    while True:
-        if cancel.is_set():
-            future.cancel()
-            raise AskError("ASK_ABORTED", _ABORTED)
-        left = None if deadline is None else deadline - time.monotonic()
-        if left is not None and left <= 0:
-            future.cancel()
-            raise AskError("ASK_TIMED_OUT", _timed_out(timeout or 0))
-        try:
-            return future.result(timeout=0.05 if left is None else min(left, 0.05))
-        except TimeoutError:
-            continue
-        except asyncio.CancelledError:
-            raise AskError("ASK_ABORTED", _ABORTED)
+def _outcome(ask: Callable[[], list]) -> tuple:
+    """What an ask got: ``("answers", list)`` or ``("error", AskError)``."""
+    try:
+        return ("answers", ask())
+    except AskError as error:
+        return ("error", error)
+    except Exception as error:  # an answerer's own failure, uncoded
+        return ("error", AskError(None, str(error), name=type(error).__name__))
+
+
+def _outcome_record(outcome: tuple) -> Any:
+    """An ask's outcome as the component takes it."""
+    kind, value = outcome
+    if kind == "error":
+        return _error(value)
+    try:
+        return _answer_records(value)
+    except AskError as error:
+        return _error(error)
 
 
 def _request(record: Any) -> dict:

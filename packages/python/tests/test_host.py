@@ -234,3 +234,41 @@ def test_a_new_turn_gives_the_roots_sub_agents_their_budget_again(component):
         assert "relay" in str(error)
     else:
         raise AssertionError("an unknown policy was taken")
+
+
+def test_calls_waiting_for_the_human_hold_no_thread(component):
+    host = Host(component)
+    calls = 200
+
+    async def main():
+        asked, all_asked, answer = 0, asyncio.Event(), asyncio.Event()
+
+        @host.answerer
+        async def human(request):
+            nonlocal asked
+            asked += 1
+            if asked == calls:
+                all_asked.set()
+            await answer.wait()
+            return [{"id": "q", "selected": ["B"]}]
+
+        before = threading.active_count()
+        waiting = [asyncio.create_task(host.execute_async(ONE, caller=host.agents.root(f"s{i}")))
+                   for i in range(calls)]
+        await asyncio.wait_for(all_asked.wait(), 60)
+        during = threading.active_count()
+        answer.set()
+        return before, during, await asyncio.gather(*waiting)
+
+    before, during, results = asyncio.run(main())
+    assert during == before, f"{during - before} threads for {calls} waiting calls"
+    assert all(r["structuredContent"] == {"answers": [{"id": "q", "selected": ["B"]}]}
+               for r in results)
+
+
+def test_a_component_that_asks_something_else_when_run_again_is_stopped(component):
+    host = Host(component)
+    other = {"questions": [{"id": "q", "question": "Something else?"}]}
+    result = host._run(ONE, [(other, ("answers", [{"id": "q", "selected": ["A"]}]))], None)
+    assert result["error"] == {"name": "ToolSandboxError", "code": "GUEST_CONTRACT_VIOLATION"}
+    assert "asked something else when run again (ask 1 of the call)" in result["content"][0]["text"]
