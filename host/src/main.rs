@@ -1095,6 +1095,26 @@ fn finish(result: &ToolResult) -> Result<ExitCode, Usage> {
     })
 }
 
+/// The variable that fixes `ask-user mcp --http`'s bearer token.
+const MCP_TOKEN_ENV: &str = "ASK_USER_MCP_TOKEN";
+
+/// The bearer token `ask-user mcp --http` wants, when the environment fixes
+/// it (a per-run token otherwise).
+fn mcp_token() -> Result<Option<String>, Usage> {
+    let Some(token) = std::env::var_os(MCP_TOKEN_ENV) else {
+        return Ok(None);
+    };
+    match token.into_string() {
+        Ok(token) if token.len() >= 32 && token.bytes().all(|b| b.is_ascii_graphic()) => {
+            Ok(Some(token))
+        }
+        _ => Err(Usage(format!(
+            "{MCP_TOKEN_ENV} must be at least 32 visible ASCII characters, with no spaces \
+             (e.g. the output of `openssl rand -hex 32`); unset it for a token per run"
+        ))),
+    }
+}
+
 /// Serves MCP on standard input and output until the client leaves, or on
 /// HTTP at `http`, until interrupted (open calls then end `ASK_ABORTED`).
 async fn serve_mcp(
@@ -1119,7 +1139,7 @@ async fn serve_mcp(
             server.serve_stdio(stop).await
         }
         Some(address) => {
-            let http = McpHttp::start(server, address)
+            let http = McpHttp::start(server, address, mcp_token()?)
                 .await
                 .map_err(|e| Usage(e.to_string()))?;
             if !address.ip().is_loopback() {

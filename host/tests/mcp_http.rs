@@ -4,6 +4,7 @@
 #[path = "support/http_server.rs"]
 mod http_server;
 
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use http_body_util::{BodyExt, Empty, Full};
@@ -78,6 +79,136 @@ async fn a_call_outlives_its_dropped_stream_and_answers_on_the_resumed_one() {
     assert!(answered.status().is_success(), "{}", answered.status());
     let rest = read_from(&mut resumed, "\"id\":1,").await;
     assert!(rest.contains(r#"\"custom\":\"yes\""#), "{rest}");
+}
+
+/// A call waiting on the inbox survives `kill -9` of its server: the human
+/// answers while it is down, and the same call asked of the server started
+/// again (with the same token) gets that answer at once, from the same
+/// question. A server with another token never finds it.
+#[tokio::test]
+async fn a_call_waiting_on_the_inbox_survives_kill_9_of_its_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let config = dir.path().join("agent.toml");
+    std::fs::write(
+        &config,
+        "[mcp]\nforms = \"never\"\n\n[[answerer]]\nkind = \"inbox\"\n",
+    )
+    .unwrap();
+    let mut inbox = ask_user(&state)
+        .args(["inbox", "serve", "--config", "/dev/null"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let said = http_server::child::said_on_stderr(&mut inbox, "the inbox serves", BOUND);
+    let _inbox = KillOnDrop(&mut inbox);
+    said.unwrap_or_else(|why| panic!("the inbox did not start: {why}"));
+    let token = "restart-survival-token-0123456789abcdef";
+    let env = [
+        ("ASK_USER_STATE_DIR", state.as_os_str()),
+        ("ASK_USER_MCP_TOKEN", std::ffi::OsStr::new(token)),
+    ];
+    let args = ["--config", config.to_str().unwrap()];
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params":
+        {"name": "ask_user_question", "arguments": {"questions": [{"id": "go",
+        "question": "Ship it?", "options": [{"label": "Yes"}, {"label": "No"}]}]}}});
+
+    let first = Server::start_with(&args, &env);
+    assert_eq!(first.token, token);
+    let session = Session::open(&first).await;
+    let waiting_call = session.post(call.clone()).await;
+    let question = wait_for_question(&state).await;
+    first.kill9();
+    drop(waiting_call);
+
+    // Answered while no server runs.
+    let answers = dir.path().join("answers.json");
+    std::fs::write(
+        &answers,
+        r#"{"answers": [{"id": "go", "selected": ["Yes"]}]}"#,
+    )
+    .unwrap();
+    let answered = ask_user(&state)
+        .args([
+            "inbox",
+            "answer",
+            question["id"].as_str().unwrap(),
+            "--answers",
+        ])
+        .arg(&answers)
+        .output()
+        .unwrap();
+    assert!(answered.status.success(), "{answered:?}");
+
+    let again = Server::start_with(&args, &env);
+    let session = Session::open(&again).await;
+    let mut result = session.post(call.clone()).await;
+    let text = read_from(&mut result, "\"id\":1,").await;
+    assert!(text.contains(r#"\"selected\":[\"Yes\"]"#), "{text}");
+    let all = inbox_list(&state, true).await;
+    assert_eq!(all.len(), 1, "the call found its question: {all:?}");
+
+    // Another token: another server's call, never the question of this one.
+    let stranger = Server::start_with(&args, &[env[0]]);
+    let session = Session::open(&stranger).await;
+    let _asking = session.post(call).await;
+    let start = std::time::Instant::now();
+    while inbox_list(&state, false).await.is_empty() {
+        assert!(start.elapsed() < BOUND, "the stranger's call never asked");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(inbox_list(&state, true).await.len(), 2);
+}
+
+/// `ask-user` with its state in `state`.
+fn ask_user(state: &std::path::Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ask-user"));
+    command
+        .env("ASK_USER_STATE_DIR", state)
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"));
+    command
+}
+
+/// Kills the child (`kill -9`) when dropped.
+struct KillOnDrop<'a>(&'a mut Child);
+
+impl Drop for KillOnDrop<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `inbox list --json` (`--all` too when `all`).
+async fn inbox_list(state: &std::path::Path, all: bool) -> Vec<Value> {
+    let mut command = ask_user(state);
+    command.args(["inbox", "list", "--json"]);
+    if all {
+        command.arg("--all");
+    }
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let list: Value = serde_json::from_slice(&output.stdout).unwrap();
+    list["questions"].as_array().unwrap().clone()
+}
+
+/// The one question waiting in the inbox, once there is one. The list is
+/// another process's state, with nothing to wait on from here: it is read
+/// every 50 ms, for at most [`BOUND`].
+async fn wait_for_question(state: &std::path::Path) -> Value {
+    let start = std::time::Instant::now();
+    loop {
+        if let [question] = inbox_list(state, false).await.as_slice() {
+            return question.clone();
+        }
+        assert!(start.elapsed() < BOUND, "no question reached the inbox");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// One MCP session, spoken to in raw HTTP.
@@ -171,4 +302,22 @@ async fn read_from(response: &mut Response<Incoming>, wanted: &str) -> String {
     let _ = tokio::time::timeout(BOUND, reading).await;
     assert!(text.contains(wanted), "no {wanted} in:\n{text}");
     text
+}
+
+#[test]
+fn a_token_too_short_to_be_secret_is_refused_saying_what_to_give() {
+    let output = Command::new(env!("CARGO_BIN_EXE_ask-user"))
+        .args(["mcp", "--http", "127.0.0.1:0", "--config", "/dev/null"])
+        .env("ASK_USER_MCP_TOKEN", "hunter2")
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains("ASK_USER_MCP_TOKEN must be at least 32 visible ASCII characters"),
+        "{said}"
+    );
 }

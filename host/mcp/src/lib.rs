@@ -16,6 +16,7 @@
 //! client's answer, the component runs again (it is deterministic) and the
 //! answerer claims with it.
 
+mod call_ids;
 mod elicitation;
 pub mod form;
 mod http;
@@ -39,6 +40,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use call_ids::CallIds;
 use elicitation::{Channel, ElicitationAnswerer};
 use form::Renders;
 pub use http::McpHttp;
@@ -101,6 +103,8 @@ pub struct McpServer {
     state: Arc<RequestStateCodec>,
     /// Messages of the client dropped for their size (stdio only).
     dropped: stdio::Dropped,
+    /// Each call's agent id.
+    call_ids: CallIds,
 }
 
 impl McpServer {
@@ -138,6 +142,7 @@ impl McpServer {
             tool,
             state: Arc::new(state),
             dropped: stdio::Dropped::never(),
+            call_ids: CallIds::random()?,
             stopping: CancellationToken::new(),
             calls: TaskTracker::new(),
         })
@@ -159,6 +164,18 @@ impl McpServer {
         self.stopping.cancel();
         self.calls.close();
         let _ = tokio::time::timeout(bound, self.calls.wait()).await;
+    }
+
+    /// Derives each call's agent id from `secret` and its arguments (see
+    /// `call_ids`): a server restarted with the same secret gives a call
+    /// asked again the id it had, so an inbox question it left waiting is
+    /// found again. Without it, ids are keyed by a random secret of the
+    /// process.
+    pub fn call_ids_from(self, secret: &[u8]) -> Self {
+        McpServer {
+            call_ids: CallIds::keyed(secret),
+            ..self
+        }
     }
 
     /// Puts the client's own form where `forms` says in each call's chain.
@@ -244,12 +261,16 @@ impl McpServer {
         let answerer = answerer.map(Arc::new);
 
         // A root agent of its own, so that its answerer reaches this call
-        // only; random, so that no call of another process (or machine) is
-        // ever taken for it (an inbox re-attaches by it). Both go when the
-        // call ends, or when its future is dropped half-way.
-        let id = ask_user_answerers::secret::id("mcp-call-")
+        // only; its id keyed by this server's secret, so that no call of
+        // another process (or machine) is ever taken for it, and the same
+        // call asked again of this server restarted finds its inbox
+        // question. Both go when the call ends, or when its future is
+        // dropped half-way.
+        let id = self
+            .call_ids
+            .of(&arguments)
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-        let mut call = self.runtime.seam().scoped_call(id);
+        let mut call = self.runtime.seam().scoped_call(id.id());
         if let Some(answerer) = &answerer {
             call.answer_with(answerer.clone(), self.forms == Forms::First);
         }
@@ -272,7 +293,7 @@ impl McpServer {
                 }
             }
         };
-        drop(call);
+        drop((call, id));
         self.log.ended(&context.peer, &result).await;
 
         if let Some(form) = answerer.as_ref().and_then(|a| a.wanted()) {

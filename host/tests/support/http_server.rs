@@ -1,7 +1,7 @@
 //! `ask-user mcp --http` on a free port, for tests that speak HTTP to it.
 
 #[path = "child.rs"]
-mod child;
+pub mod child;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -15,7 +15,7 @@ const START: Duration = Duration::from_secs(60);
 /// `ask-user mcp --http` on a free port, stopped when dropped.
 pub struct Server {
     child: Child,
-    /// Its standard error, line by line, after the first; closed when it exits.
+    /// Its standard error, line by line, after where it listens; closed when it exits.
     stderr: mpsc::Receiver<String>,
     /// Where it listens.
     pub address: SocketAddr,
@@ -26,9 +26,15 @@ pub struct Server {
 impl Server {
     /// Starts the server with `args` after `mcp --http 127.0.0.1:0`.
     pub fn start(args: &[&str]) -> Server {
+        Server::start_with(args, &[])
+    }
+
+    /// As [`start`](Self::start), with `env` set too.
+    pub fn start_with(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_ask-user"))
             .args(["mcp", "--http", "127.0.0.1:0"])
             .args(args)
+            .envs(env.iter().copied())
             .env("XDG_CONFIG_HOME", "/nonexistent")
             .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
             .stdin(Stdio::null())
@@ -43,9 +49,17 @@ impl Server {
                 let _ = tx.send(line);
             }
         });
-        let line = lines
-            .recv_timeout(START)
-            .expect("the server says where it listens");
+        // Answerers may say things first.
+        let start = std::time::Instant::now();
+        let line = loop {
+            let left = START.saturating_sub(start.elapsed());
+            let line = lines
+                .recv_timeout(left)
+                .expect("the server says where it listens");
+            if line.contains("MCP (Streamable HTTP) at") {
+                break line;
+            }
+        };
         // "MCP (Streamable HTTP) at http://127.0.0.1:P/mcp with the header
         // "Authorization: Bearer T"; …"
         let address = line
@@ -70,6 +84,13 @@ impl Server {
 }
 
 impl Server {
+    /// `kill -9` of the server, once it has exited.
+    #[allow(dead_code)]
+    pub fn kill9(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
     /// Sends the server `signal`.
     #[allow(dead_code)] // not every test that includes this file stops it
     pub fn signal(&self, signal: libc::c_int) {

@@ -363,8 +363,11 @@ class Host:
                 try:
                     return self._run(arguments, asked, _suspend)
                 except _Suspended as waiting:
-                    outcome = await self._ask_async(dict(waiting.request), caller, timeout)
-                    asked.append((waiting.request, outcome))
+                    # Out of the handler before waiting: the exception's
+                    # traceback holds the run's frames, and so its store.
+                    request = waiting.request
+                outcome = await self._ask_async(dict(request), caller, timeout)
+                asked.append((request, outcome))
         finally:
             self._calls.release()
 

@@ -2,8 +2,11 @@
 cancellation, time limits, answerer failures, the order of answerers."""
 
 import asyncio
+import gc
 import json
 import threading
+
+import wasmtime
 
 from ask_user import AskError, Host
 
@@ -236,7 +239,7 @@ def test_a_new_turn_gives_the_roots_sub_agents_their_budget_again(component):
         raise AssertionError("an unknown policy was taken")
 
 
-def test_calls_waiting_for_the_human_hold_no_thread(component):
+def test_calls_waiting_for_the_human_hold_no_thread_and_no_instance(component):
     host = Host(component)
     calls = 200
 
@@ -257,11 +260,14 @@ def test_calls_waiting_for_the_human_hold_no_thread(component):
                    for i in range(calls)]
         await asyncio.wait_for(all_asked.wait(), 60)
         during = threading.active_count()
+        gc.collect()
+        stores = sum(isinstance(o, wasmtime.Store) for o in gc.get_objects())
         answer.set()
-        return before, during, await asyncio.gather(*waiting)
+        return before, during, stores, await asyncio.gather(*waiting)
 
-    before, during, results = asyncio.run(main())
+    before, during, stores, results = asyncio.run(main())
     assert during == before, f"{during - before} threads for {calls} waiting calls"
+    assert stores == 0, f"{stores} stores alive for {calls} waiting calls"
     assert all(r["structuredContent"] == {"answers": [{"id": "q", "selected": ["B"]}]}
                for r in results)
 
