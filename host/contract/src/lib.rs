@@ -211,7 +211,11 @@ impl AskContext {
         let mut answer = self.answer(request.clone());
         match std::future::poll_fn(|cx| Poll::Ready(answer.as_mut().poll(cx))).await {
             Poll::Ready(answered) => {
-                if let Some(replay) = &mut self.replay {
+                // Kept for a later ask's run again; after the last ask
+                // allowed there is none.
+                if let Some(replay) = &mut self.replay
+                    && self.asks < self.limits.max_asks
+                {
                     replay.record(request, answered.clone());
                 }
                 Ok(answered)

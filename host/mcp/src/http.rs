@@ -33,8 +33,8 @@ pub struct McpHttp {
 impl McpHttp {
     /// Binds `bind` (port 0: any free port) and starts serving `server`,
     /// to requests with `token`, or a random token of this run. A token
-    /// given also keys the calls' ids (see [`McpServer::call_ids_from`]),
-    /// so a call asked again after a restart finds its inbox question.
+    /// given also keys the server (see [`McpServer::keyed_by`]), so a call
+    /// asked again after a restart finds its inbox question.
     pub async fn start(
         server: McpServer,
         bind: SocketAddr,
@@ -43,7 +43,7 @@ impl McpHttp {
         let listener = ask_user_answerers::serve::listen("ask-user mcp", bind).await?;
         let address = listener.local_addr()?;
         let (server, token) = match token {
-            Some(token) => (server.call_ids_from(token.as_bytes()), token),
+            Some(token) => (server.keyed_by(token.as_bytes())?, token),
             None => (server, ask_user_answerers::secret::token()?),
         };
         let stop = CancellationToken::new();

@@ -11,15 +11,16 @@
 //!
 //! Protocol 2026-07-28 has no server-to-client requests: a call that needs
 //! the human's answer returns `input_required` with the same form and a
-//! `requestState` sealed (HMAC, a key of this process) to the exact
+//! `requestState` sealed (HMAC, a key of this process, or of the bearer
+//! token that `ask-user mcp --http` was given) to the exact
 //! arguments, valid for [`REQUEST_STATE_TTL`]; the retry carries the
 //! client's answer, the component runs again (it is deterministic) and the
 //! answerer claims with it.
 
-mod call_ids;
 mod elicitation;
 pub mod form;
 mod http;
+mod keys;
 mod log;
 pub mod stdio;
 
@@ -40,10 +41,10 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use call_ids::CallIds;
 use elicitation::{Channel, ElicitationAnswerer};
 use form::Renders;
 pub use http::McpHttp;
+use keys::{CallIds, Keys};
 
 use ask_user_answerers::Page;
 use ask_user_runtime::{ToolResult, ToolRuntime};
@@ -112,9 +113,7 @@ impl McpServer {
     /// client's own form first. The `requestState` key is random, per
     /// process.
     pub fn new(runtime: Arc<ToolRuntime>, pages: &[Page]) -> std::io::Result<Self> {
-        let key = ask_user_answerers::secret::random::<32>()?;
-        let state = RequestStateCodec::try_new(key.to_vec())
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        let keys = Keys::random()?;
         let definition = runtime.definition();
         let object = |schema: &Value| match schema {
             Value::Object(object) => Arc::new(object.clone()),
@@ -140,9 +139,9 @@ impl McpServer {
             forms: Forms::default(),
             log: log::CallLog::default(),
             tool,
-            state: Arc::new(state),
+            state: keys.request_state()?,
             dropped: stdio::Dropped::never(),
-            call_ids: CallIds::random()?,
+            call_ids: keys.call_ids,
             stopping: CancellationToken::new(),
             calls: TaskTracker::new(),
         })
@@ -166,16 +165,19 @@ impl McpServer {
         let _ = tokio::time::timeout(bound, self.calls.wait()).await;
     }
 
-    /// Derives each call's agent id from `secret` and its arguments (see
-    /// `call_ids`): a server restarted with the same secret gives a call
-    /// asked again the id it had, so an inbox question it left waiting is
-    /// found again. Without it, ids are keyed by a random secret of the
-    /// process.
-    pub fn call_ids_from(self, secret: &[u8]) -> Self {
-        McpServer {
-            call_ids: CallIds::keyed(secret),
+    /// Derives this server's keys from `secret` instead of random ones of
+    /// the process: each call's agent id (from the key and its arguments)
+    /// and the `requestState` seal. A server restarted with the same secret
+    /// gives a call asked again the id it had, so an inbox question it left
+    /// waiting is found again, and takes the retry of a 2026-07-28 client
+    /// whose form was sealed before the restart.
+    pub fn keyed_by(self, secret: &[u8]) -> std::io::Result<Self> {
+        let keys = Keys::from(secret);
+        Ok(McpServer {
+            state: keys.request_state()?,
+            call_ids: keys.call_ids,
             ..self
-        }
+        })
     }
 
     /// Puts the client's own form where `forms` says in each call's chain.

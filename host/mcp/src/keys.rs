@@ -1,0 +1,186 @@
+//! The server's keys, random per process unless a secret is given (the
+//! bearer token of `ask-user mcp --http`): each call's agent id, and the
+//! seal of a 2026-07-28 client's `requestState`.
+//!
+//! A call's agent id is what an inbox question is filed under, so what lets
+//! a call asked again after a restart find its question (and an answer
+//! given meanwhile). It is `mcp-call-` and 128 bits of HMAC-SHA-256 of the
+//! call's arguments, keyed from the secret: a server with the same secret
+//! (one restarted with the same token) gives the same call the same id, and
+//! a server with another secret (any other process: a per-run token is
+//! random) never does. A call whose id is in use by a call under way in
+//! this process (the same arguments, asked twice at once) gets a random id:
+//! two live calls never share an agent.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use hmac::{Hmac, Mac};
+use rmcp::model::RequestStateCodec;
+use sha2::{Digest, Sha256};
+
+/// What every call id starts with.
+const PREFIX: &str = "mcp-call-";
+
+/// The keys of one server.
+pub(crate) struct Keys {
+    pub call_ids: CallIds,
+    request_state: [u8; 32],
+}
+
+impl Keys {
+    /// Keys of a random secret of this process.
+    pub fn random() -> std::io::Result<Self> {
+        Ok(Self::from(&ask_user_answerers::secret::random::<32>()?[..]))
+    }
+
+    /// The seal of `requestState`.
+    pub fn request_state(&self) -> std::io::Result<Arc<RequestStateCodec>> {
+        RequestStateCodec::try_new(self.request_state.to_vec())
+            .map(Arc::new)
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    }
+}
+
+impl From<&[u8]> for Keys {
+    /// Keys derived from `secret`, one per use.
+    fn from(secret: &[u8]) -> Self {
+        Keys {
+            call_ids: CallIds {
+                key: derive("call ids", secret),
+                in_use: Arc::default(),
+            },
+            request_state: derive("request state", secret),
+        }
+    }
+}
+
+/// The key for `purpose` from `secret`.
+fn derive(purpose: &str, secret: &[u8]) -> [u8; 32] {
+    let mut key = Sha256::new();
+    key.update(b"ask-user mcp\0");
+    key.update(purpose.as_bytes());
+    key.update(b"\0");
+    key.update(secret);
+    key.finalize().into()
+}
+
+/// Makes call ids from one key; clones share the ids in use.
+#[derive(Clone)]
+pub(crate) struct CallIds {
+    key: [u8; 32],
+    in_use: Arc<Mutex<HashSet<String>>>,
+}
+
+impl CallIds {
+    /// The id of a call of `arguments`, in use until the [`CallId`] drops.
+    pub fn of(&self, arguments: &str) -> std::io::Result<CallId> {
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.key).expect("any key length");
+        mac.update(arguments.as_bytes());
+        let digest = mac.finalize().into_bytes();
+        let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        let derived = format!("{PREFIX}{hex}");
+        let taken = self
+            .in_use
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(derived.clone());
+        Ok(match taken {
+            true => CallId {
+                id: derived,
+                in_use: Some(self.in_use.clone()),
+            },
+            false => CallId {
+                id: ask_user_answerers::secret::id(PREFIX)?,
+                in_use: None,
+            },
+        })
+    }
+}
+
+/// A call's id, while the call is under way.
+pub(crate) struct CallId {
+    id: String,
+    /// Where it is marked in use (a derived id).
+    in_use: Option<Arc<Mutex<HashSet<String>>>>,
+}
+
+impl CallId {
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+impl Drop for CallId {
+    fn drop(&mut self) {
+        if let Some(in_use) = &self.in_use {
+            in_use
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&self.id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_call_under_the_same_secret_has_the_same_id_and_no_other_does() {
+        let ids = |secret: &[u8]| Keys::from(secret).call_ids;
+        let a = ids(b"token-one");
+        let restarted = ids(b"token-one");
+        let other = ids(b"token-two");
+        let id = a.of(r#"{"questions":[]}"#).unwrap().id().to_owned();
+        assert!(
+            id.starts_with(PREFIX) && id.len() == PREFIX.len() + 32,
+            "{id}"
+        );
+        assert_eq!(
+            restarted.of(r#"{"questions":[]}"#).unwrap().id().to_owned(),
+            id
+        );
+        assert_ne!(other.of(r#"{"questions":[]}"#).unwrap().id().to_owned(), id);
+        assert_ne!(a.of(r#"{"questions":[1]}"#).unwrap().id().to_owned(), id);
+    }
+
+    #[test]
+    fn the_same_call_twice_at_once_gets_a_random_id_the_second_time() {
+        let ids = Keys::from(&b"token"[..]).call_ids;
+        let first = ids.of("{}").unwrap();
+        let second = ids.of("{}").unwrap();
+        assert_ne!(first.id(), second.id());
+        assert!(second.id().starts_with(PREFIX) && second.id().len() == first.id().len());
+        let derived = first.id().to_owned();
+        drop((first, second));
+        assert_eq!(
+            ids.of("{}").unwrap().id().to_owned(),
+            derived,
+            "free again once it ended"
+        );
+    }
+
+    #[test]
+    fn a_request_state_sealed_before_a_restart_opens_after_it_with_the_same_secret_only() {
+        let options = rmcp::model::SealOptions::new()
+            .associated_data(b"{}")
+            .ttl(std::time::Duration::from_secs(60));
+        let sealed = Keys::from(&b"token"[..])
+            .request_state()
+            .unwrap()
+            .seal_json_with(&serde_json::json!({"form": "ask"}), &options)
+            .unwrap();
+        let opens = |secret: &[u8]| {
+            Keys::from(secret)
+                .request_state()
+                .unwrap()
+                .open_with(&sealed, b"{}")
+                .is_ok()
+        };
+        assert!(opens(b"token"));
+        assert!(!opens(b"another token"));
+        let random = Keys::random().unwrap().request_state().unwrap();
+        assert!(random.open_with(&sealed, b"{}").is_err());
+    }
+}
