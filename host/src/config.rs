@@ -59,7 +59,8 @@
 //! max_asks_per_call = 1
 //! max_request_bytes = 1048576
 //! max_output_bytes = 4194304
-//! max_concurrent_calls = 250
+//! max_concurrent_calls = 250  # runs of the component at once
+//! max_waiting_calls = 10000    # calls under way at once, waiting for the human or not
 //! ```
 //!
 //! Relative paths are relative to the file, and a bridge command runs in the
@@ -190,6 +191,7 @@ struct RawSandbox {
     max_request_bytes: Option<usize>,
     max_output_bytes: Option<usize>,
     max_concurrent_calls: Option<u32>,
+    max_waiting_calls: Option<u32>,
 }
 
 /// The answerer kinds a config file may name: those of [`crate::answerers`]
@@ -417,6 +419,11 @@ impl RawSandbox {
             "max_concurrent_calls",
             self.max_concurrent_calls,
             &mut config.max_concurrent_calls,
+        )?;
+        set(
+            "max_waiting_calls",
+            self.max_waiting_calls,
+            &mut config.max_waiting_calls,
         )?;
         Ok(config)
     }

@@ -121,7 +121,9 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
         /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8766)
-        /// instead of stdio, with a bearer token printed at start.
+        /// instead of stdio, with the bearer token in ASK_USER_MCP_TOKEN (a
+        /// call waiting on the inbox then survives a restart), else one
+        /// printed at start.
         #[arg(long, value_name = "ADDRESS")]
         http: Option<std::net::SocketAddr>,
     },
@@ -1139,7 +1141,13 @@ async fn serve_mcp(
             server.serve_stdio(stop).await
         }
         Some(address) => {
-            let http = McpHttp::start(server, address, mcp_token()?)
+            let token = mcp_token()?;
+            // A token given is a secret of long standing: never in a log.
+            let shown = match &token {
+                Some(_) => format!("${MCP_TOKEN_ENV}"),
+                None => String::new(),
+            };
+            let http = McpHttp::start(server, address, token)
                 .await
                 .map_err(|e| Usage(e.to_string()))?;
             if !address.ip().is_loopback() {
@@ -1153,7 +1161,10 @@ async fn serve_mcp(
                 "MCP (Streamable HTTP) at {} with the header \"Authorization: Bearer {}\"; \
                  Ctrl-C stops",
                 http.url(),
-                http.token()
+                match shown.as_str() {
+                    "" => http.token(),
+                    variable => variable,
+                }
             ));
             stop.await;
             http.stop().await;

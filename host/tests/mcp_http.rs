@@ -115,8 +115,14 @@ async fn a_call_waiting_on_the_inbox_survives_kill_9_of_its_server() {
         {"name": "ask_user_question", "arguments": {"questions": [{"id": "go",
         "question": "Ship it?", "options": [{"label": "Yes"}, {"label": "No"}]}]}}});
 
+    // The server names the variable; the token never reaches its log.
     let first = Server::start_with(&args, &env);
     assert_eq!(first.token, token);
+    assert!(
+        first.announced.contains("Bearer $ASK_USER_MCP_TOKEN") && !first.announced.contains(token),
+        "{}",
+        first.announced
+    );
     let session = Session::open(&first).await;
     let waiting_call = session.post(call.clone()).await;
     let question = wait_for_question(&state).await;

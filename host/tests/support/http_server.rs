@@ -21,6 +21,9 @@ pub struct Server {
     pub address: SocketAddr,
     /// The bearer token it wants.
     pub token: String,
+    /// What it said when it started listening.
+    #[allow(dead_code)]
+    pub announced: String,
 }
 
 impl Server {
@@ -74,11 +77,22 @@ impl Server {
             .and_then(|rest| rest.split('"').next())
             .unwrap_or_else(|| panic!("no token in {line:?}"))
             .to_owned();
+        // A token given in the environment is named, not shown.
+        let token = match token.strip_prefix('$') {
+            Some(variable) => env
+                .iter()
+                .find(|(name, _)| *name == variable)
+                .and_then(|(_, value)| value.to_str())
+                .unwrap_or_else(|| panic!("the server names {variable}, not given"))
+                .to_owned(),
+            None => token,
+        };
         Server {
             child,
             stderr: lines,
             address,
             token,
+            announced: line,
         }
     }
 }
