@@ -17,10 +17,13 @@ pub struct EngineConfig {
     /// Component instances that may be alive at once across every runtime on
     /// the engine: the pooling allocator's slots. One more fails the call
     /// with `HOST_BUSY`. Each runtime also has its own
-    /// [`max_concurrent_calls`](crate::RuntimeConfig::max_concurrent_calls).
-    /// Default 256: a waiting ask holds about 62 KiB (README,
-    /// "Performance"), and each slot reserves address space up front, which
-    /// costs a little at start (1,024 slots: 2 ms more per process).
+    /// [`max_concurrent_calls`](crate::RuntimeConfig::max_concurrent_calls);
+    /// give runtimes that share an engine no more runs in all than its
+    /// slots, or a call run again with its answer may find none free.
+    /// An instance is alive only while the component runs, never while a
+    /// call waits for the human. Default 256: each slot reserves address
+    /// space up front, which costs a little at start (1,024 slots: 2 ms more
+    /// per process).
     pub pool_slots: u32,
     /// Use the pooling allocator when the machine can reserve its address
     /// space (probed at start; otherwise instances are allocated on demand,
