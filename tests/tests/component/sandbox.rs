@@ -290,6 +290,27 @@ async fn a_host_may_allow_more_asks_per_call() {
 }
 
 #[tokio::test]
+async fn a_call_whose_asks_both_wait_runs_again_after_each_and_asks_each_once() {
+    let two = RuntimeConfig {
+        max_asks_per_call: 2,
+        ..config()
+    };
+    // Each answer comes later: the call runs three times in all.
+    let m = misbehaving(Behaviour::Slow(Duration::from_millis(10)), two).await;
+    let result = m.call("ask-twice").await;
+    assert!(!result.is_error, "{result:?}");
+    let seen: Vec<_> = m
+        .probe
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|request| request.questions[0].question.clone())
+        .collect();
+    assert_eq!(seen, ["Once?", "And again?"]);
+}
+
+#[tokio::test]
 async fn an_oversized_request_never_reaches_the_human() {
     let m = misbehaving(Behaviour::ClaimFirst, config()).await;
     // 2 MiB of question text; then 100,000 options with empty labels, whose
