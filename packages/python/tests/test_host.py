@@ -132,36 +132,6 @@ def test_answers_of_the_wrong_shape_are_invalid_answer_saying_what_was_wrong(com
         assert says in result["content"][0]["text"]
 
 
-def test_more_calls_wait_at_once_than_the_loops_default_threads(component):
-    # The loop's default executor has min(32, cores + 4) threads: with it the
-    # calls past them never reached the answerer while the others waited.
-    host = Host(component)
-    calls = 12
-
-    async def main():
-        asked = 0
-        all_asked = asyncio.Event()
-        answer = asyncio.Event()
-
-        @host.answerer
-        async def human(request):
-            nonlocal asked
-            asked += 1
-            if asked == calls:
-                all_asked.set()
-            await answer.wait()
-            return [{"id": "q", "selected": ["A"]}]
-
-        waiting = [asyncio.create_task(host.execute_async(ONE, caller=host.agents.root(f"s{i}")))
-                   for i in range(calls)]
-        await asyncio.wait_for(all_asked.wait(), 60)
-        answer.set()
-        return await asyncio.gather(*waiting)
-
-    results = asyncio.run(main())
-    assert [r["isError"] for r in results] == [False] * calls
-
-
 def test_a_call_past_max_calls_is_host_busy(component):
     host = Host(component, max_calls=1)
 
@@ -240,6 +210,8 @@ def test_a_new_turn_gives_the_roots_sub_agents_their_budget_again(component):
 
 
 def test_calls_waiting_for_the_human_hold_no_thread_and_no_instance(component):
+    # More calls than the loop's default executor has threads (min(32,
+    # cores + 4)), each answered.
     host = Host(component)
     calls = 200
 
