@@ -20,9 +20,9 @@ use std::task::Poll;
 use ask_user_seam::{AgentHandle, Answer, AskRequest, ErrorCode, UserQuestions};
 use tokio_util::sync::CancellationToken;
 use wasmtime::Store;
+use wasmtime::component::{Component, Linker};
 
 use replay::{Answered, PendingAnswer, Replay, Suspended, Waiting};
-use wasmtime::component::{Component, Linker};
 
 /// The WIT package versions this host can load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -44,7 +44,7 @@ impl Replay {
         &self.asked
     }
 
-    /// Records what `waiting`'s ask got, for the next run.
+    /// Records what the ask of `request` got, for the next run.
     pub fn record(&mut self, request: AskRequest, answered: Answered) {
         self.asked.push(Asked { request, answered });
     }

@@ -412,7 +412,7 @@ async fn calls_beyond_the_waiting_cap_are_refused_not_queued_forever() {
     };
     m.probe.wait_for_calls(1).await;
     let second = m.call("ask").await;
-    assert_sandbox_error(&second, "HOST_BUSY", "at most 1 calls wait for the human");
+    assert_sandbox_error(&second, "HOST_BUSY", "at most 1 calls of the tool at once");
     assert_eq!(m.probe.calls(), 1, "the refused call reached no answerer");
     signal.cancel();
     let first = first.await.unwrap();
