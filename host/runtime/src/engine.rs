@@ -2,9 +2,10 @@
 //! [`ToolRuntime`](crate::ToolRuntime) that does not bring its own, with the
 //! settings the sandbox relies on and the thread that drives its CPU deadline.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use wasmtime::{Config, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 /// How often the engine's epoch advances: the granularity of the CPU
@@ -15,15 +16,15 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
     /// Component instances that may be alive at once across every runtime on
-    /// the engine: the pooling allocator's slots. One more fails the call
-    /// with `HOST_BUSY`. Each runtime also has its own
-    /// [`max_concurrent_calls`](crate::RuntimeConfig::max_concurrent_calls);
-    /// give runtimes that share an engine no more runs in all than its
-    /// slots, or a call run again with its answer may find none free.
+    /// the engine: the pooling allocator's slots. A run waits for a free
+    /// one (each runtime also has its own
+    /// [`max_concurrent_calls`](crate::RuntimeConfig::max_concurrent_calls)).
     /// An instance is alive only while the component runs, never while a
-    /// call waits for the human. Default 256: each slot reserves address
-    /// space up front, which costs a little at start (1,024 slots: 2 ms more
-    /// per process).
+    /// call waits for the human. Instances made on [`Engine::wasmtime`]
+    /// directly take slots this count does not see: a run that finds the
+    /// pool full then fails `HOST_BUSY`. Default 256: each slot reserves
+    /// address space up front, which costs a little at start (1,024 slots:
+    /// 2 ms more per process).
     pub pool_slots: u32,
     /// Use the pooling allocator when the machine can reserve its address
     /// space (probed at start; otherwise instances are allocated on demand,
@@ -46,6 +47,10 @@ impl Default for EngineConfig {
 pub struct Engine {
     inner: wasmtime::Engine,
     pooling: bool,
+    /// One permit per slot of the pool, taken by every run of every runtime
+    /// on this engine (none without pooling): a run waits for a slot
+    /// instead of failing.
+    slots: Option<Arc<Semaphore>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -95,12 +100,30 @@ impl Engine {
             None => wasmtime::Engine::new(&settings(None))?,
         };
         start_ticker(&inner)?;
-        Ok(Engine { inner, pooling })
+        Ok(Engine {
+            inner,
+            pooling,
+            slots: pooling.then(|| Arc::new(Semaphore::new(config.pool_slots as usize))),
+        })
     }
 
     /// Whether instances come from the pooling allocator.
     pub fn is_pooling(&self) -> bool {
         self.pooling
+    }
+
+    /// Slots of the pool free now for a run of a runtime on this engine
+    /// (`None` without pooling: no bound).
+    pub fn slots_free(&self) -> Option<usize> {
+        self.slots.as_ref().map(|slots| slots.available_permits())
+    }
+
+    /// A slot for one run, once one is free. Without pooling, at once (and
+    /// it holds nothing).
+    pub(crate) async fn slot(&self) -> Option<OwnedSemaphorePermit> {
+        let slots = self.slots.as_ref()?;
+        // Never closed.
+        slots.clone().acquire_owned().await.ok()
     }
 
     /// Compiles `component` for this engine, for

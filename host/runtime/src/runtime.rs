@@ -7,7 +7,7 @@ use std::time::Duration;
 use ask_user_seam::{AgentHandle, ErrorCode, UserQuestions};
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 use tokio_util::sync::CancellationToken;
 use wasmtime::Store;
 use wasmtime::component::{Component, Linker};
@@ -36,13 +36,11 @@ pub struct RuntimeConfig {
     /// `GUEST_MEMORY_EXCEEDED`. Default 32 MiB.
     pub memory_cap: usize,
     /// Runs of the component that may be under way at once: instances
-    /// alive. A call holds one only while the component runs (microseconds),
-    /// never while it waits for the human. A new call that finds none free
-    /// fails with `HOST_BUSY`, as does one that finds every slot of the
-    /// engine's pool taken (see
-    /// [`EngineConfig::pool_slots`](crate::EngineConfig)); a call run again
-    /// with its answer waits for one. Default 250, under the default pool
-    /// of 256.
+    /// alive. A call holds one only while the component runs (microseconds;
+    /// at most the CPU deadline), never while it waits for the human; a run
+    /// waits for one, and for a slot of the engine's pool (see
+    /// [`EngineConfig::pool_slots`](crate::EngineConfig)). Default 250,
+    /// under the default pool of 256.
     pub max_concurrent_calls: u32,
     /// Calls that may be under way at once, waiting for the human or not.
     /// A waiting call holds no instance: its arguments, its request, what
@@ -245,17 +243,7 @@ impl ToolRuntime {
         let clock = CpuClock::new();
         let mut replay = Replay::new();
         loop {
-            // A call run again has an answer to hand over: it waits its turn.
-            let run = match replay.asked().is_empty() {
-                true => self.runs.try_acquire().ok(),
-                false => self.runs.acquire().await.ok(),
-            };
-            let Some(run) = run else {
-                return busy(&format!(
-                    "this host runs the tool at most {} times at once",
-                    self.config.max_concurrent_calls
-                ));
-            };
+            let run = self.run_slot().await;
             let ask = AskContext::new(
                 self.seam.clone(),
                 Some(caller.clone()),
@@ -292,6 +280,18 @@ impl ToolRuntime {
             replay = log;
             replay.record(waiting.request, answered);
         }
+    }
+
+    /// What one run holds: a run of this runtime and a slot of the engine's
+    /// pool, once both are free (runs take microseconds, at most the CPU
+    /// deadline).
+    async fn run_slot(&self) -> (SemaphorePermit<'_>, Option<OwnedSemaphorePermit>) {
+        let run = self
+            .runs
+            .acquire()
+            .await
+            .expect("the runs are never closed");
+        (run, self.engine.slot().await)
     }
 
     fn success(&self, output: ToolOutput) -> ToolResult {

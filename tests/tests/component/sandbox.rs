@@ -30,12 +30,20 @@ fn config() -> RuntimeConfig {
 }
 
 async fn misbehaving(answerer: Behaviour, config: RuntimeConfig) -> Misbehaving {
+    misbehaving_on(Engine::shared().unwrap(), answerer, config).await
+}
+
+async fn misbehaving_on(
+    engine: &Engine,
+    answerer: Behaviour,
+    config: RuntimeConfig,
+) -> Misbehaving {
     let component = std::fs::read(ask_user_tests::MISBEHAVE).unwrap();
     let agents = Arc::new(AgentRegistry::new());
     let seam = UserQuestions::new(agents.clone());
     let (answerer, probe) = TestAnswerer::new(answerer);
     seam.waterfall().register(answerer, Default::default());
-    let runtime = ToolRuntime::new(&component, Arc::new(seam), config)
+    let runtime = ToolRuntime::with_engine(engine, &component, Arc::new(seam), config)
         .await
         .unwrap();
     Misbehaving {
@@ -164,6 +172,73 @@ async fn a_full_engine_pool_is_busy_and_frees_up() {
     drop((held, store));
     let third = runtime.call(&root, &CancellationToken::new(), "wasi").await;
     assert_eq!(third.text(), "env=0 args=0 root=false tmp=false");
+}
+
+/// Two runtimes share an engine of one slot: a call answered while the
+/// other runtime's run holds the slot waits for it, and loses nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_run_again_waits_for_a_slot_taken_by_another_runtime() {
+    let engine = Engine::new(&EngineConfig {
+        pool_slots: 1,
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let component = std::fs::read(ask_user_tests::MISBEHAVE).unwrap();
+    let runtime = |behaviour| {
+        let agents = Arc::new(AgentRegistry::new());
+        let seam = UserQuestions::new(agents.clone());
+        let (answerer, probe) = TestAnswerer::new(behaviour);
+        seam.waterfall().register(answerer, Default::default());
+        let (engine, component) = (engine.clone(), component.clone());
+        async move {
+            let runtime = ToolRuntime::with_engine(&engine, &component, Arc::new(seam), config())
+                .await
+                .unwrap();
+            (Arc::new(runtime), agents, probe)
+        }
+    };
+    let (waits, agents, probe) = runtime(Behaviour::FailOnAbort(|| {
+        ask_user::AskError::new(ask_user::ErrorCode::AskAborted, "aborted").into()
+    }))
+    .await;
+    let signal = CancellationToken::new();
+    let waiting = {
+        let (waits, root, signal) = (
+            waits.clone(),
+            agents.register_root("waits", None),
+            signal.clone(),
+        );
+        tokio::spawn(async move { waits.call(&root, &signal, "ask").await })
+    };
+    probe.wait_for_calls(1).await;
+    // Its run ends at the ask (the answerer was asked during it): a waiting
+    // call holds no slot.
+    let slots = |free, what: &'static str| {
+        let engine = engine.clone();
+        async move {
+            let start = std::time::Instant::now();
+            while engine.slots_free() != Some(free) {
+                assert!(start.elapsed() < Duration::from_secs(60), "{what}");
+                tokio::task::yield_now().await;
+            }
+        }
+    };
+    slots(1, "the waiting call kept its slot").await;
+    // The other runtime's run loops until its CPU deadline, holding the slot.
+    let (busy, agents, _) = runtime(Behaviour::ClaimFirst).await;
+    let looping = {
+        let root = agents.register_root("loops", None);
+        tokio::spawn(async move { busy.call(&root, &CancellationToken::new(), "loop").await })
+    };
+    slots(0, "the loop never ran").await;
+    // The answer comes now (the turn is aborted: the component returns).
+    signal.cancel();
+    assert_eq!(waiting.await.unwrap().text(), "asked");
+    assert_sandbox_error(
+        &looping.await.unwrap(),
+        "GUEST_DEADLINE_EXCEEDED",
+        "CPU deadline",
+    );
 }
 
 #[tokio::test]
@@ -363,23 +438,33 @@ async fn the_component_sees_no_environment_arguments_or_files() {
 
 #[tokio::test]
 async fn a_call_waiting_for_the_human_holds_no_instance() {
-    let one_run = RuntimeConfig {
-        max_concurrent_calls: 1,
-        ..config()
-    };
-    let m = Arc::new(misbehaving(Behaviour::Hang, one_run).await);
+    // An engine of one instance slot: three calls wait on it, one by one,
+    // and a fourth runs.
+    let engine = Engine::new(&EngineConfig {
+        pool_slots: 1,
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let m = Arc::new(misbehaving_on(&engine, Behaviour::Hang, config()).await);
     let signal = CancellationToken::new();
-    let waiting: Vec<_> = (0..3)
-        .map(|n| {
-            let (m, signal) = (m.clone(), signal.clone());
-            tokio::spawn(async move {
-                let root = m.agents.register_root(format!("waits-{n}"), None);
-                m.runtime.call(&root, &signal, "ask").await
-            })
-        })
-        .collect();
-    m.probe.wait_for_calls(3).await;
-    // Three calls wait for the human; the one run allowed is free.
+    let mut waiting = Vec::new();
+    for n in 0..3 {
+        let (call, signal) = (m.clone(), signal.clone());
+        waiting.push(tokio::spawn(async move {
+            let root = call.agents.register_root(format!("waits-{n}"), None);
+            call.runtime.call(&root, &signal, "ask").await
+        }));
+        m.probe.wait_for_calls(n + 1).await;
+        // Asked during its run, the call then ends the run: the slot frees.
+        let start = std::time::Instant::now();
+        while engine.slots_free() != Some(1) {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "waiting call {n} kept its instance"
+            );
+            tokio::task::yield_now().await;
+        }
+    }
     assert_eq!(
         m.call("wasi").await.text(),
         "env=0 args=0 root=false tmp=false"
