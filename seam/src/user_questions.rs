@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::ErrorCode;
-use crate::agents::{AgentHandle, AgentRegistry, Delegated};
+use crate::agents::{AgentHandle, AgentRegistry, Caller, Delegated};
 use crate::audit::AuditLog;
 use crate::call::ScopedCall;
 use crate::error::AskError;
@@ -95,6 +95,18 @@ impl UserQuestions {
         caller: Option<&AgentHandle>,
         signal: &CancellationToken,
     ) -> Result<Vec<Answer>, AskError> {
+        self.ask_returning(request, caller, signal).await.1
+    }
+
+    /// Asks as [`ask`](Self::ask) does, and gives the request back with the
+    /// outcome: for a caller that keeps it (the runtime checks a call run
+    /// again against it) without a copy.
+    pub async fn ask_returning(
+        &self,
+        request: AskRequest,
+        caller: Option<&AgentHandle>,
+        signal: &CancellationToken,
+    ) -> (AskRequest, Result<Vec<Answer>, AskError>) {
         let span = tracing::info_span!(
             "ask",
             caller = caller.map(AgentHandle::id),
@@ -105,7 +117,7 @@ impl UserQuestions {
             let questions = self.audit.as_ref().map(|_| request.questions.clone());
             let claimed_by = Mutex::new(None);
             let chain = Mutex::new(Vec::new());
-            let result = self
+            let (request, result) = self
                 .pipeline(request, caller, signal, &claimed_by, &chain)
                 .await;
             let claimed_by = lock(&claimed_by).take();
@@ -131,7 +143,7 @@ impl UserQuestions {
                     duration,
                 );
             }
-            result
+            (request, result)
         }
         .instrument(span)
         .await
@@ -144,6 +156,7 @@ impl UserQuestions {
         }
     }
 
+    /// The seam's steps in order; the request comes back with the outcome.
     async fn pipeline(
         &self,
         request: AskRequest,
@@ -151,7 +164,34 @@ impl UserQuestions {
         signal: &CancellationToken,
         claimed_by: &Mutex<Option<String>>,
         chain: &Mutex<Vec<String>>,
-    ) -> Result<Vec<Answer>, AskError> {
+    ) -> (AskRequest, Result<Vec<Answer>, AskError>) {
+        let admitted = match self.admit(&request, caller, signal) {
+            Ok(admitted) => admitted,
+            Err(error) => return (request, Err(error)),
+        };
+        let asked_by = admitted
+            .as_ref()
+            .map(|caller| caller.chain.clone())
+            .unwrap_or_default();
+        lock(chain).clone_from(&asked_by);
+        let ask = Ask {
+            request,
+            caller: caller.cloned(),
+            signal: signal.clone(),
+            asked_by,
+        };
+        let result = self.answer(&ask, admitted.as_ref(), claimed_by).await;
+        (ask.request, result)
+    }
+
+    /// The checks before any answerer sees the request: the signal, the
+    /// questions, the caller (who it is, under the policy), the intents.
+    fn admit(
+        &self,
+        request: &AskRequest,
+        caller: Option<&AgentHandle>,
+        signal: &CancellationToken,
+    ) -> Result<Option<Caller>, AskError> {
         if signal.is_cancelled() {
             return Err(AskError::aborted());
         }
@@ -165,23 +205,23 @@ impl UserQuestions {
             Some(handle) => Some(self.agents.check_caller(handle, self.delegated)?),
             None => None,
         };
-        check_intents(&request)?;
-        let asked_by = admitted
-            .as_ref()
-            .map(|caller| caller.chain.clone())
-            .unwrap_or_default();
-        lock(chain).clone_from(&asked_by);
+        check_intents(request)?;
+        Ok(admitted)
+    }
 
-        let ask = Ask {
-            request,
-            caller: caller.cloned(),
-            signal: signal.clone(),
-            asked_by,
-        };
-        let scope = admitted.as_ref().map(|caller| &caller.scope);
+    /// The waterfall (under a relay, after the root's earlier asks), raced
+    /// against the signal and the time limit, and the answers checked.
+    async fn answer(
+        &self,
+        ask: &Ask,
+        admitted: Option<&Caller>,
+        claimed_by: &Mutex<Option<String>>,
+    ) -> Result<Vec<Answer>, AskError> {
+        let signal = &ask.signal;
+        let scope = admitted.map(|caller| &caller.scope);
         let dispatch = async {
             // Under a relay, the root's asks reach the human one at a time.
-            let _turn = match (&admitted, self.delegated) {
+            let _turn = match (admitted, self.delegated) {
                 (Some(caller), Delegated::Relay { .. }) => Some(
                     self.floors
                         .take(&caller.root, caller.chain.is_empty())
@@ -189,7 +229,7 @@ impl UserQuestions {
                 ),
                 _ => None,
             };
-            self.waterfall.dispatch(&ask, scope, claimed_by).await
+            self.waterfall.dispatch(ask, scope, claimed_by).await
         };
         let limited = async {
             match self.timeout {

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use wasmtime::Store;
 use wasmtime::component::{Component, Linker};
 
-use replay::{Answered, PendingAnswer, Replay, Suspended, Waiting};
+use replay::{Answered, PendingAnswer, Replay, Suspended};
 
 /// The WIT package versions this host can load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,7 +133,8 @@ pub struct AskContext {
     limits: AskLimits,
     asks: u32,
     replay: Option<Replay>,
-    waiting: Option<Waiting>,
+    /// The answer the run ended waiting for.
+    waiting: Option<PendingAnswer>,
 }
 
 impl AskContext {
@@ -165,8 +166,8 @@ impl AskContext {
     }
 
     /// After a run that ended with [`Suspended`]: the log so far and the
-    /// ask that waits. `None` when no ask waits.
-    pub fn into_waiting(self) -> Option<(Replay, Waiting)> {
+    /// answer it waits for. `None` when no ask waits.
+    pub fn into_waiting(self) -> Option<(Replay, PendingAnswer)> {
         Some((self.replay?, self.waiting?))
     }
 
@@ -208,9 +209,9 @@ impl AskContext {
             }
             return Ok(asked.answered.clone());
         }
-        let mut answer = self.answer(request.clone());
+        let mut answer = self.answer(request);
         match std::future::poll_fn(|cx| Poll::Ready(answer.as_mut().poll(cx))).await {
-            Poll::Ready(answered) => {
+            Poll::Ready((request, answered)) => {
                 // Kept for a later ask's run again; after the last ask
                 // allowed there is none.
                 if let Some(replay) = &mut self.replay
@@ -221,17 +222,17 @@ impl AskContext {
                 Ok(answered)
             }
             Poll::Pending => {
-                self.waiting = Some(Waiting { request, answer });
+                self.waiting = Some(answer);
                 Err(wasmtime::Error::new(Suspended))
             }
         }
     }
 
-    /// The seam's answer to `request`, owning all it needs: it may outlive
-    /// the run.
+    /// The seam's answer to `request`, with the request given back, owning
+    /// all it needs: it may outlive the run.
     fn answer(&self, request: AskRequest) -> PendingAnswer {
         let (seam, caller, signal) = (self.seam.clone(), self.caller.clone(), self.signal.clone());
-        Box::pin(async move { seam.ask(request, caller.as_ref(), &signal).await })
+        Box::pin(async move { seam.ask_returning(request, caller.as_ref(), &signal).await })
     }
 }
 

@@ -8,7 +8,7 @@
 //! exactly what it asked before); a new ask goes to the seam, and is
 //! answered on the spot when the seam answers at once (a script, a rule, a
 //! stored answer). Otherwise the run ends with [`Suspended`], and the
-//! caller takes the [`Waiting`] ask out of the store, drops the instance,
+//! caller takes the [`PendingAnswer`] out of the store, drops the instance,
 //! awaits the answer holding nothing of the component, and runs the call
 //! again with the answer added to the log.
 
@@ -50,15 +50,9 @@ impl Replay {
     }
 }
 
-/// The answer to an ask, under way in the seam; it holds the answerers'
-/// state and nothing of the component.
-pub type PendingAnswer = Pin<Box<dyn Future<Output = Answered> + Send>>;
-
-/// An ask the seam could not answer at once: the run that made it ended.
-pub struct Waiting {
-    pub request: AskRequest,
-    pub answer: PendingAnswer,
-}
+/// The answer to an ask, under way in the seam, and the request it
+/// answers; it holds the answerers' state and nothing of the component.
+pub type PendingAnswer = Pin<Box<dyn Future<Output = (AskRequest, Answered)> + Send>>;
 
 /// The error that ends a run at an ask that must wait (a trap of the
 /// instance, which is then dropped). It is never a result: the caller

@@ -276,9 +276,9 @@ impl ToolRuntime {
             // The instance is gone; nothing of the component is held while
             // the human answers.
             drop(run);
-            let answered = waiting.answer.await;
+            let (request, answered) = waiting.await;
             replay = log;
-            replay.record(waiting.request, answered);
+            replay.record(request, answered);
         }
     }
 
