@@ -35,13 +35,15 @@ let answerAll;
 answer = new Promise((resolve) => { answerAll = resolve; });
 const arrived = new Promise((resolve) => { allAsked = resolve; });
 global.gc?.();
-const before = process.memoryUsage().rss;
+const before = process.memoryUsage();
 const threadsBefore = threads();
 const calls = Array.from({ length: CALLS },
   (_, i) => host.execute(ARGUMENTS, { caller: host.agents.root(`s${i}`) }));
 await arrived;
 global.gc?.();
-const grown = process.memoryUsage().rss - before;
+const during = process.memoryUsage();
+const grown = during.rss - before.rss;
+const heap = during.heapUsed - before.heapUsed;
 const threadsDuring = threads();
 answerAll();
 const results = await Promise.all(calls);
@@ -51,3 +53,6 @@ const mib = grown / (1 << 20);
 console.log(`${CALLS} waiting calls: ${mib.toFixed(1)} MiB (RSS growth), `
   + `${(grown / 1024 / CALLS).toFixed(1)} KiB each; threads: ${threadsBefore} before, `
   + `${threadsDuring} while they wait; goal <= 64 MiB: ${mib <= 64 ? 'met' : 'NOT met'}`);
+console.log(`  of which the JavaScript heap: ${(heap / (1 << 20)).toFixed(1)} MiB, `
+  + `${(heap / 1024 / CALLS).toFixed(1)} KiB a call (the rest: the heap's own growth, and a `
+  + 'worker lane more for runs that came at once, at most four in all)');
