@@ -114,7 +114,6 @@ impl UserQuestions {
         );
         async {
             let started = Instant::now();
-            let questions = self.audit.as_ref().map(|_| request.questions.clone());
             let claimed_by = Mutex::new(None);
             let chain = Mutex::new(Vec::new());
             let (request, result) = self
@@ -133,11 +132,11 @@ impl UserQuestions {
                     error.message()
                 ),
             }
-            if let (Some(audit), Some(questions)) = (&self.audit, questions) {
+            if let Some(audit) = &self.audit {
                 audit.record(
                     caller,
                     &lock(&chain),
-                    &questions,
+                    &request.questions,
                     answerer,
                     &result,
                     duration,
