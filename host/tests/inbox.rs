@@ -5,11 +5,14 @@
 
 #[path = "../../tests/support/browser.rs"]
 mod browser;
+#[path = "support/hooks.rs"]
+mod hooks;
 #[path = "support/mcp_peer.rs"]
 mod mcp_peer;
 #[path = "support/tui.rs"]
 mod tui;
 
+use hooks::{Hook, hook_server};
 use mcp_peer::{McpPeer, child};
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -38,13 +41,6 @@ struct Inbox {
     root: tempfile::TempDir,
     server: Option<Child>,
     hooks: Option<mpsc::Receiver<Hook>>,
-}
-
-/// A request a notifier made.
-#[derive(Debug)]
-struct Hook {
-    head: String,
-    body: String,
 }
 
 impl Inbox {
@@ -340,44 +336,6 @@ fn answers_of(output: &Output) -> Value {
 fn choice(question: &str, labels: &[&str]) -> Value {
     let options: Vec<Value> = labels.iter().map(|l| json!({"label": l})).collect();
     json!({"questions": [{"id": "q", "question": question, "options": options}]})
-}
-
-/// A local HTTP server that records every request and replies 200.
-fn hook_server() -> (String, mpsc::Receiver<Hook>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { break };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut head = String::new();
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                head.push_str(&line);
-            }
-            let length = head
-                .lines()
-                .find_map(|l| {
-                    l.to_ascii_lowercase()
-                        .strip_prefix("content-length:")
-                        .map(|n| n.trim().parse().unwrap_or(0))
-                })
-                .unwrap_or(0);
-            let mut body = vec![0; length];
-            let _ = reader.read_exact(&mut body);
-            let _ = stream
-                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
-            let body = String::from_utf8_lossy(&body).into_owned();
-            if tx.send(Hook { head, body }).is_err() {
-                break;
-            }
-        }
-    });
-    (url, rx)
 }
 
 #[test]

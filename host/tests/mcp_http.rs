@@ -1,6 +1,8 @@
 //! `ask-user mcp --http` spoken to in raw HTTP: what its clients see when a
 //! stream drops or the server stops.
 
+#[path = "support/hooks.rs"]
+mod hooks;
 #[path = "support/http_server.rs"]
 mod http_server;
 
@@ -85,7 +87,7 @@ async fn a_call_outlives_its_dropped_stream_and_answers_on_the_resumed_one() {
 /// answers while it is down, and the same call asked of the server started
 /// again (with the same token) gets that answer at once, from the same
 /// question. A server with another token never finds it.
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_waiting_on_the_inbox_survives_kill_9_of_its_server() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
@@ -95,8 +97,23 @@ async fn a_call_waiting_on_the_inbox_survives_kill_9_of_its_server() {
         "[mcp]\nforms = \"never\"\n\n[[answerer]]\nkind = \"inbox\"\n",
     )
     .unwrap();
+    // The inbox's webhook tells of each new question: the test waits on it.
+    let (hooks_at, hooks) = hooks::hook_server();
+    let inbox_config = dir.path().join("inbox.toml");
+    std::fs::write(
+        &inbox_config,
+        format!("[inbox.notify]\nwebhook = \"{hooks_at}/hook\"\n"),
+    )
+    .unwrap();
+    let new_question = || {
+        let hook = hooks.recv_timeout(BOUND).expect("a new question's webhook");
+        assert!(hook.head.starts_with("POST /hook"), "{hook:?}");
+        let body: Value = serde_json::from_str(&hook.body).unwrap();
+        body["id"].as_str().expect("the question's id").to_owned()
+    };
     let mut inbox = ask_user(&state)
-        .args(["inbox", "serve", "--config", "/dev/null"])
+        .args(["inbox", "serve", "--config"])
+        .arg(&inbox_config)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -125,7 +142,7 @@ async fn a_call_waiting_on_the_inbox_survives_kill_9_of_its_server() {
     );
     let session = Session::open(&first).await;
     let waiting_call = session.post(call.clone()).await;
-    let question = wait_for_question(&state).await;
+    let question = tokio::task::block_in_place(new_question);
     first.kill9();
     drop(waiting_call);
 
@@ -137,12 +154,7 @@ async fn a_call_waiting_on_the_inbox_survives_kill_9_of_its_server() {
     )
     .unwrap();
     let answered = ask_user(&state)
-        .args([
-            "inbox",
-            "answer",
-            question["id"].as_str().unwrap(),
-            "--answers",
-        ])
+        .args(["inbox", "answer", &question, "--answers"])
         .arg(&answers)
         .output()
         .unwrap();
@@ -160,11 +172,8 @@ async fn a_call_waiting_on_the_inbox_survives_kill_9_of_its_server() {
     let stranger = Server::start_with(&args, &[env[0]]);
     let session = Session::open(&stranger).await;
     let _asking = session.post(call).await;
-    let start = std::time::Instant::now();
-    while inbox_list(&state, false).await.is_empty() {
-        assert!(start.elapsed() < BOUND, "the stranger's call never asked");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let stranger_question = tokio::task::block_in_place(new_question);
+    assert_ne!(stranger_question, question);
     assert_eq!(inbox_list(&state, true).await.len(), 2);
 }
 
@@ -201,20 +210,6 @@ async fn inbox_list(state: &std::path::Path, all: bool) -> Vec<Value> {
     assert!(output.status.success(), "{output:?}");
     let list: Value = serde_json::from_slice(&output.stdout).unwrap();
     list["questions"].as_array().unwrap().clone()
-}
-
-/// The one question waiting in the inbox, once there is one. The list is
-/// another process's state, with nothing to wait on from here: it is read
-/// every 50 ms, for at most [`BOUND`].
-async fn wait_for_question(state: &std::path::Path) -> Value {
-    let start = std::time::Instant::now();
-    loop {
-        if let [question] = inbox_list(state, false).await.as_slice() {
-            return question.clone();
-        }
-        assert!(start.elapsed() < BOUND, "no question reached the inbox");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// One MCP session, spoken to in raw HTTP.
