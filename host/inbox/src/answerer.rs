@@ -511,15 +511,54 @@ fn program() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::notify::{Channel, ChannelKind, Channels, Note};
     use crate::server::{InboxConfig, InboxServer};
     use ask_user_seam::{AgentRegistry, Answer, Delegated, Placement, Question, UserQuestions};
+    use tokio::sync::mpsc::UnboundedSender;
+
+    /// A notification channel that hands each note to the test: the event
+    /// of a question stored.
+    struct ToldKind(UnboundedSender<Arc<Note>>);
+
+    #[derive(Debug)]
+    struct Told(UnboundedSender<Arc<Note>>);
+
+    impl ChannelKind for ToldKind {
+        fn name(&self) -> &'static str {
+            "told"
+        }
+
+        fn configure(&self, _: &toml::Value) -> Result<Option<Arc<dyn Channel>>, String> {
+            Ok(Some(Arc::new(Told(self.0.clone()))))
+        }
+    }
+
+    impl Channel for Told {
+        fn name(&self) -> &'static str {
+            "told"
+        }
+
+        fn send(
+            &self,
+            note: Arc<Note>,
+            _: reqwest::Client,
+        ) -> Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send>> {
+            let _ = self.0.send(note);
+            Box::pin(async { Ok(()) })
+        }
+    }
 
     #[tokio::test]
     async fn a_relayed_sub_agents_question_names_it_in_the_inbox() {
         let state = tempfile::tempdir().unwrap();
-        let server = InboxServer::start(InboxConfig::new(state.path()))
-            .await
+        let (tell, mut notes) = tokio::sync::mpsc::unbounded_channel();
+        let mut channels = Channels::builtin();
+        channels.register(ToldKind(tell));
+        let mut config = InboxConfig::new(state.path());
+        config.notify = channels
+            .configure(&toml::from_str("told = true").unwrap())
             .unwrap();
+        let server = InboxServer::start(config).await.unwrap();
         let agents = Arc::new(AgentRegistry::new());
         let seam = Arc::new(
             UserQuestions::new(agents.clone()).with_delegated(Delegated::Relay { max_asks: 3 }),
@@ -546,19 +585,16 @@ mod tests {
                     .await
             })
         };
-        // The question is in the inbox once listed (nothing announces it
-        // to a client): read again every 10 ms, for at most 30 s.
-        let waiting = tokio::time::timeout(std::time::Duration::from_secs(30), async {
-            loop {
-                let listed = client.list(false).await.unwrap();
-                if let Some(question) = listed.questions.into_iter().next() {
-                    return question;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-            }
-        })
-        .await
-        .expect("the question reached the inbox");
+        // The inbox notifies of the question once it has stored it.
+        let told = tokio::time::timeout(std::time::Duration::from_secs(30), notes.recv())
+            .await
+            .expect("the question reached the inbox")
+            .unwrap();
+        let listed = client.list(false).await.unwrap().questions;
+        let [waiting] = listed.as_slice() else {
+            panic!("one question waits: {listed:?}");
+        };
+        assert_eq!(waiting.id, told.record.id);
         assert_eq!(waiting.agent, "ci-bot · sub-agent session-1 › reviewer");
         assert_eq!(waiting.session, "reviewer");
         let answer = Answer {
