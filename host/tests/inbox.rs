@@ -1152,6 +1152,16 @@ fn the_readmes_inbox_recipe_runs_as_written() {
         .collect();
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let state = tempfile::tempdir().unwrap();
+    // The user's config file (not the recipe's commands) gives the inbox a
+    // webhook: the event that the agent's question is stored.
+    let (hooks_at, hooks) = hook_server();
+    let config_home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(config_home.path().join("ask-user")).unwrap();
+    std::fs::write(
+        config_home.path().join("ask-user/config.toml"),
+        format!("[inbox.notify]\nwebhook = \"{hooks_at}/hook\"\n"),
+    )
+    .unwrap();
     let run = |words: &[&str]| {
         assert_eq!(words[0], "ask-user", "{words:?}");
         let mut command = ask_user();
@@ -1159,6 +1169,7 @@ fn the_readmes_inbox_recipe_runs_as_written() {
             .args(&words[1..])
             .current_dir(repo)
             .env("ASK_USER_STATE_DIR", state.path())
+            .env("XDG_CONFIG_HOME", config_home.path())
             .stdin(Stdio::null());
         command
     };
@@ -1192,21 +1203,17 @@ fn the_readmes_inbox_recipe_runs_as_written() {
                 assert!(output.status.success(), "{words:?}: {}", stderr(&output));
             }
             _ => {
-                // `inbox page`, `inbox list`: they say what the README says.
-                let start = Instant::now();
-                let text = loop {
-                    let output = run(words).output().unwrap();
-                    assert!(output.status.success(), "{words:?}: {}", stderr(&output));
-                    let text = String::from_utf8(output.stdout).unwrap();
-                    // The list is read again until the agent's question is
-                    // in it (nothing announces it): every 50 ms, bounded.
-                    if words[1..] != ["inbox", "list"] || text.contains("session deploy-7") {
-                        break text;
-                    }
-                    assert!(start.elapsed() < BOUND, "never listed: {text}");
-                    std::thread::sleep(Duration::from_millis(50));
-                };
+                // `inbox page`, `inbox list`: they say what the README says;
+                // the list once the agent's question is stored.
                 if words[1..] == ["inbox", "list"] {
+                    let hook = hooks.recv_timeout(BOUND).expect("the question's webhook");
+                    assert!(hook.body.contains("deploy-7"), "{hook:?}");
+                }
+                let output = run(words).output().unwrap();
+                assert!(output.status.success(), "{words:?}: {}", stderr(&output));
+                let text = String::from_utf8(output.stdout).unwrap();
+                if words[1..] == ["inbox", "list"] {
+                    assert!(text.contains("session deploy-7"), "{text}");
                     id = text.split_whitespace().next().map(str::to_owned);
                 } else {
                     assert!(text.starts_with("http://127.0.0.1:"), "{text}");
