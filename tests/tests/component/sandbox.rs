@@ -62,6 +62,25 @@ impl Misbehaving {
     }
 }
 
+/// An engine whose pool has one instance slot.
+fn one_slot_engine() -> Engine {
+    Engine::new(&EngineConfig {
+        pool_slots: 1,
+        ..EngineConfig::default()
+    })
+    .unwrap()
+}
+
+/// Waits until `free` slots of `engine`'s pool are free: nothing announces
+/// it, so the executor is given turns, no time, for at most 60 s.
+async fn until_slots_free(engine: &Engine, free: usize, what: &str) {
+    let start = std::time::Instant::now();
+    while engine.slots_free() != Some(free) {
+        assert!(start.elapsed() < Duration::from_secs(60), "{what}");
+        tokio::task::yield_now().await;
+    }
+}
+
 fn assert_sandbox_error(result: &ToolResult, code: &str, says: &str) {
     assert!(result.is_error, "{result:?}");
     assert_eq!(result.error.as_ref().unwrap().name, "ToolSandboxError");
@@ -140,20 +159,9 @@ async fn loading_a_component_allows_no_ask() {
 
 #[tokio::test]
 async fn a_full_engine_pool_is_busy_and_frees_up() {
-    let engine = Engine::new(&EngineConfig {
-        pool_slots: 1,
-        ..EngineConfig::default()
-    })
-    .unwrap();
-    let component = std::fs::read(ask_user_tests::MISBEHAVE).unwrap();
-    let agents = Arc::new(AgentRegistry::new());
-    let seam = UserQuestions::new(agents.clone());
-    let (answerer, probe) = TestAnswerer::new(Behaviour::ClaimFirst);
-    seam.waterfall().register(answerer, Default::default());
-    let runtime = ToolRuntime::with_engine(&engine, &component, Arc::new(seam), config())
-        .await
-        .unwrap();
-    let root = agents.register_root("root", None);
+    let engine = one_slot_engine();
+    let m = misbehaving_on(&engine, Behaviour::ClaimFirst, config()).await;
+    let root = m.agents.register_root("root", None);
     // An instance of another component on the same engine takes the slot.
     let empty = Component::new(engine.wasmtime(), wat::parse_str("(component)").unwrap()).unwrap();
     let mut store = Store::new(engine.wasmtime(), ());
@@ -162,15 +170,21 @@ async fn a_full_engine_pool_is_busy_and_frees_up() {
         .await
         .unwrap();
     // The runtime would allow two runs; the engine's one slot is taken.
-    let second = runtime.call(&root, &CancellationToken::new(), "wasi").await;
+    let second = m
+        .runtime
+        .call(&root, &CancellationToken::new(), "wasi")
+        .await;
     assert_sandbox_error(
         &second,
         "HOST_BUSY",
         "every instance slot of the engine's pool",
     );
-    assert_eq!(probe.calls(), 0);
+    assert_eq!(m.probe.calls(), 0);
     drop((held, store));
-    let third = runtime.call(&root, &CancellationToken::new(), "wasi").await;
+    let third = m
+        .runtime
+        .call(&root, &CancellationToken::new(), "wasi")
+        .await;
     assert_eq!(third.text(), "env=0 args=0 root=false tmp=false");
 }
 
@@ -178,59 +192,31 @@ async fn a_full_engine_pool_is_busy_and_frees_up() {
 /// other runtime's run holds the slot waits for it, and loses nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_run_again_waits_for_a_slot_taken_by_another_runtime() {
-    let engine = Engine::new(&EngineConfig {
-        pool_slots: 1,
-        ..EngineConfig::default()
-    })
-    .unwrap();
-    let component = std::fs::read(ask_user_tests::MISBEHAVE).unwrap();
-    let runtime = |behaviour| {
-        let agents = Arc::new(AgentRegistry::new());
-        let seam = UserQuestions::new(agents.clone());
-        let (answerer, probe) = TestAnswerer::new(behaviour);
-        seam.waterfall().register(answerer, Default::default());
-        let (engine, component) = (engine.clone(), component.clone());
-        async move {
-            let runtime = ToolRuntime::with_engine(&engine, &component, Arc::new(seam), config())
-                .await
-                .unwrap();
-            (Arc::new(runtime), agents, probe)
-        }
-    };
-    let (waits, agents, probe) = runtime(Behaviour::FailOnAbort(|| {
-        ask_user::AskError::new(ask_user::ErrorCode::AskAborted, "aborted").into()
-    }))
-    .await;
+    let engine = one_slot_engine();
+    let waits = Arc::new(
+        misbehaving_on(
+            &engine,
+            Behaviour::FailOnAbort(|| {
+                ask_user::AskError::new(ask_user::ErrorCode::AskAborted, "aborted").into()
+            }),
+            config(),
+        )
+        .await,
+    );
     let signal = CancellationToken::new();
     let waiting = {
-        let (waits, root, signal) = (
-            waits.clone(),
-            agents.register_root("waits", None),
-            signal.clone(),
-        );
-        tokio::spawn(async move { waits.call(&root, &signal, "ask").await })
+        let (waits, signal) = (waits.clone(), signal.clone());
+        let root = waits.agents.register_root("waits", None);
+        tokio::spawn(async move { waits.runtime.call(&root, &signal, "ask").await })
     };
-    probe.wait_for_calls(1).await;
+    waits.probe.wait_for_calls(1).await;
     // Its run ends at the ask (the answerer was asked during it): a waiting
     // call holds no slot.
-    let slots = |free, what: &'static str| {
-        let engine = engine.clone();
-        async move {
-            let start = std::time::Instant::now();
-            while engine.slots_free() != Some(free) {
-                assert!(start.elapsed() < Duration::from_secs(60), "{what}");
-                tokio::task::yield_now().await;
-            }
-        }
-    };
-    slots(1, "the waiting call kept its slot").await;
+    until_slots_free(&engine, 1, "the waiting call kept its slot").await;
     // The other runtime's run loops until its CPU deadline, holding the slot.
-    let (busy, agents, _) = runtime(Behaviour::ClaimFirst).await;
-    let looping = {
-        let root = agents.register_root("loops", None);
-        tokio::spawn(async move { busy.call(&root, &CancellationToken::new(), "loop").await })
-    };
-    slots(0, "the loop never ran").await;
+    let busy = Arc::new(misbehaving_on(&engine, Behaviour::ClaimFirst, config()).await);
+    let looping = tokio::spawn(async move { busy.call("loop").await });
+    until_slots_free(&engine, 0, "the loop never ran").await;
     // The answer comes now (the turn is aborted: the component returns).
     signal.cancel();
     assert_eq!(waiting.await.unwrap().text(), "asked");
@@ -440,11 +426,7 @@ async fn the_component_sees_no_environment_arguments_or_files() {
 async fn a_call_waiting_for_the_human_holds_no_instance() {
     // An engine of one instance slot: three calls wait on it, one by one,
     // and a fourth runs.
-    let engine = Engine::new(&EngineConfig {
-        pool_slots: 1,
-        ..EngineConfig::default()
-    })
-    .unwrap();
+    let engine = one_slot_engine();
     let m = Arc::new(misbehaving_on(&engine, Behaviour::Hang, config()).await);
     let signal = CancellationToken::new();
     let mut waiting = Vec::new();
@@ -456,14 +438,7 @@ async fn a_call_waiting_for_the_human_holds_no_instance() {
         }));
         m.probe.wait_for_calls(n + 1).await;
         // Asked during its run, the call then ends the run: the slot frees.
-        let start = std::time::Instant::now();
-        while engine.slots_free() != Some(1) {
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "waiting call {n} kept its instance"
-            );
-            tokio::task::yield_now().await;
-        }
+        until_slots_free(&engine, 1, "a waiting call kept its instance").await;
     }
     assert_eq!(
         m.call("wasi").await.text(),
