@@ -75,6 +75,18 @@ async fn web_in_front(h: &Harness, config: WebConfig) -> Arc<WebAnswerer> {
 }
 
 impl Setup {
+    /// Picks the second option ("B") of `call`'s one question on the page,
+    /// sends it, checks that the call got it, and closes the browser.
+    async fn picks_b(self, call: tokio::task::JoinHandle<ToolResult>) {
+        self.browser.click(r#"input[data-option="1"]"#).await;
+        self.browser.click("button.send").await;
+        assert_eq!(
+            result(call).await.text(),
+            r#"{"answers":[{"id":"q","selected":["B"]}]}"#
+        );
+        self.browser.close().await;
+    }
+
     /// Calls the tool in the background, returning the pending result.
     fn call(
         &self,
@@ -565,13 +577,7 @@ async fn a_reloaded_page_shows_the_pending_questions_again() {
     let call = s.call(one_question(&["A", "B"]), CancellationToken::new());
     s.browser.wait_for("form.batch").await;
     s.browser.client.refresh().await.unwrap();
-    s.browser.click(r#"input[data-option="1"]"#).await;
-    s.browser.click("button.send").await;
-    assert_eq!(
-        result(call).await.text(),
-        r#"{"answers":[{"id":"q","selected":["B"]}]}"#
-    );
-    s.browser.close().await;
+    s.picks_b(call).await;
 }
 
 /// A raw HTTP/1.1 request: (status, body).
@@ -1018,13 +1024,7 @@ async fn a_relayed_sub_agents_question_says_which_agent_asks() {
         text.contains("asked by sub-agent root › reviewer"),
         "{text:?}"
     );
-    s.browser.click(r#"input[data-option="1"]"#).await;
-    s.browser.click("button.send").await;
-    assert_eq!(
-        result(call).await.text(),
-        r#"{"answers":[{"id":"q","selected":["B"]}]}"#
-    );
-    s.browser.close().await;
+    s.picks_b(call).await;
 }
 
 /// A host may name what asks (`ask-user ask --web` gives its folder): the
