@@ -69,14 +69,29 @@ async fn sample<F: std::future::Future>(runs: usize, mut once: impl FnMut() -> F
     figures(samples)
 }
 
+/// A seam answered by the script answerer.
 fn seam() -> (Arc<UserQuestions>, Arc<AgentRegistry>) {
+    seam_answered_by(ScriptAnswerer::from_json(ANSWERS).unwrap())
+}
+
+fn seam_answered_by(answerer: impl Answerer) -> (Arc<UserQuestions>, Arc<AgentRegistry>) {
     let agents = Arc::new(AgentRegistry::new());
     let seam = UserQuestions::new(agents.clone());
-    seam.waterfall().register(
-        ScriptAnswerer::from_json(ANSWERS).unwrap(),
-        Placement::default(),
-    );
+    seam.waterfall().register(answerer, Placement::default());
     (Arc::new(seam), agents)
+}
+
+/// Whole calls of the example, each checked to succeed.
+async fn whole_calls(
+    runtime: &ToolRuntime,
+    root: &AgentHandle,
+    signal: &CancellationToken,
+) -> Figures {
+    sample(5_000, || async {
+        let result = runtime.call(root, signal, ARGUMENTS).await;
+        assert!(!result.is_error, "{}", result.text());
+    })
+    .await
 }
 
 /// The tool's work natively, with the same seam work as the host does for
@@ -175,8 +190,12 @@ impl Answerer for AfterAYield {
     }
 }
 
-/// Holds every ask until the turn is cancelled, counting arrivals.
-struct Holds(Arc<AtomicUsize>);
+/// Holds every ask until the turn is cancelled; `all` is told once
+/// [`PENDING_ASKS`] have arrived.
+struct Holds {
+    arrived: AtomicUsize,
+    all: Arc<tokio::sync::Notify>,
+}
 
 impl Answerer for Holds {
     fn name(&self) -> &str {
@@ -184,7 +203,9 @@ impl Answerer for Holds {
     }
 
     fn answer<'a>(&'a self, _: &'a Ask, _: Next<'a>) -> AnswerFuture<'a> {
-        self.0.fetch_add(1, Ordering::SeqCst);
+        if self.arrived.fetch_add(1, Ordering::SeqCst) + 1 == PENDING_ASKS {
+            self.all.notify_one();
+        }
         Box::pin(std::future::pending())
     }
 }
@@ -267,11 +288,7 @@ async fn main() {
         "instantiate + call rejected at once (INVALID_ARGS)",
         &rejected,
     );
-    let answered = sample(5_000, || async {
-        let result = runtime.call(&root, &signal, ARGUMENTS).await;
-        assert!(!result.is_error, "{}", result.text());
-    })
-    .await;
+    let answered = whole_calls(&runtime, &root, &signal).await;
     print(
         "whole tool call, answered by the script answerer",
         &answered,
@@ -282,21 +299,12 @@ async fn main() {
     })
     .await;
     print("the same natively, through the same seam", &native);
-    let agents = Arc::new(AgentRegistry::new());
-    let later = UserQuestions::new(agents.clone());
-    later.waterfall().register(
-        AfterAYield(ScriptAnswerer::from_json(ANSWERS).unwrap()),
-        Placement::default(),
-    );
-    let replaying = ToolRuntime::new(component, Arc::new(later), config.clone())
+    let (later, agents) =
+        seam_answered_by(AfterAYield(ScriptAnswerer::from_json(ANSWERS).unwrap()));
+    let replaying = ToolRuntime::new(component, later, config.clone())
         .await
         .unwrap();
-    let replay_root = agents.register_root("bench", None);
-    let replayed = sample(5_000, || async {
-        let result = replaying.call(&replay_root, &signal, ARGUMENTS).await;
-        assert!(!result.is_error, "{}", result.text());
-    })
-    .await;
+    let replayed = whole_calls(&replaying, &agents.register_root("bench", None), &signal).await;
     print(
         "whole call answered later: run to the ask, run again",
         &replayed,
@@ -392,14 +400,13 @@ async fn main() {
     println!(
         "\n{PENDING_ASKS} asks waiting at once (one host on the default engine: a waiting call holds no instance)"
     );
-    let agents = Arc::new(AgentRegistry::new());
-    let waiting = UserQuestions::new(agents.clone());
-    let arrived = Arc::new(AtomicUsize::new(0));
-    waiting
-        .waterfall()
-        .register(Holds(arrived.clone()), Placement::default());
+    let all_arrived = Arc::new(tokio::sync::Notify::new());
+    let (waiting, agents) = seam_answered_by(Holds {
+        arrived: AtomicUsize::new(0),
+        all: all_arrived.clone(),
+    });
     let runtime = Arc::new(
-        ToolRuntime::new(component, Arc::new(waiting), config.clone())
+        ToolRuntime::new(component, waiting, config.clone())
             .await
             .unwrap(),
     );
@@ -412,11 +419,9 @@ async fn main() {
             tokio::spawn(async move { runtime.call(&root, &turn, ARGUMENTS).await })
         })
         .collect();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while arrived.load(Ordering::SeqCst) < PENDING_ASKS {
-        assert!(Instant::now() < deadline, "the asks never all arrived");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    tokio::time::timeout(Duration::from_secs(60), all_arrived.notified())
+        .await
+        .expect("the asks all arrive");
     let grown = rss().saturating_sub(before);
     turn.cancel();
     let mut busy = 0;

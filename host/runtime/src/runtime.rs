@@ -44,7 +44,7 @@ pub struct RuntimeConfig {
     pub max_concurrent_calls: u32,
     /// Calls that may be under way at once, waiting for the human or not.
     /// A waiting call holds no instance: its arguments, its request, what
-    /// the answerers keep for it, about 8 KiB in all (measured by the
+    /// the answerers keep for it, about 6 KiB in all (measured by the
     /// `tool_call` bench). One more call fails with `HOST_BUSY` before it
     /// reaches an answerer. Default 10,000.
     pub max_waiting_calls: u32,
