@@ -124,4 +124,11 @@ impl Answer {
             custom: None,
         }
     }
+
+    /// The answer to question `id` among `answers`, wherever it stands:
+    /// answerers may return a batch's answers in any order, so an answer is
+    /// always matched by its question's id, never by its place.
+    pub fn of<'a>(answers: &'a [Answer], id: &str) -> Option<&'a Answer> {
+        answers.iter().find(|answer| answer.id == id)
+    }
 }

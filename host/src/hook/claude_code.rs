@@ -257,7 +257,10 @@ impl Asked {
     /// question has no answer (Claude Code tells the model so).
     pub fn allow(&self, answers: &[Answer]) -> Value {
         let mut by_text = Map::new();
-        for (question, answer) in self.request.questions.iter().zip(answers) {
+        for question in &self.request.questions {
+            let Some(answer) = Answer::of(answers, &question.id) else {
+                continue;
+            };
             let parts: Vec<&str> = answer
                 .selected
                 .iter()
@@ -328,18 +331,19 @@ mod tests {
     #[test]
     fn the_decision_carries_our_answers_only() {
         let asked = Asked::from_hook(&input(deploy())).unwrap().unwrap();
+        // In another order than the questions: matched by id, not place.
         let answers = [
-            Answer {
-                id: "q1".into(),
-                selected: vec!["Staging".into()],
-                custom: None,
-            },
             Answer {
                 id: "q2".into(),
                 selected: vec!["Unit".into(), "Load".into()],
                 custom: Some("and lint".into()),
             },
             Answer::skipped("q3"),
+            Answer {
+                id: "q1".into(),
+                selected: vec!["Staging".into()],
+                custom: None,
+            },
         ];
         let decision = asked.decision(&answers);
         let output = &decision["hookSpecificOutput"];

@@ -78,7 +78,10 @@ impl Form {
     /// where the field takes only its choices, leave its field out.
     pub fn content(&self, answers: &[Answer]) -> Map<String, Value> {
         let mut content = Map::new();
-        for ((key, kind), answer) in self.fields.iter().zip(answers) {
+        for (key, kind) in &self.fields {
+            let Some(answer) = Answer::of(answers, key) else {
+                continue;
+            };
             let value_of = |choices: &[(String, Value)], label: &str| {
                 choices
                     .iter()
@@ -242,13 +245,14 @@ mod tests {
             selected: selected.iter().map(|s| s.to_string()).collect(),
             custom: custom.map(str::to_owned),
         };
+        // In another order than the fields: matched by key, not place.
         let answers = [
+            pick("replicas", &[], Some(" 3 ")),
+            pick("notify", &["No"], None),
             pick("target", &["Production"], None),
+            pick("note", &[], Some("ship it")),
             pick("checks", &["Unit", "Load"], None),
             pick("region", &[], Some("somewhere else")),
-            pick("notify", &["No"], None),
-            pick("note", &[], Some("ship it")),
-            pick("replicas", &[], Some(" 3 ")),
         ];
         assert_eq!(
             Value::Object(form.content(&answers)),
