@@ -673,8 +673,21 @@ async fn headless(
             ),
             Line::Permission {
                 request_id, input, ..
-            } => {
-                let asked = claude_code::Asked::from_tool_input(&input).map_err(Usage)?;
+            } => 'reply: {
+                // One request we cannot read is refused alone; the run goes on.
+                let asked = match claude_code::Asked::from_tool_input(&input) {
+                    Ok(asked) => asked,
+                    Err(problem) => {
+                        say(&format!("refused a question of the run: {problem}"));
+                        break 'reply headless::deny(
+                            &request_id,
+                            &format!(
+                                "the questions could not be read ({problem}): nobody was asked. \
+                                 Ask again with questions of the tool's schema"
+                            ),
+                        );
+                    }
+                };
                 let request = asked.request.clone();
                 let stop = stop_signal();
                 match ask_elsewhere(config, asker.clone(), request, &stop, component.clone())

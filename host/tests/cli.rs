@@ -1039,3 +1039,64 @@ fn a_full_standard_output_is_a_one_line_error_not_a_panic() {
         "ask-user: cannot write the result to standard output: No space left on device (os error 28)"
     );
 }
+
+/// A headless run whose Claude Code sends a question we cannot read: that
+/// one request is denied, saying why, and the run goes on to its next
+/// question and its end (it was ended whole, exit 2, Claude Code killed).
+#[test]
+fn an_unreadable_question_of_a_headless_run_is_denied_and_the_run_goes_on() {
+    let config = config_file(
+        "headless",
+        "[[answerer]]\nkind = \"script\"\nrules = [{ question = \".\", select = [\"Yes\"] }]\n",
+    );
+    // Claude Code's side of the stdio protocol: the prompt, a question of
+    // no text, a good one, then the two replies as the run's result.
+    let program = config._dir.path().join("claude");
+    std::fs::write(
+        &program,
+        r#"#!/usr/bin/env python3
+import json, sys
+prompt = json.loads(sys.stdin.readline())
+def ask(rid, questions):
+    print(json.dumps({"type": "control_request", "request_id": rid, "request": {
+        "subtype": "can_use_tool", "tool_name": "AskUserQuestion",
+        "input": {"questions": questions}}}), flush=True)
+    return json.loads(sys.stdin.readline())["response"]["response"]
+bad = ask("r1", [{"header": "no text"}])
+good = ask("r2", [{"question": "Go?", "options": [{"label": "Yes"}, {"label": "No"}]}])
+print(json.dumps({"type": "result", "is_error": False,
+                  "result": json.dumps([bad, good])}), flush=True)
+"#,
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &program,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let output = ask_user(
+        &[
+            "hook",
+            "headless",
+            "claude-code",
+            "Deploy",
+            "--config",
+            config.path.to_str().unwrap(),
+            "--program",
+            program.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let replies: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(replies[0]["behavior"], "deny");
+    let message = replies[0]["message"].as_str().unwrap();
+    assert!(message.contains("question 1"), "{message}");
+    assert_eq!(replies[1]["behavior"], "allow");
+    assert_eq!(replies[1]["updatedInput"]["answers"], json!({"Go?": "Yes"}));
+}
