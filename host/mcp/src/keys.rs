@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use hmac::{Hmac, Mac};
 use rmcp::model::RequestStateCodec;
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// What every call id starts with.
@@ -74,9 +75,13 @@ pub(crate) struct CallIds {
 
 impl CallIds {
     /// The id of a call of `arguments`, in use until the [`CallId`] drops.
-    pub fn of(&self, arguments: &str) -> std::io::Result<CallId> {
+    /// It is keyed by their content, not their bytes: the same call sent
+    /// with its keys in another order, or spaced otherwise, is the same call.
+    pub fn of(&self, arguments: &Value) -> std::io::Result<CallId> {
         let mut mac = Hmac::<Sha256>::new_from_slice(&self.key).expect("any key length");
-        mac.update(arguments.as_bytes());
+        let mut canonical = String::new();
+        canonical_json(arguments, &mut canonical);
+        mac.update(canonical.as_bytes());
         let digest = mac.finalize().into_bytes();
         let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
         let derived = format!("{PREFIX}{hex}");
@@ -95,6 +100,38 @@ impl CallIds {
                 in_use: None,
             },
         })
+    }
+}
+
+/// `value` as JSON with every object's keys sorted (by their UTF-16 code
+/// units, as RFC 8785 orders them) and no spacing: one text for one content.
+fn canonical_json(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
+            out.push('{');
+            for (n, (key, value)) in entries.into_iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::from(key.as_str()).to_string());
+                out.push(':');
+                canonical_json(value, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (n, item) in items.iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                canonical_json(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
     }
 }
 
@@ -125,6 +162,7 @@ impl Drop for CallId {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn the_same_call_under_the_same_secret_has_the_same_id_and_no_other_does() {
@@ -132,30 +170,61 @@ mod tests {
         let a = ids(b"token-one");
         let restarted = ids(b"token-one");
         let other = ids(b"token-two");
-        let id = a.of(r#"{"questions":[]}"#).unwrap().id().to_owned();
+        let id = a.of(&json!({"questions": []})).unwrap().id().to_owned();
         assert!(
             id.starts_with(PREFIX) && id.len() == PREFIX.len() + 32,
             "{id}"
         );
         assert_eq!(
-            restarted.of(r#"{"questions":[]}"#).unwrap().id().to_owned(),
+            restarted
+                .of(&json!({"questions": []}))
+                .unwrap()
+                .id()
+                .to_owned(),
             id
         );
-        assert_ne!(other.of(r#"{"questions":[]}"#).unwrap().id().to_owned(), id);
-        assert_ne!(a.of(r#"{"questions":[1]}"#).unwrap().id().to_owned(), id);
+        assert_ne!(
+            other.of(&json!({"questions": []})).unwrap().id().to_owned(),
+            id
+        );
+        assert_ne!(
+            a.of(&json!({"questions": [1]})).unwrap().id().to_owned(),
+            id
+        );
+    }
+
+    #[test]
+    fn the_id_is_the_arguments_content_whatever_their_key_order_or_spacing() {
+        let ids = Keys::from(&b"token"[..]).call_ids;
+        let id = |text: &str| {
+            let arguments: Value = serde_json::from_str(text).unwrap();
+            ids.of(&arguments).unwrap().id().to_owned()
+        };
+        let first = id(r#"{"questions":[{"id":"a","question":"Go?","é":1,"z":{"b":1,"a":[2]}}]}"#);
+        assert_eq!(
+            id(r#"{ "questions" : [ {"z":{"a":[2],"b":1},"é":1,"question":"Go?","id":"a"} ] }"#),
+            first
+        );
+        assert_ne!(id(r#"{"questions":[{"id":"a","question":"Go!"}]}"#), first);
+        let mut canonical = String::new();
+        canonical_json(
+            &json!({"b": [1, {"d": "\"", "c": null}], "a": true}),
+            &mut canonical,
+        );
+        assert_eq!(canonical, r#"{"a":true,"b":[1,{"c":null,"d":"\""}]}"#);
     }
 
     #[test]
     fn the_same_call_twice_at_once_gets_a_random_id_the_second_time() {
         let ids = Keys::from(&b"token"[..]).call_ids;
-        let first = ids.of("{}").unwrap();
-        let second = ids.of("{}").unwrap();
+        let first = ids.of(&json!({})).unwrap();
+        let second = ids.of(&json!({})).unwrap();
         assert_ne!(first.id(), second.id());
         assert!(second.id().starts_with(PREFIX) && second.id().len() == first.id().len());
         let derived = first.id().to_owned();
         drop((first, second));
         assert_eq!(
-            ids.of("{}").unwrap().id().to_owned(),
+            ids.of(&json!({})).unwrap().id().to_owned(),
             derived,
             "free again once it ended"
         );

@@ -229,7 +229,16 @@ impl McpServer {
                 None,
             ));
         }
-        let arguments = Value::Object(request.arguments.clone().unwrap_or_default()).to_string();
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        // The call's id: keyed by this server's secret, so that no call of
+        // another process (or machine) is ever taken for it, and by the
+        // arguments' content, so that the same call asked again of this
+        // server restarted finds its inbox question.
+        let id = self
+            .call_ids
+            .of(&arguments)
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let arguments = arguments.to_string();
         let rounds = context
             .protocol_version()
             .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
@@ -263,15 +272,8 @@ impl McpServer {
         let answerer = answerer.map(Arc::new);
 
         // A root agent of its own, so that its answerer reaches this call
-        // only; its id keyed by this server's secret, so that no call of
-        // another process (or machine) is ever taken for it, and the same
-        // call asked again of this server restarted finds its inbox
-        // question. Both go when the call ends, or when its future is
-        // dropped half-way.
-        let id = self
-            .call_ids
-            .of(&arguments)
-            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        // only (its id, above). Both go when the call ends, or when its
+        // future is dropped half-way.
         let mut call = self.runtime.seam().scoped_call(id.id());
         if let Some(answerer) = &answerer {
             call.answer_with(answerer.clone(), self.forms == Forms::First);
