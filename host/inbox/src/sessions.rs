@@ -49,10 +49,11 @@ impl Sessions {
     /// Sessions in `store`, for pages served at `public_url` (behind a
     /// reverse proxy, say) or at whatever address a browser used.
     pub fn new(store: Arc<PgStore>, public_url: Option<&str>) -> Self {
-        let origin = public_url.map(|url| {
-            let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
-            let host = rest.split('/').next().unwrap_or_default();
-            format!("{scheme}://{host}")
+        let origin = public_url.and_then(|url| {
+            origin(url).or_else(|| {
+                tracing::warn!(url, "the public address is not a URL: only the address a browser used is this server's origin");
+                None
+            })
         });
         Sessions {
             store,
@@ -76,14 +77,19 @@ impl Sessions {
         let Some(origin) = headers.get(header::ORIGIN) else {
             return true;
         };
-        let origin = origin.to_str().unwrap_or_default();
+        let Some(origin) = origin.to_str().ok().and_then(self::origin) else {
+            return false;
+        };
         let host = headers
             .get(header::HOST)
             .and_then(|h| h.to_str().ok())
-            .unwrap_or_default();
-        self.origin.as_deref() == Some(origin)
-            || (!host.is_empty()
-                && (origin == format!("http://{host}") || origin == format!("https://{host}")))
+            .filter(|host| !host.is_empty() && !host.contains(['/', '@', '?', '#']));
+        self.origin.as_ref() == Some(&origin)
+            || host.is_some_and(|host| {
+                ["http", "https"].iter().any(|scheme| {
+                    self::origin(&format!("{scheme}://{host}")) == Some(origin.clone())
+                })
+            })
     }
 
     /// The person a page request comes from, or its refusal: 403 from
@@ -197,6 +203,15 @@ fn signed_out() -> Response {
         .into_response()
 }
 
+/// The origin of `url` as browsers send it: scheme and host in lower
+/// case, the port only when it is not the scheme's default
+/// (`https://Inbox.Example.com:443/team` is `https://inbox.example.com`);
+/// `None` for what has no such origin (`null`, a `file:` URL, no URL).
+fn origin(url: &str) -> Option<String> {
+    let origin = reqwest::Url::parse(url).ok()?.origin();
+    origin.is_tuple().then(|| origin.ascii_serialization())
+}
+
 fn foreign() -> Response {
     (
         StatusCode::FORBIDDEN,
@@ -237,6 +252,17 @@ mod tests {
         assert!(public.same_origin(&from("http://10.0.0.5:8080")));
         assert!(!public.same_origin(&from("https://evil.example")));
         assert!(!public.same_origin(&from("null")));
+        // Compared as origins, not as text: case and a default port differ.
+        let spelled = Sessions::new(store.clone(), Some("https://Inbox.Example.com:443"));
+        assert!(spelled.same_origin(&from("https://inbox.example.com")));
+        assert!(spelled.same_origin(&from("HTTPS://INBOX.example.com:443")));
+        assert!(!spelled.same_origin(&from("https://inbox.example.com:8443")));
+        assert!(!spelled.same_origin(&from("http://inbox.example.com")));
+        let hosted =
+            |origin: &str| headers(&[(header::HOST, "Inbox.Local:80"), (header::ORIGIN, origin)]);
+        let plain = Sessions::new(store.clone(), None);
+        assert!(plain.same_origin(&hosted("http://inbox.local")));
+        assert!(!plain.same_origin(&hosted("http://evil.example")));
         assert!(public.same_origin(&headers(&[(header::HOST, "10.0.0.5:8080")])));
         let cookie = public.set_cookie("s1");
         assert!(
