@@ -72,6 +72,30 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// `GET path` of `server`'s API as `token`: the whole reply.
+fn api_get(server: &Server, token: &str, path: &str) -> String {
+    api(server, token, &format!("GET {path}"), "")
+}
+
+/// One request (`method_path`: `POST /api/…`) of `server`'s API as
+/// `token`, with a JSON `body` unless empty: the whole reply.
+fn api(server: &Server, token: &str, method_path: &str, body: &str) -> String {
+    use std::io::{Read, Write};
+    let authority = server.address();
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    stream.set_read_timeout(Some(BOUND)).unwrap();
+    write!(
+        stream,
+        "{method_path} HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    reply
+}
+
 /// A team: its own database on the test cluster, and a folder for files.
 struct Team {
     database: String,
@@ -373,18 +397,119 @@ fn only_the_audience_answers_and_an_agent_token_answers_nothing() {
     // Bob is outside the audience: he does not see it, and may not answer.
     let bobs: Value = serde_json::from_slice(&team.list(&b, &bob, false).stdout).unwrap();
     assert_eq!(bobs["questions"], json!([]), "{bobs}");
-    let refused = team.answer(&b, &bob, &id, "Yes");
-    assert!(stderr(&refused).contains("403"), "{}", stderr(&refused));
+    // He is told what he is told of a question that does not exist, with
+    // a fitting answer or not: nothing of its options, nor that it waits.
+    let unknown = "q0123456789abcdef0123456789abcdef";
+    let nothing = stderr(&team.answer(&b, &bob, unknown, "Yes")).replace(unknown, "ID");
+    assert!(nothing.contains("404"), "{nothing}");
+    for label in ["Yes", "Maybe"] {
+        let refused = stderr(&team.answer(&b, &bob, &id, label)).replace(&id, "ID");
+        assert_eq!(refused, nothing, "answering {label:?}");
+    }
     // An agent's token neither answers nor lists.
     let refused = team.answer(&a, &agent_token, &id, "Yes");
     assert!(stderr(&refused).contains("403"), "{}", stderr(&refused));
     let refused = team.list(&a, &agent_token, false);
     assert!(stderr(&refused).contains("403"), "{}", stderr(&refused));
+    // A listing past its bound is a bad request (it was "the store failed").
+    let reply = api_get(
+        &a,
+        &alice,
+        "/api/questions?all=true&limit=18446744073709551615",
+    );
+    assert!(
+        reply.starts_with("HTTP/1.1 400") && reply.contains("at most 10000"),
+        "{reply}"
+    );
     // It still waits, and Alice answers it.
     assert_eq!(team.waiting(&b, &alice), id);
     let answered = team.answer(&b, &alice, &id, "No");
     assert!(answered.status.success(), "{}", stderr(&answered));
     assert_eq!(agent.chose(), json!(["No"]));
+}
+
+/// An agent's token revoked while it long-polls one server: the answer a
+/// person gives afterwards through another never reaches it (the wait
+/// ends, refused, as every request of that token is).
+#[test]
+fn a_revoked_agents_open_wait_gets_no_answer_given_after_it() {
+    let team = Team::new();
+    let agent_token = team.token("ci-runner", "agent", &[]);
+    let alice = team.token("alice", "person", &[]);
+    let (a, b) = (team.serve(), team.serve());
+    let agent = team.agent(&a, &agent_token, &[], "Deploy?");
+    let id = team.waiting(&b, &alice);
+    team.revoke("ci-runner");
+    // Answered after the revocation (or refused, if the question went).
+    let _ = team.answer(&b, &alice, &id, "Yes");
+    let (output, _) = agent.finish_timed();
+    let printed = String::from_utf8_lossy(&output.stdout);
+    let result: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("not a result ({e}): {printed} {}", stderr(&output)));
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(printed.contains("revoked"), "{result}");
+    assert!(!printed.contains("Yes"), "the answer reached it: {result}");
+}
+
+/// A server with a short retention spares a question whose agent waits
+/// on another server: presence is shared in the database.
+#[test]
+fn a_question_whose_agent_waits_on_another_server_never_expires() {
+    let team = Team::new();
+    let agent_token = team.token("ci-runner", "agent", &[]);
+    let alice = team.token("alice", "person", &[]);
+    let sweeping = team.serve_with("127.0.0.1:0", "[inbox]\nretention = \"1s\"\n");
+    let (b, asked_at) = (team.serve(), Instant::now());
+    let agent = team.agent(&b, &agent_token, &[], "Deploy?");
+    let id = team.waiting(&b, &alice);
+    // Expiry is a timer: let it pass, well past the period and several
+    // sweeps of the first server (every 100 ms after its first second).
+    // No event says that nothing happened.
+    std::thread::sleep(Duration::from_millis(3_000).saturating_sub(asked_at.elapsed()));
+    let listed: Value =
+        serde_json::from_slice(&team.list(&sweeping, &alice, false).stdout).unwrap();
+    assert_eq!(listed["questions"][0]["id"], id.as_str(), "{listed}");
+    assert_eq!(listed["questions"][0]["agentWaiting"], true, "{listed}");
+    let answered = team.answer(&sweeping, &alice, &id, "Yes");
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    assert_eq!(agent.chose(), json!(["Yes"]));
+}
+
+/// A person long-polling a question is not its agent: their wait neither
+/// counts as its agent being seen (which would keep a question whose agent
+/// is gone from expiring) nor shows it as waited for.
+#[test]
+fn a_persons_wait_does_not_count_as_its_agent_being_there() {
+    let team = Team::new();
+    let agent_token = team.token("ci-runner", "agent", &[]);
+    let alice = team.token("alice", "person", &[]);
+    let server = team.serve();
+    // Asked by an agent that never waits for it.
+    let ask = json!({"session": "s1", "agent": "gone", "request": {"questions": [
+        {"id": "q", "question": "Deploy?", "options": [{"label": "Yes"}]}]}});
+    let asked = api(
+        &server,
+        &agent_token,
+        "POST /api/questions",
+        &ask.to_string(),
+    );
+    assert!(asked.starts_with("HTTP/1.1 200"), "{asked}");
+    let id = team.waiting(&server, &alice);
+    let seen = || {
+        psql(
+            &team.database,
+            &format!("SELECT agent_seen_at FROM questions WHERE id = '{id}'"),
+        )
+    };
+    let before = seen();
+    let polled = api_get(&server, &alice, &format!("/api/questions/{id}?wait=0.3"));
+    assert!(polled.starts_with("HTTP/1.1 200"), "{polled}");
+    let view: Value = serde_json::from_str(polled.split_once("\r\n\r\n").unwrap().1).unwrap();
+    assert_eq!(view["state"], "waiting", "{view}");
+    // An agent's wait is written as it leaves, just after its reply: a
+    // second wait gives that time (it never fails a correct server).
+    let _ = api_get(&server, &alice, &format!("/api/questions/{id}?wait=0.3"));
+    assert_eq!(seen(), before, "a person's wait was written as the agent's");
 }
 
 #[test]
@@ -578,6 +703,72 @@ fn two_servers_notify_of_a_question_once_and_escalate_it_once() {
         .map(|(path, _)| path.as_str())
         .collect();
     assert_eq!(of_first, ["/first", "/second"], "{seen:?}");
+}
+
+/// A notification channel that is slow to answer holds up no other
+/// notice: three questions' notices are all under way at once (they went
+/// one at a time, each waiting out the slow channel, while their claims ran
+/// out and another server could send them again).
+#[test]
+fn a_slow_channel_holds_up_no_other_notice() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    const QUESTIONS: usize = 3;
+    let team = Team::new();
+    let agent_token = team.token("ci-runner", "agent", &[]);
+    // A channel that answers nothing until all three notices are in; then
+    // it tells how many of their senders still wait for the answer (one
+    // that waits for each before the next has given the first up by then).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    let (tx, still_waiting) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { break };
+            let mut reader = BufReader::new(stream);
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(n) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = n.trim().parse().unwrap_or(0);
+                }
+            }
+            let _ = reader.read_exact(&mut vec![0; length]);
+            held.push(reader.into_inner());
+            if held.len() == QUESTIONS {
+                let open = held
+                    .iter()
+                    .filter(|&stream| {
+                        stream.set_nonblocking(true).unwrap();
+                        match (&*stream).read(&mut [0]) {
+                            Ok(0) => false,
+                            Ok(_) => true,
+                            Err(e) => e.kind() == std::io::ErrorKind::WouldBlock,
+                        }
+                    })
+                    .count();
+                for stream in &mut held {
+                    let _ = stream.write_all(
+                        b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                    );
+                }
+                let _ = tx.send(open);
+                break;
+            }
+        }
+    });
+    let config = format!("[inbox.notify]\nwebhook = \"http://{address}/slow\"\n");
+    let server = team.serve_with("127.0.0.1:0", &config);
+    let _agents: Vec<Agent> = (0..QUESTIONS)
+        .map(|n| team.agent(&server, &agent_token, &[], &format!("Question {n}?")))
+        .collect();
+    let open = still_waiting
+        .recv_timeout(BOUND)
+        .expect("the three notices never came");
+    assert_eq!(open, QUESTIONS, "notices went one at a time");
 }
 
 /// Waits (at most [`browser::WAIT`]) until the page's element `css` holds

@@ -112,7 +112,33 @@ pub async fn authenticate(
         }
     };
     request.extensions_mut().insert(caller);
+    request.extensions_mut().insert(Credential { store, token });
     next.run(request).await
+}
+
+/// The token a team's request came with, kept to be checked again by a
+/// request that lasts (a long wait): a token revoked meanwhile ends it and
+/// is given nothing more.
+#[derive(Clone)]
+pub struct Credential {
+    store: Arc<PgStore>,
+    token: String,
+}
+
+impl Credential {
+    /// The refusal of a token that is no longer valid (revoked since the
+    /// request began); `None` while it is, or when the store cannot tell
+    /// (a failed look-up is tried again at the next wake-up).
+    pub async fn revoked(&self) -> Option<Response> {
+        match self.store.identify(&self.token).await {
+            Ok(Some(_)) => None,
+            Ok(None) => Some(unauthorized("the token was revoked while it waited")),
+            Err(error) => {
+                tracing::warn!(%error, "the inbox could not check a waiting request's token again");
+                None
+            }
+        }
+    }
 }
 
 fn unauthorized(why: &str) -> Response {

@@ -4,7 +4,9 @@
 //! sent. A question still waiting past `[inbox.escalate] after` gets a
 //! second notice on the escalation's channels. A server that dies between
 //! its claim and its send leaves the notice to another after
-//! [`CLAIM_LEASE`](crate::store::postgres::CLAIM_LEASE); one that dies
+//! [`CLAIM_LEASE`]; each notice is sent on its own, so a slow channel
+//! delays no other, and within its lease, so a live server's notices go
+//! once. One that dies
 //! after sending but before marking it sent makes it go twice (at least
 //! once, never lost).
 
@@ -13,8 +15,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::notify::Notifier;
-use crate::store::postgres::Notice;
+use crate::notify::{NOTIFY_TIMEOUT, Notifier};
+use crate::store::postgres::{CLAIM_LEASE, Notice};
 use crate::store::{PgStore, State};
 
 /// How often a server looks at the outbox.
@@ -44,22 +46,37 @@ pub async fn dispatch(store: Arc<PgStore>, notifier: Arc<Notifier>, closing: Can
 }
 
 async fn round(
-    store: &PgStore,
-    notifier: &Notifier,
+    store: &Arc<PgStore>,
+    notifier: &Arc<Notifier>,
     me: &str,
 ) -> Result<(), crate::store::StoreError> {
     let now = crate::now();
     if let Some(after) = notifier.escalates_after() {
         store.escalate(now - after.as_millis() as i64, now).await?;
     }
+    // Each notice claimed goes on a task of its own, and the next round
+    // does not wait for them: a slow channel holds up no other notice, and
+    // each is sent within NOTIFY_TIMEOUT, well inside its claim's lease, so
+    // that no other server takes it for abandoned and sends it again.
     for (record, notice) in store.claim_notices(me, now, BATCH).await? {
-        // A question answered meanwhile needs no notice.
-        if record.state == State::Waiting {
-            notifier.deliver(&record, notice == Notice::Escalated).await;
-        }
-        store
-            .notice_sent(me, &record.id, notice, crate::now())
-            .await?;
+        let (store, notifier, me) = (store.clone(), notifier.clone(), me.to_owned());
+        tokio::spawn(async move {
+            // A question answered meanwhile needs no notice.
+            if record.state == State::Waiting {
+                notifier.deliver(&record, notice == Notice::Escalated).await;
+            }
+            if let Err(error) = store
+                .notice_sent(&me, &record.id, notice, crate::now())
+                .await
+            {
+                tracing::warn!(%error, id = record.id, "the inbox could not mark a notice sent; it may go again");
+            }
+        });
     }
     Ok(())
 }
+
+const _: () = assert!(
+    NOTIFY_TIMEOUT.as_millis() * 2 < CLAIM_LEASE as u128,
+    "a notice is sent well within its claim"
+);

@@ -56,7 +56,7 @@ use tokio_util::sync::CancellationToken;
 use ask_user_seam::remote::{self, Outcome, ResultValue, Unsettled};
 use ask_user_seam::{Answer, AskError, ErrorCode};
 
-use crate::access::{self, Caller};
+use crate::access::{self, Caller, Credential};
 use crate::notify::{Escalation, Notifications, Notifier};
 use crate::sessions::Sessions;
 use crate::store::{
@@ -100,6 +100,9 @@ const AGENT_GAP_MILLIS: i64 = 5_000;
 
 /// How many questions that left `list --all` shows by default.
 pub const HISTORY: usize = 100;
+
+/// The most that left one listing asks for (`?limit=`); more is a 400.
+pub const MAX_HISTORY: usize = 10_000;
 
 /// How an inbox serves.
 #[derive(Debug, Clone)]
@@ -357,9 +360,15 @@ async fn sweep(inbox: Arc<Inbox>) {
     let every = (retention / 10).clamp(Duration::from_millis(100), Duration::from_secs(60));
     tokio::time::sleep(retention).await;
     loop {
-        // An agent in the middle of a wait is here, however short the period.
+        // An agent in the middle of a wait is here, however short the
+        // period: on this server, attached; on another of a team's, seen
+        // within the longest wait (each wait writes its start).
         let attached = inbox.waiters.attached();
-        let before = crate::now() - retention.as_millis() as i64;
+        let mut gone = retention.as_millis() as i64;
+        if inbox.team.is_some() {
+            gone = gone.max(inbox.presence_millis());
+        }
+        let before = crate::now() - gone;
         match inbox.store.expire(before, crate::now(), attached).await {
             Ok(expired) => {
                 for id in expired {
@@ -444,6 +453,16 @@ impl Inbox {
             Unsettled::Unrecorded(error.to_string())
         };
         let record = match self.store.get(id.to_owned()).await {
+            // Someone outside its audience learns nothing of it, not even
+            // whether it still waits or what its answers must be: refused
+            // before anything else is checked.
+            Ok(Some(record))
+                if person
+                    .as_ref()
+                    .is_some_and(|person| !record.answerable_by(&person.groups)) =>
+            {
+                return Err(Unanswered::OutsideAudience);
+            }
             Ok(Some(record)) if record.state == QuestionState::Waiting => record,
             Ok(_) => return Err(Unsettled::NotPending.into()),
             Err(error) => return Err(unrecorded(error).into()),
@@ -480,7 +499,7 @@ impl Inbox {
                 Ok(())
             }
             Ok(Settled::NotWaiting) => Err(Unsettled::NotPending.into()),
-            Ok(Settled::OutsideAudience) => Err(Unanswered::OutsideAudience(record.audience)),
+            Ok(Settled::OutsideAudience) => Err(Unanswered::OutsideAudience),
             Err(error) => Err(unrecorded(error).into()),
         }
     }
@@ -520,12 +539,19 @@ impl Inbox {
     /// was a moment ago (between two waits). A team's agent may wait on
     /// another server: it counts while its last wait may still be open.
     fn agent_waiting(&self, record: &Record) -> bool {
-        let gap = match self.team {
+        record.state == QuestionState::Waiting
+            && (self.waiters.is_attached(&record.id)
+                || crate::now() - record.agent_seen_at < self.presence_millis())
+    }
+
+    /// How long after its agent was last seen a question counts as waited
+    /// for: between two waits; in a team, also through a whole wait open on
+    /// another server (a wait is written when it starts and ends).
+    fn presence_millis(&self) -> i64 {
+        match self.team {
             Some(_) => AGENT_GAP_MILLIS + MAX_WAIT.as_millis() as i64,
             None => AGENT_GAP_MILLIS,
-        };
-        record.state == QuestionState::Waiting
-            && (self.waiters.is_attached(&record.id) || crate::now() - record.agent_seen_at < gap)
+        }
     }
 
     fn view(&self, record: Record) -> QuestionView {
@@ -551,9 +577,9 @@ impl Inbox {
 /// Why a settlement did not count.
 enum Unanswered {
     Unsettled(Unsettled),
-    /// The person is outside the question's audience (these groups): it
-    /// still waits.
-    OutsideAudience(Vec<String>),
+    /// The person is outside the question's audience: they are told no
+    /// more than of a question that does not exist.
+    OutsideAudience,
 }
 
 impl From<Unsettled> for Unanswered {
@@ -677,7 +703,8 @@ async fn tell_pages(
     }
 }
 
-/// Counts an agent as waiting for a question while its request is open.
+/// Counts an agent as waiting for a question while its request is open
+/// (a person's request only watches it).
 /// As it leaves, when its agent was last here is written first, and only
 /// then does the question stop counting as attached: a sweep in between
 /// never expires a question whose agent has just been waiting (it is
@@ -685,15 +712,32 @@ async fn tell_pages(
 struct Attached {
     inbox: Arc<Inbox>,
     id: String,
+    /// Its agent's wait (or one user's owner's), not a person's: a person
+    /// is woken as an agent is, and counts for nothing.
+    present: bool,
 }
 
 impl Attached {
-    /// Attaches a wait for `id`; what it watches for wake-ups.
-    fn new(inbox: &Arc<Inbox>, id: &str) -> (Self, Watch) {
-        let watch = inbox.waiters.attach(id);
+    /// Attaches a wait for `id`; what it watches for wake-ups. A team's
+    /// servers share presence through the database: the wait's start is
+    /// written there too, so that no server expires a question whose agent
+    /// waits on another ([`sweep`]).
+    async fn new(inbox: &Arc<Inbox>, id: &str, present: bool) -> (Self, Watch) {
+        let watch = match present {
+            false => inbox.waiters.watch(id),
+            true => {
+                if inbox.team.is_some()
+                    && let Err(error) = inbox.store.seen(id.to_owned(), crate::now()).await
+                {
+                    tracing::warn!(%error, "the inbox could not note that an agent waits");
+                }
+                inbox.waiters.attach(id)
+            }
+        };
         let attached = Attached {
             inbox: inbox.clone(),
             id: id.to_owned(),
+            present,
         };
         (attached, watch)
     }
@@ -709,6 +753,10 @@ impl Attached {
 impl Drop for Attached {
     fn drop(&mut self) {
         let (inbox, id) = (self.inbox.clone(), std::mem::take(&mut self.id));
+        if !self.present {
+            inbox.waiters.unwatch(&id);
+            return;
+        }
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(Attached::leave(inbox, id));
         }
@@ -790,7 +838,7 @@ impl Desk for Inbox {
             Ok(()) => Ok(()),
             Err(Unanswered::Unsettled(unsettled)) => Err(unsettled),
             // Their page never showed it to them.
-            Err(Unanswered::OutsideAudience(_)) => Err(Unsettled::NotPending),
+            Err(Unanswered::OutsideAudience) => Err(Unsettled::NotPending),
         }
     }
 }
@@ -861,6 +909,11 @@ async fn list(
         return refused;
     }
     let limit = query.limit.unwrap_or(HISTORY);
+    if limit > MAX_HISTORY {
+        return bad_request(format!(
+            "a listing holds at most {MAX_HISTORY} questions that left: ask for ?limit={MAX_HISTORY} or fewer"
+        ));
+    }
     match inbox.store.list(query.all, limit).await {
         Ok(listing) => {
             report(&listing.unreadable);
@@ -918,6 +971,7 @@ async fn reread(team: bool) {
 async fn question(
     State(inbox): State<Arc<Inbox>>,
     Extension(caller): Extension<Caller>,
+    credential: Option<Extension<Credential>>,
     Path(id): Path<String>,
     Query(query): Query<WaitQuery>,
 ) -> Response {
@@ -925,25 +979,45 @@ async fn question(
         .unwrap_or_default()
         .min(MAX_WAIT);
     let deadline = tokio::time::Instant::now() + wait;
-    // Attached once the question is found waiting (a question the caller
+    // A team's token revoked while it waits gets nothing more: checked when
+    // every waiter is woken (which a revocation does) and before an outcome
+    // reached by waiting is given.
+    let revoked = async || match &credential {
+        Some(Extension(credential)) => credential.revoked().await,
+        None => None,
+    };
+    // Only its agent (or one user's owner) waiting keeps a question from
+    // expiring and counts as its agent being here: a person polling it
+    // does neither.
+    let presence = !matches!(caller, Caller::Person(_));
+    // Watching once the question is found waiting (a question the caller
     // may not see is never held from expiry by it); read again right after,
     // so that nothing settled in between is missed.
-    let mut attached: Option<(Attached, Watch)> = None;
+    let mut watching: Option<(Attached, Watch)> = None;
     loop {
         let record = match visible(&inbox, &caller, &id).await {
             Ok(record) => record,
             Err(response) => return response,
         };
         if record.state != QuestionState::Waiting || wait.is_zero() {
+            if watching.is_some()
+                && let Some(refused) = revoked().await
+            {
+                return refused;
+            }
             return Json(inbox.view(record)).into_response();
         }
-        let Some((_, watch)) = &mut attached else {
-            attached = Some(Attached::new(&inbox, &id));
+        let Some((_, watch)) = &mut watching else {
+            watching = Some(Attached::new(&inbox, &id, presence).await);
             continue;
         };
         tokio::select! {
             _ = watch.mine.changed() => {}
-            _ = watch.all.changed() => {}
+            _ = watch.all.changed() => {
+                if let Some(refused) = revoked().await {
+                    return refused;
+                }
+            }
             () = reread(inbox.team.is_some()) => {}
             () = tokio::time::sleep_until(deadline) => return Json(inbox.view(record)).into_response(),
             () = inbox.closing.cancelled() => return Json(inbox.view(record)).into_response(),
@@ -974,11 +1048,10 @@ async fn answer(
             ));
         }
     };
-    // One outside its audience hears of it only as a refusal to answer.
-    match inbox.store.get(id.clone()).await {
-        Ok(Some(_)) => {}
-        Ok(None) => return not_found(&id),
-        Err(error) => return failed(error),
+    // One outside its audience is told what it would be told of a
+    // question that does not exist: nothing of it, not even that it exists.
+    if let Err(response) = visible(&inbox, &caller, &id).await {
+        return response;
     }
     let outcome = Outcome::Result {
         value: ResultValue {
@@ -988,10 +1061,7 @@ async fn answer(
     match inbox.settle(&id, outcome, "command", caller.person()).await {
         Ok(()) => answer_page::settled(Ok(())),
         Err(Unanswered::Unsettled(unsettled)) => answer_page::settled(Err(unsettled)),
-        Err(Unanswered::OutsideAudience(audience)) => access::forbidden(format!(
-            "only people in {} may answer this question; it still waits",
-            audience.join(", ")
-        )),
+        Err(Unanswered::OutsideAudience) => not_found(&id),
     }
 }
 

@@ -18,8 +18,10 @@ pub struct Waiters {
 }
 
 struct Entry {
-    /// Requests waiting for it now.
-    count: usize,
+    /// Its agent's requests waiting for it now: what keeps it from expiring.
+    present: usize,
+    /// Every request waiting for it now (its agent's, and people's).
+    watchers: usize,
     wake: watch::Sender<()>,
 }
 
@@ -30,39 +32,66 @@ pub struct Watch {
 }
 
 impl Waiters {
-    /// One more request waits for `id`; what it watches from now on.
+    /// One more request of its agent waits for `id`; what it watches from
+    /// now on. Until [`detach`](Self::detach), `id` is attached.
     pub fn attach(&self, id: &str) -> Watch {
+        self.add(id, 1)
+    }
+
+    /// One more request (a person's) waits for `id` without attaching it;
+    /// until [`unwatch`](Self::unwatch).
+    pub fn watch(&self, id: &str) -> Watch {
+        self.add(id, 0)
+    }
+
+    fn add(&self, id: &str, present: usize) -> Watch {
         let mut map = self.map();
         let entry = map.entry(id.to_owned()).or_insert_with(|| Entry {
-            count: 0,
+            present: 0,
+            watchers: 0,
             wake: watch::channel(()).0,
         });
-        entry.count += 1;
+        entry.present += present;
+        entry.watchers += 1;
         Watch {
             mine: entry.wake.subscribe(),
             all: self.all.subscribe(),
         }
     }
 
-    /// A request stopped waiting for `id`.
+    /// A request of its agent stopped waiting for `id`.
     pub fn detach(&self, id: &str) {
+        self.remove(id, 1);
+    }
+
+    /// A request that [`watch`](Self::watch)ed `id` stopped waiting.
+    pub fn unwatch(&self, id: &str) {
+        self.remove(id, 0);
+    }
+
+    fn remove(&self, id: &str, present: usize) {
         let mut map = self.map();
         if let Some(entry) = map.get_mut(id) {
-            entry.count -= 1;
-            if entry.count == 0 {
+            entry.present -= present;
+            entry.watchers -= 1;
+            if entry.watchers == 0 {
                 map.remove(id);
             }
         }
     }
 
-    /// Whether a request waits for `id` now.
+    /// Whether a request of its agent waits for `id` now.
     pub fn is_attached(&self, id: &str) -> bool {
-        self.map().contains_key(id)
+        self.map().get(id).is_some_and(|entry| entry.present > 0)
     }
 
-    /// The questions a request waits for now.
+    /// The questions a request of their agent waits for now.
     pub fn attached(&self) -> Vec<String> {
-        self.map().keys().cloned().collect()
+        self.map()
+            .iter()
+            .filter(|(_, entry)| entry.present > 0)
+            .map(|(id, _)| id.clone())
+            .collect()
     }
 
     /// Wakes the waiters of `id`, which read it again.
@@ -105,5 +134,20 @@ mod tests {
         // A question nobody waits for: nothing to wake.
         waiters.wake("q1");
         other.all.mark_unchanged();
+    }
+
+    #[tokio::test]
+    async fn a_persons_wait_is_woken_but_attaches_nothing() {
+        let waiters = Waiters::default();
+        let person = waiters.watch("q1");
+        assert!(!waiters.is_attached("q1") && waiters.attached().is_empty());
+        let _agent = waiters.attach("q1");
+        assert_eq!(waiters.attached(), ["q1"]);
+        waiters.detach("q1");
+        assert!(!waiters.is_attached("q1"), "only the person is left");
+        waiters.wake("q1");
+        assert!(person.mine.has_changed().unwrap(), "still woken");
+        waiters.unwatch("q1");
+        assert!(waiters.map().is_empty());
     }
 }
