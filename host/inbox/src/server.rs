@@ -22,12 +22,16 @@
 //!
 //! The API:
 //! - `POST /api/questions` `{session, agent, cwd?, request}` → `{id, reattached}`;
-//! - `GET /api/questions[?all=true&limit=N]` → `{questions:[…], unreadable?:[…]}`;
+//! - `GET /api/questions[?all=true&limit=N]` → `{questions:[…], unreadable?:[…]}`
+//!   (`N` at most [`MAX_HISTORY`]);
 //! - `GET /api/questions/{id}?wait=S`: the question; with `wait`, once it
 //!   has left the waiting state or after S seconds (at most 60), whichever
-//!   comes first. While such a request is open, its agent counts as waiting;
+//!   comes first. While its agent's request is open, its agent counts as
+//!   waiting (a person's wait does not); a team's token revoked meanwhile
+//!   ends it (401);
 //! - `POST /api/questions/{id}/answer` `{answers:[…]}`: answers it (422 with
-//!   the reason when they do not fit, 409 when it already left);
+//!   the reason when they do not fit, 409 when it already left; 404, as for
+//!   a question that does not exist, to anyone outside its audience);
 //! - `POST /api/questions/{id}/delivered`: its agent got the outcome;
 //! - `POST /api/questions/{id}/withdraw` `{reason}`: its agent stopped waiting;
 //! - `POST /api/page` → `{url}`: a new one-time link to the page.
