@@ -684,6 +684,47 @@ fn a_stopped_inbox_leaves_nothing_for_whoever_takes_its_port() {
     assert!(old.starts_with("HTTP/1.1 401"), "{old}");
 }
 
+/// A state folder reached through a link another user owns (a pre-made
+/// `/tmp/ask-user-victim` leading to this user's own folder, which they
+/// could point elsewhere between a check and its use) is refused by the
+/// inbox and by its agents alike, naming the link; nothing is made or sent.
+#[test]
+fn a_state_folder_through_another_users_link_is_never_used() {
+    if !root() {
+        eprintln!("skipped: needs root, to give a link to a second user (nobody)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let own = dir.path().join("own");
+    std::fs::create_dir(&own).unwrap();
+    let link = dir.path().join("ask-user-victim");
+    std::os::unix::fs::symlink(&own, &link).unwrap();
+    std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).unwrap();
+    let refused = format!("{} on the way is a link of user 65534", link.display());
+    for args in [&["inbox", "serve"][..], &["inbox", "list"]] {
+        let mut command = ask_user()
+            .env("ASK_USER_STATE_DIR", &link)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        if let Err(why) = child::line_on_stderr(&mut command, &refused, BOUND) {
+            let _ = command.kill();
+            let _ = command.wait();
+            panic!("{args:?} did not refuse the link: {why}");
+        }
+        // Said as it stops.
+        assert_eq!(command.wait().unwrap().code(), Some(2), "{args:?}");
+    }
+    assert_eq!(
+        std::fs::read_dir(&own).unwrap().count(),
+        0,
+        "nothing was made in it"
+    );
+}
+
 #[test]
 fn a_state_folder_of_another_user_is_never_used() {
     if !root() {

@@ -37,8 +37,9 @@ pub fn user_dir(xdg_var: &str, home_default: &str) -> Option<PathBuf> {
 }
 
 /// Makes `dir` (mode 0700) when it is missing, then refuses it unless it is
-/// [`trusted_dir`]. Every error names the folder.
-pub fn private_dir(dir: &Path) -> std::io::Result<()> {
+/// [`trusted_dir`]; the folder as resolved, which is what to use from then
+/// on. Every error names the folder.
+pub fn private_dir(dir: &Path) -> std::io::Result<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new()
         .recursive(true)
@@ -53,9 +54,15 @@ pub fn private_dir(dir: &Path) -> std::io::Result<()> {
     trusted_dir(dir)
 }
 
-/// Whether `dir` is a folder only this user controls (module docs); the
-/// error says whose it is and what to do.
-pub fn trusted_dir(dir: &Path) -> std::io::Result<()> {
+/// `dir` resolved (every link followed), when it is a folder only this user
+/// controls (module docs); the error says whose it is and what to do.
+///
+/// A link on the way that another user owns is refused, whatever it points
+/// to now: they could point it elsewhere. The folder is checked as
+/// resolved, and the resolved path is what the caller uses from then on:
+/// every folder on it is this user's or root's and nobody else may change
+/// it, so no link swapped after the check can lead anywhere else.
+pub fn trusted_dir(dir: &Path) -> std::io::Result<PathBuf> {
     let refused = |why: String| {
         Err(std::io::Error::new(
             std::io::ErrorKind::PermissionDenied,
@@ -66,7 +73,25 @@ pub fn trusted_dir(dir: &Path) -> std::io::Result<()> {
             ),
         ))
     };
-    let metadata = std::fs::metadata(dir).map_err(|e| {
+    let absolute = std::path::absolute(dir)?;
+    let mut on_the_way = PathBuf::new();
+    for part in absolute.components() {
+        on_the_way.push(part);
+        let Ok(metadata) = std::fs::symlink_metadata(&on_the_way) else {
+            break;
+        };
+        if metadata.file_type().is_symlink() && metadata.uid() != me() && metadata.uid() != 0 {
+            return refused(format!(
+                "{} on the way is a link of user {}, who could point it elsewhere",
+                on_the_way.display(),
+                metadata.uid()
+            ));
+        }
+    }
+    let resolved = std::fs::canonicalize(&absolute).map_err(|e| {
+        std::io::Error::new(e.kind(), format!("cannot read {}: {e}", dir.display()))
+    })?;
+    let metadata = std::fs::metadata(&resolved).map_err(|e| {
         std::io::Error::new(e.kind(), format!("cannot read {}: {e}", dir.display()))
     })?;
     if !metadata.is_dir() {
@@ -81,11 +106,8 @@ pub fn trusted_dir(dir: &Path) -> std::io::Result<()> {
             metadata.mode() & 0o777
         ));
     }
-    let absolute = std::path::absolute(dir)?;
-    for above in absolute.ancestors().skip(1) {
-        let Ok(metadata) = std::fs::metadata(above) else {
-            continue;
-        };
+    for above in resolved.ancestors().skip(1) {
+        let metadata = std::fs::metadata(above)?;
         let owner_ok = metadata.uid() == me() || metadata.uid() == 0;
         let sticky = metadata.mode() & 0o1000 != 0;
         if !owner_ok || (metadata.mode() & 0o022 != 0 && !sticky) {
@@ -97,7 +119,7 @@ pub fn trusted_dir(dir: &Path) -> std::io::Result<()> {
             ));
         }
     }
-    Ok(())
+    Ok(resolved)
 }
 
 /// Owned by this user, and writable by nobody else.
@@ -138,6 +160,40 @@ mod tests {
         // Sticky, as /tmp is: they cannot.
         mode(&root.path().join("a"), 0o1777);
         trusted_dir(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_folder_is_used_as_resolved_and_never_through_another_users_link() {
+        let root = tempfile::tempdir().unwrap();
+        let real = root.path().join("real");
+        private_dir(&real).unwrap();
+        // A link of this user's: the folder it leads to, resolved, is used.
+        let mine = root.path().join("mine");
+        std::os::unix::fs::symlink(&real, &mine).unwrap();
+        let resolved = trusted_dir(&mine.join(".")).unwrap();
+        assert_eq!(resolved, std::fs::canonicalize(&real).unwrap());
+        assert_eq!(private_dir(&mine).unwrap(), resolved);
+        // Another user's link, though it leads to this user's own folder
+        // now (a pre-made /tmp/ask-user-victim): refused by name. Only root
+        // can give a link to another user, as CI runs.
+        if me() != 0 {
+            eprintln!("not root: another user's link is not made here");
+            return;
+        }
+        let theirs = root.path().join("theirs");
+        std::os::unix::fs::symlink(&real, &theirs).unwrap();
+        std::os::unix::fs::lchown(&theirs, Some(65534), Some(65534)).unwrap();
+        for path in [theirs.clone(), theirs.join("sub")] {
+            let error = trusted_dir(&path).unwrap_err().to_string();
+            assert!(
+                error.contains(&format!(
+                    "{} on the way is a link of user 65534",
+                    theirs.display()
+                )),
+                "{error}"
+            );
+        }
+        assert!(private_dir(&theirs.join("made")).is_err());
     }
 
     #[test]

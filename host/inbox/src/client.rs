@@ -12,6 +12,7 @@
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use reqwest::{Method, StatusCode};
@@ -54,7 +55,10 @@ impl std::error::Error for ClientError {}
 #[derive(Clone)]
 pub struct InboxClient {
     reach: Reach,
-    http: reqwest::Client,
+    /// Its HTTP client: a team's; for one user's, the one on the socket at
+    /// the path the state folder resolved to when last checked (with that
+    /// path), so that no link swapped after the check is followed.
+    http: Arc<Mutex<(Option<PathBuf>, reqwest::Client)>>,
 }
 
 /// Where the inbox is.
@@ -69,10 +73,9 @@ enum Reach {
 impl InboxClient {
     /// A client of the inbox that serves from `state_dir`.
     pub fn new(state_dir: impl Into<PathBuf>) -> std::io::Result<Self> {
-        let state_dir = state_dir.into();
         Ok(InboxClient {
-            http: crate::http_client(Some(&state_dir.join(SOCKET_FILE)))?,
-            reach: Reach::Socket(state_dir),
+            http: Arc::new(Mutex::new((None, crate::http_client(None)?))),
+            reach: Reach::Socket(state_dir.into()),
         })
     }
 
@@ -92,7 +95,7 @@ impl InboxClient {
             ));
         }
         Ok(InboxClient {
-            http: crate::http_client(None)?,
+            http: Arc::new(Mutex::new((None, crate::http_client(None)?))),
             reach: Reach::Remote {
                 url: url.trim_end_matches('/').to_owned(),
                 token,
@@ -105,14 +108,20 @@ impl InboxClient {
     /// socket of this user's. A folder or socket that is not there is an
     /// inbox not running.
     pub fn check(&self) -> Result<(), ClientError> {
+        self.socket().map(drop)
+    }
+
+    /// The socket to use, as resolved and checked ([`check`](Self::check));
+    /// `None` for a team's inbox.
+    fn socket(&self) -> Result<Option<PathBuf>, ClientError> {
         let Reach::Socket(dir) = &self.reach else {
-            return Ok(());
+            return Ok(None);
         };
         let not_running = || ClientError::Unreachable(self.not_running());
         if !dir.exists() {
             return Err(not_running());
         }
-        ask_user_seam::files::trusted_dir(dir)
+        let dir = ask_user_seam::files::trusted_dir(dir)
             .map_err(|e| ClientError::Untrusted(e.to_string()))?;
         let socket = dir.join(SOCKET_FILE);
         match std::fs::symlink_metadata(&socket) {
@@ -125,7 +134,7 @@ impl InboxClient {
                 if metadata.file_type().is_socket()
                     && metadata.uid() == ask_user_seam::files::me() =>
             {
-                Ok(())
+                Ok(Some(socket))
             }
             Ok(metadata) => Err(ClientError::Untrusted(format!(
                 "{} is not a socket of this user's (owner {}); nothing was sent to it",
@@ -152,12 +161,20 @@ impl InboxClient {
         body: Option<String>,
         timeout: Duration,
     ) -> Result<String, ClientError> {
-        self.check()?;
+        let socket = self.socket()?;
+        let http = {
+            let mut http = self.http.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(socket) = socket.filter(|socket| http.0.as_ref() != Some(socket)) {
+                let client = crate::http_client(Some(&socket))
+                    .map_err(|e| ClientError::Unreachable(e.to_string()))?;
+                *http = (Some(socket), client);
+            }
+            http.1.clone()
+        };
         let mut request = match &self.reach {
             // The host is a name only: the connection is the socket's.
-            Reach::Socket(_) => self.http.request(method, format!("http://inbox{path}")),
-            Reach::Remote { url, token } => self
-                .http
+            Reach::Socket(_) => http.request(method, format!("http://inbox{path}")),
+            Reach::Remote { url, token } => http
                 .request(method, format!("{url}{path}"))
                 .bearer_auth(token),
         }

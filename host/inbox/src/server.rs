@@ -193,8 +193,9 @@ impl InboxServer {
                 "[inbox.escalate] is a team's inbox's (inbox serve --database) for now",
             ));
         }
-        let dir = config.state_dir.clone();
-        ask_user_seam::files::private_dir(&dir)?;
+        // Used as resolved from here on: no link swapped later leads
+        // anywhere else.
+        let dir = ask_user_seam::files::private_dir(&config.state_dir)?;
         let lock = lock(&dir)?;
         let path = dir.join(DATABASE_FILE);
         let store: Arc<dyn Store> = Arc::new(

@@ -53,8 +53,7 @@ impl CodeCache {
     /// A cache in `dir`, created (mode 0700) when missing. Refused when it
     /// is not a directory of this user's that only this user may write.
     pub fn at(dir: impl Into<PathBuf>) -> std::io::Result<CodeCache> {
-        let dir = dir.into();
-        ask_user_seam::files::private_dir(&dir)?;
+        let dir = ask_user_seam::files::private_dir(&dir.into())?;
         Ok(CodeCache { dir })
     }
 

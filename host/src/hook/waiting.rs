@@ -124,11 +124,8 @@ fn registrations(state_dir: &Path, client: &str, session: &str) -> io::Result<Ve
 
 /// The folder, this user's alone.
 fn folder(state_dir: &Path) -> io::Result<PathBuf> {
-    files::private_dir(state_dir)?;
-    files::trusted_dir(state_dir)?;
-    let dir = state_dir.join(FOLDER);
-    files::private_dir(&dir)?;
-    Ok(dir)
+    let state_dir = files::private_dir(state_dir)?;
+    files::private_dir(&state_dir.join(FOLDER))
 }
 
 /// The start of a registration's file name: the client, and the session
