@@ -66,7 +66,8 @@ fn ours(command: &str) -> bool {
 /// Adds the hooks running `command` to the settings at `path` (made when
 /// missing). Returns false when they were there already. With `state` (a
 /// folder of this user's), what the file was is kept there, so that
-/// [`uninstall`] can put it back byte for byte.
+/// [`uninstall`] can put it back byte for byte. Everything is checked
+/// before anything is written: an install that fails changes nothing.
 pub fn install(path: &Path, command: &str, state: Option<&Path>) -> io::Result<bool> {
     // A file that cannot be read is refused by `read`, with why.
     let before = std::fs::read_to_string(path).ok();
@@ -99,17 +100,28 @@ pub fn install(path: &Path, command: &str, state: Option<&Path>) -> io::Result<b
             changed = true;
         }
     }
-    if changed {
-        let written = write(path, &settings, newline)?;
-        if let Some(state) = state {
-            Kept {
-                before,
-                installed: ask_user_inbox::digest(&written),
-            }
-            .keep(state, path)?;
+    if !changed {
+        return Ok(false);
+    }
+    // Where the file's past is kept, checked (a state folder of this
+    // user's alone) before the file is touched.
+    let kept_at = state.map(|state| Kept::at(state, path)).transpose()?;
+    let written = write(path, &settings, newline)?;
+    if let Some(at) = kept_at {
+        let kept = Kept {
+            before,
+            installed: ask_user_inbox::digest(&written),
+        };
+        if let Err(error) = kept.keep(&at) {
+            // Put back what was there: a failed install changes nothing.
+            let _ = match &kept.before {
+                Some(before) => replace(path, before),
+                None => std::fs::remove_file(path),
+            };
+            return Err(error);
         }
     }
-    Ok(changed)
+    Ok(true)
 }
 
 /// Takes our hooks out of the settings at `path`. When the file is still
@@ -231,19 +243,46 @@ fn write(path: &Path, settings: &Value, newline: bool) -> io::Result<String> {
 }
 
 /// Makes `text` the file at `path`, whole or not at all (a file beside
-/// it, renamed over it), with the permissions it had.
+/// it, renamed over it), left as it was found: a link stays the same link
+/// (the file it leads to is replaced), and the file keeps its owner, group
+/// and mode (root installing into a user's file leaves it theirs).
 fn replace(path: &Path, text: &str) -> io::Result<()> {
-    let dir = path
+    use std::os::unix::fs::MetadataExt;
+    // Through every link to the file itself; a link to nothing yet is
+    // made where it leads.
+    let mut target = path.to_owned();
+    for _ in 0..40 {
+        match std::fs::read_link(&target) {
+            Ok(to) => target = target.parent().unwrap_or(Path::new("")).join(to),
+            Err(_) => break,
+        }
+    }
+    let dir = target
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    if let Ok(metadata) = std::fs::metadata(path) {
+    if let Ok(metadata) = std::fs::metadata(&target) {
+        let made = file.as_file().metadata()?;
+        if (made.uid(), made.gid()) != (metadata.uid(), metadata.gid()) {
+            std::os::unix::fs::fchown(file.as_file(), Some(metadata.uid()), Some(metadata.gid()))
+                .map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!(
+                        "cannot keep {} its owner ({}:{}): {e}; nothing was changed",
+                        path.display(),
+                        metadata.uid(),
+                        metadata.gid()
+                    ),
+                )
+            })?;
+        }
         file.as_file().set_permissions(metadata.permissions())?;
     }
     std::io::Write::write_all(&mut file, text.as_bytes())?;
-    file.persist(path).map_err(|e| e.error)?;
+    file.persist(&target).map_err(|e| e.error)?;
     Ok(())
 }
 
@@ -258,23 +297,32 @@ struct Kept {
 }
 
 impl Kept {
+    /// Where what is kept for `path` goes, in the state folder: made and
+    /// checked to be this user's alone, resolved.
     fn at(state: &Path, path: &Path) -> io::Result<PathBuf> {
+        let state = ask_user_seam::files::private_dir(state)?;
+        let folder = ask_user_seam::files::private_dir(&state.join(KEPT_FOLDER))?;
+        Ok(folder.join(Kept::name(path)?))
+    }
+
+    /// Its file's name: a digest of `path`.
+    fn name(path: &Path) -> io::Result<String> {
         let path = std::path::absolute(path)?;
-        let name = ask_user_inbox::digest(&path.to_string_lossy());
-        Ok(state.join(KEPT_FOLDER).join(format!("{name}.json")))
+        Ok(format!(
+            "{}.json",
+            ask_user_inbox::digest(&path.to_string_lossy())
+        ))
     }
 
-    fn keep(&self, state: &Path, path: &Path) -> io::Result<()> {
-        let at = Kept::at(state, path)?;
-        ask_user_seam::files::private_dir(state)?;
-        ask_user_seam::files::private_dir(at.parent().expect("in a folder"))?;
-        replace(&at, &serde_json::to_string(self).map_err(io::Error::other)?)
+    fn keep(&self, at: &Path) -> io::Result<()> {
+        replace(at, &serde_json::to_string(self).map_err(io::Error::other)?)
     }
 
-    /// What was kept for `path`, taken out of the state folder; `None`
-    /// when nothing was, or it cannot be read.
+    /// What was kept for `path`, taken out of the state folder (when it is
+    /// this user's alone); `None` when nothing was, or it cannot be read.
     fn take(state: &Path, path: &Path) -> Option<Kept> {
-        let at = Kept::at(state, path).ok()?;
+        let folder = ask_user_seam::files::trusted_dir(&state.join(KEPT_FOLDER)).ok()?;
+        let at = folder.join(Kept::name(path).ok()?);
         let text = std::fs::read_to_string(&at).ok();
         let _ = std::fs::remove_file(&at);
         serde_json::from_str(&text?).ok()
@@ -364,6 +412,75 @@ mod tests {
         std::fs::write(&list, "{\"hooks\": []}").unwrap();
         let error = install(&list, COMMAND, None).unwrap_err();
         assert!(error.to_string().contains("hooks in"), "{error}");
+    }
+
+    #[test]
+    fn a_linked_file_stays_the_same_link_and_keeps_its_owner_and_mode() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        // Dotfiles: the settings a link to a file kept elsewhere.
+        std::fs::create_dir_all(dir.path().join("dotfiles")).unwrap();
+        std::fs::create_dir_all(dir.path().join("claude")).unwrap();
+        let real = dir.path().join("dotfiles/settings.json");
+        let before = "{\"model\": \"opus\"}\n";
+        std::fs::write(&real, before).unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+        // Another user's file, where this runs as root (as CI does).
+        let owner = match ask_user_seam::files::me() {
+            0 => {
+                std::os::unix::fs::chown(&real, Some(65534), Some(65534)).unwrap();
+                (65534, 65534)
+            }
+            _ => {
+                let metadata = std::fs::metadata(&real).unwrap();
+                (metadata.uid(), metadata.gid())
+            }
+        };
+        let path = dir.path().join("claude/settings.json");
+        std::os::unix::fs::symlink("../dotfiles/settings.json", &path).unwrap();
+        let unchanged = |what: &str| {
+            let link = std::fs::symlink_metadata(&path).unwrap();
+            assert!(link.file_type().is_symlink(), "{what}: still a link");
+            let file = std::fs::metadata(&real).unwrap();
+            assert_eq!((file.uid(), file.gid()), owner, "{what}: its owner");
+            assert_eq!(file.mode() & 0o7777, 0o600, "{what}: its mode");
+        };
+        assert!(install(&path, COMMAND, Some(&state)).unwrap());
+        unchanged("installed");
+        assert!(std::fs::read_to_string(&real).unwrap().contains(COMMAND));
+        assert!(uninstall(&path, Some(&state)).unwrap());
+        unchanged("uninstalled");
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), before);
+        // Without what was kept: our hooks taken out, written through too.
+        assert!(install(&path, COMMAND, None).unwrap());
+        assert!(uninstall(&path, None).unwrap());
+        unchanged("uninstalled without a state folder");
+    }
+
+    #[test]
+    fn an_install_that_fails_changes_nothing() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        let before = "{\"model\": \"opus\"}";
+        std::fs::write(&path, before).unwrap();
+        // A state folder in a folder others may write: not this user's alone.
+        let shared = dir.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o775)).unwrap();
+        let state = shared.join("ask-user");
+        let error = install(&path, COMMAND, Some(&state)).unwrap_err();
+        assert!(
+            error.to_string().contains("others could move it away"),
+            "{error}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+        // Mended, it installs (the hooks were not there) and comes undone.
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(install(&path, COMMAND, Some(&state)).unwrap());
+        assert!(uninstall(&path, Some(&state)).unwrap());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
     }
 
     #[test]
