@@ -546,6 +546,11 @@ function checkedShape(answers) {
     if (custom != null && typeof custom !== 'string') {
       fail(`answer ${JSON.stringify(id)} whose custom is not a string`);
     }
+    if (![id, ...selected, ...(custom != null ? [custom] : [])].every((t) => t.isWellFormed())) {
+      throw new AskError('INVALID_ANSWER', `the answerer returned answer ${JSON.stringify(id)} `
+        + 'with half of a surrogate pair in its text (a character cut in two, such as an emoji); '
+        + 'text must be whole Unicode characters');
+    }
     return { id, selected, custom: custom ?? undefined };
   });
 }

@@ -6,8 +6,10 @@ import { AskError, DEFAULT_MAX_DELEGATED_ASKS, Host } from '../src/index.js';
 import { component, TABLE } from './support.js';
 
 for (const {
-  name, arguments: args, reply, caller, expected, policy = {}, asksBefore = 0, askedBy = [],
+  name, arguments: args, reply: given, replyJson, caller, expected, policy = {}, asksBefore = 0,
+  askedBy = [],
 } of TABLE) {
+  const reply = replyJson === undefined ? given : JSON.parse(replyJson);
   test(name, async (t) => {
     const host = new Host(component, {
       delegated: policy.delegated ?? 'refuse',

@@ -568,10 +568,26 @@ def _answer_records(answers: Any) -> list:
         custom = answer.get("custom")
         if custom is not None and not isinstance(custom, str):
             fail(f"answer {json.dumps(answer['id'])} whose custom is not a string")
+        texts = [answer["id"], *selected, *([custom] if custom is not None else [])]
+        if not all(_whole(text) for text in texts):
+            raise AskError("INVALID_ANSWER", (
+                f"the answerer returned answer {json.dumps(answer['id'])} with half of a surrogate "
+                "pair in its text (a character cut in two, such as an emoji); text must be whole "
+                "Unicode characters"))
         record = Record()
         record.id, record.selected, record.custom = answer["id"], list(selected), custom
         records.append(record)
     return records
+
+
+def _whole(text: str) -> bool:
+    """Whether ``text`` is whole Unicode characters (no lone surrogate), as
+    every host and the component's strings require."""
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
 
 
 def _answer_dict(record: Any) -> dict:

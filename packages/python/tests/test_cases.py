@@ -16,7 +16,7 @@ def test_the_case_gives_its_result(component, case):
     policy = case.get("policy", {})
     host = Host(component, delegated=policy.get("delegated", "refuse"),
                 max_delegated_asks=policy.get("maxDelegatedAsks", DEFAULT_MAX_DELEGATED_ASKS))
-    reply = case["reply"]
+    reply = json.loads(case["replyJson"]) if "replyJson" in case else case["reply"]
     asked_by = []
 
     @host.answerer

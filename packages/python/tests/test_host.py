@@ -51,6 +51,24 @@ def test_an_async_answerer_is_awaited_on_the_hosts_loop(component):
     assert asyncio.run(main())["content"][0]["text"] == '{"answers":[{"id":"q","selected":["A"]}]}'
 
 
+def test_half_a_surrogate_pair_is_invalid_answer_from_an_async_answerer_too(component):
+    # A UI that cut an emoji in two: never raised out of the call.
+    host = Host(component)
+
+    @host.answerer
+    async def cut(request):
+        return [{"id": "q", "selected": [], "custom": "ok \ud83d"}]
+
+    async def main():
+        return await host.execute_async(
+            json.dumps({"questions": [{"id": "q", "question": "Why?"}]}),
+            caller=host.agents.root("s"))
+
+    result = asyncio.run(main())
+    assert result["error"]["code"] == "INVALID_ANSWER", result
+    assert "half of a surrogate pair" in result["content"][0]["text"]
+
+
 def test_cancelling_the_call_is_ask_aborted(component):
     host = Host(component)
     started = asyncio.Event()

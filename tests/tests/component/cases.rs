@@ -48,6 +48,18 @@ async fn every_case_of_the_shared_table_gives_its_result() {
     assert!(cases.len() >= 10, "the table holds the cases");
     for case in cases {
         let name = case["name"].as_str().unwrap();
+        if let Some(text) = case["replyJson"].as_str() {
+            // What only JSON text can hold (half of a surrogate pair): this
+            // host's strings cannot, and its JSON reading (a bridge's
+            // frames, a page's answers, an answers file) refuses it, so
+            // no answerer of it can give it.
+            let refused = serde_json::from_str::<Value>(text).unwrap_err();
+            assert!(
+                refused.to_string().contains("surrogate"),
+                "case {name:?}: {refused}"
+            );
+            continue;
+        }
         let policy = &case["policy"];
         let delegated = match policy["delegated"].as_str().unwrap_or("refuse") {
             "refuse" => Delegated::Refuse,
