@@ -16,6 +16,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use tokio_util::sync::CancellationToken;
+
 use crate::ErrorCode;
 use crate::error::AskError;
 use crate::scope::Scope;
@@ -58,6 +60,9 @@ struct Entry {
     scope: Scope,
     /// A root's: the asks its sub-agents were relayed this turn.
     delegated_asks: u32,
+    /// Cancelled when it ends (or is superseded), and so when any agent
+    /// above it ends: a child of its owner's.
+    ended: CancellationToken,
 }
 
 /// What a host does when a delegated sub-agent asks the human.
@@ -91,6 +96,9 @@ pub struct Caller {
     /// them, root first, itself last (`["session-1", "reviewer"]`). Empty
     /// for a root.
     pub chain: Vec<String>,
+    /// Cancelled once it or any agent above it is no longer live: its
+    /// question, still waiting, is withdrawn then (`CALLER_NOT_LIVE`).
+    pub ended: CancellationToken,
 }
 
 impl AgentRegistry {
@@ -107,7 +115,7 @@ impl AgentRegistry {
             Some(parent) => parent.child(id.clone()),
             None => Scope::root(id.clone()),
         };
-        self.insert(id, None, scope)
+        self.insert(id, None, scope, CancellationToken::new())
     }
 
     /// Registers a sub-agent owned by `owner` at run time. It asks the human
@@ -115,23 +123,30 @@ impl AgentRegistry {
     /// agent above it is live.
     pub fn register_delegate(&self, id: impl Into<String>, owner: &AgentHandle) -> AgentHandle {
         let id = id.into();
-        let scope = {
+        let (scope, ended) = {
             let inner = lock(&self.inner);
             match inner.entry(owner) {
-                Some(entry) => entry.scope.child(id.clone()),
-                None => Scope::root(id.clone()),
+                Some(entry) => (entry.scope.child(id.clone()), entry.ended.child_token()),
+                // Its owner is not live: neither is it, ever.
+                None => {
+                    let ended = CancellationToken::new();
+                    ended.cancel();
+                    (Scope::root(id.clone()), ended)
+                }
             }
         };
-        self.insert(id, Some(owner.clone()), scope)
+        self.insert(id, Some(owner.clone()), scope, ended)
     }
 
-    /// Ends an agent. Returns false when `handle` was not live (ending twice
-    /// is harmless). A stale handle never ends the newer agent under its id.
+    /// Ends an agent: a question of its, or of any sub-agent under it,
+    /// still waiting is withdrawn (`CALLER_NOT_LIVE`). Returns false when
+    /// `handle` was not live (ending twice is harmless). A stale handle
+    /// never ends the newer agent under its id.
     pub fn end(&self, handle: &AgentHandle) -> bool {
         let mut inner = lock(&self.inner);
         let live = inner.entry(handle).is_some();
-        if live {
-            inner.live.remove(handle.id());
+        if live && let Some(entry) = inner.live.remove(handle.id()) {
+            entry.ended.cancel();
         }
         live
     }
@@ -176,13 +191,14 @@ impl AgentRegistry {
                 ),
             ));
         };
-        let scope = entry.scope.clone();
+        let (scope, ended) = (entry.scope.clone(), entry.ended.clone());
         let Some(owner) = entry.owner.clone() else {
             return Ok(Caller {
                 handle: handle.clone(),
                 scope,
                 root: handle.clone(),
                 chain: Vec::new(),
+                ended,
             });
         };
         // Up to the root: every ancestor must be live.
@@ -244,20 +260,32 @@ impl AgentRegistry {
             scope,
             root,
             chain,
+            ended,
         })
     }
 
-    fn insert(&self, id: String, owner: Option<AgentHandle>, scope: Scope) -> AgentHandle {
+    fn insert(
+        &self,
+        id: String,
+        owner: Option<AgentHandle>,
+        scope: Scope,
+        ended: CancellationToken,
+    ) -> AgentHandle {
         let generation = GENERATIONS.fetch_add(1, Ordering::Relaxed);
-        lock(&self.inner).live.insert(
+        let superseded = lock(&self.inner).live.insert(
             id.clone(),
             Entry {
                 generation,
                 owner,
                 scope,
                 delegated_asks: 0,
+                ended,
             },
         );
+        // The agent it replaces under its id is no longer live.
+        if let Some(entry) = superseded {
+            entry.ended.cancel();
+        }
         AgentHandle { id, generation }
     }
 }

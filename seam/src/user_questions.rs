@@ -239,6 +239,14 @@ impl UserQuestions {
                 },
             }
         };
+        // Only a live agent's question waits: withdrawn when it, or an
+        // agent above it, ends.
+        let ended = async {
+            match admitted {
+                Some(caller) => caller.ended.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
         // The answerers' result is polled first: a domain error that an
         // answerer gives on seeing the signal wins over the abort.
         let answers = tokio::select! {
@@ -256,6 +264,14 @@ impl UserQuestions {
                 )),
             },
             () = signal.cancelled() => return Err(AskError::aborted()),
+            () = ended => return Err(AskError::new(
+                ErrorCode::CallerNotLive,
+                format!(
+                    "agent {:?} ended, or an agent above it did, while its question waited; the \
+                     question was withdrawn. Only a running agent can ask the user",
+                    admitted.map_or("", |caller| caller.handle.id())
+                ),
+            )),
         };
         check_answers(&ask.request, &answers)?;
         Ok(answers)

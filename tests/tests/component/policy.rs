@@ -241,3 +241,38 @@ async fn the_policy_is_the_same_when_the_host_asks_directly() {
     assert_eq!(error.code(), Some(&ErrorCode::DelegatedCaller));
     assert_eq!(probe.calls(), 0);
 }
+
+#[tokio::test]
+async fn a_question_still_waiting_is_withdrawn_when_its_agent_or_one_above_it_ends() {
+    for relay_asks in [false, true] {
+        let h = Harness::with_seam(relay(3)).await;
+        let probe = h.answerer(Behaviour::Hang);
+        let planner = h.agents.register_delegate("planner", &h.root);
+        let (asker, ending) = match relay_asks {
+            // A relayed sub-agent's question, its root ending.
+            true => (
+                h.agents.register_delegate("reviewer", &planner),
+                h.root.clone(),
+            ),
+            // A root's own question, the root ending.
+            false => (h.root.clone(), h.root.clone()),
+        };
+        let call = h.call_as(&asker, one_question(&["A"]));
+        let end = async {
+            probe.wait_for_calls(1).await;
+            assert!(h.agents.end(&ending));
+        };
+        let (result, ()) = tokio::join!(call, end);
+        assert_eq!(result.code(), Some("CALLER_NOT_LIVE"), "{result:?}");
+        assert!(
+            result.text().contains("while its question waited"),
+            "{}",
+            result.text()
+        );
+        assert_eq!(
+            probe.withdrawn.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "the question was withdrawn from its answerer"
+        );
+    }
+}
