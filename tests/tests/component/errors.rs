@@ -244,13 +244,11 @@ async fn a_label_picked_twice_is_invalid_answer() {
     );
 }
 
-/// The largest answers the limits allow fit the default output limit, so
-/// an answer the human gave is never dropped for its size: 16 questions
-/// whose ids and labels fill the 256 KiB of arguments with characters JSON
-/// writes as six bytes (`\u0001`), every label picked, and 16,000 such
-/// characters of own words on each (README, "Limits").
-#[tokio::test]
-async fn the_largest_answers_the_limits_allow_fit_the_output_limit() {
+/// The largest call the limits allow: 16 questions whose ids and labels
+/// fill the 256 KiB of arguments with characters JSON writes as six bytes
+/// (`\u0001`), every label picked, and 16,000 such characters of own words
+/// on each (README, "Limits"); its arguments and answers.
+fn the_largest_call() -> (Value, Vec<Answer>) {
     let wide = |prefix: usize, n: usize| format!("{prefix:02}{}", "\u{1}".repeat(n - 2));
     let questions: Vec<Value> = (0..16)
         .map(|i| {
@@ -258,9 +256,7 @@ async fn the_largest_answers_the_limits_allow_fit_the_output_limit() {
             json!({"id": wide(i, 128), "question": "?", "options": options, "multi_select": true})
         })
         .collect();
-    let arguments = json!({ "questions": questions });
-    assert!(arguments.to_string().len() <= 256 * 1024);
-    let answers: Vec<Answer> = questions
+    let answers = questions
         .iter()
         .map(|q| Answer {
             id: q["id"].as_str().unwrap().into(),
@@ -273,12 +269,44 @@ async fn the_largest_answers_the_limits_allow_fit_the_output_limit() {
             custom: Some("\u{1}".repeat(16_000)),
         })
         .collect();
+    (json!({ "questions": questions }), answers)
+}
+
+/// The largest answers the limits allow fit the default output limit, so
+/// an answer the human gave is never dropped for its size.
+#[tokio::test]
+async fn the_largest_answers_the_limits_allow_fit_the_output_limit() {
+    let (arguments, answers) = the_largest_call();
+    assert!(arguments.to_string().len() <= 256 * 1024);
     let h = Harness::new().await;
     h.answerer(Behaviour::Claim(answers));
     let result = h.call(arguments).await;
     let text = result.text();
     assert_eq!(result.code(), None, "{}", &text[..300.min(text.len())]);
     assert!(text.len() > 1_700_000, "{}", text.len());
+}
+
+/// The tool's allocator never reuses memory (a call's instance is dropped
+/// whole): even so the largest call runs within a quarter of the default
+/// memory cap (it takes about 5 MiB), and a cap below what it needs is
+/// `GUEST_MEMORY_EXCEEDED`, never a crash.
+#[tokio::test]
+async fn the_largest_call_runs_within_a_quarter_of_the_memory_cap() {
+    let (arguments, answers) = the_largest_call();
+    for (mib, fits) in [(8, true), (2, false)] {
+        let h = Harness::with_config(ask_user::RuntimeConfig {
+            memory_cap: mib << 20,
+            ..Default::default()
+        })
+        .await;
+        h.answerer(Behaviour::Claim(answers.clone()));
+        let result = h.call(arguments.clone()).await;
+        let code = result.code();
+        match fits {
+            true => assert_eq!(code, None, "within {mib} MiB"),
+            false => assert_eq!(code, Some("GUEST_MEMORY_EXCEEDED"), "within {mib} MiB"),
+        }
+    }
 }
 
 #[tokio::test]
