@@ -87,6 +87,29 @@ export class Agent {
 
 const times = (n) => ({ 1: 'once', 2: 'twice' })[n] ?? `${n} times`;
 
+/** Each agent's ending, aborted when it ends. */
+const endings = new WeakMap();
+
+function ending(agent) {
+  let controller = endings.get(agent);
+  if (!controller) {
+    controller = new AbortController();
+    endings.set(agent, controller);
+  }
+  return controller;
+}
+
+/** Aborted once `agent` or an agent above it ends. */
+function lineageEnded(agent) {
+  const signals = [];
+  for (let a = agent; a; a = a.owner) signals.push(ending(a).signal);
+  return AbortSignal.any(signals);
+}
+
+const endedWhileWaiting = (agent) => `agent ${JSON.stringify(agent.id)} ended, or an agent above `
+  + 'it did, while its question waited; the question was withdrawn. Only a running agent can ask '
+  + 'the user';
+
 /**
  * The live agents. A live agent that no agent owns may ask; a sub-agent only
  * when the host relays it and every agent above it is live.
@@ -102,9 +125,13 @@ export class Agents {
     return new Agent(id, owner);
   }
 
-  /** Ends `agent`: it may no longer ask. */
+  /**
+   * Ends `agent`: it may no longer ask, and a question of its, or of a
+   * sub-agent under it, still waiting is withdrawn (`CALLER_NOT_LIVE`).
+   */
   end(agent) {
     agent.live = false;
+    ending(agent).abort();
   }
 
   /** A new turn of `root`: its sub-agents may be relayed `maxDelegatedAsks` asks again. */
@@ -341,7 +368,9 @@ export class Host {
     const stop = new AbortController();
     let timer;
     let onAbort;
+    let fail;
     const ended = new Promise((_, reject) => {
+      fail = reject;
       onAbort = () => reject(new AskError('ASK_ABORTED', ABORTED));
       signal.addEventListener('abort', onAbort, { once: true });
       if (timeout != null) {
@@ -352,10 +381,15 @@ export class Host {
     ended.catch(() => {});
     // Under a relay: the root whose floor this ask holds.
     let root = null;
+    // Only a running agent's question waits.
+    let gone;
+    const onGone = () => fail(new AskError('CALLER_NOT_LIVE', endedWhileWaiting(caller)));
     try {
       if (signal.aborted) throw new AskError('ASK_ABORTED', ABORTED);
       const chain = this.agents.check(caller, this.#delegated, this.#maxDelegatedAsks);
       if (chain.length) request.askedBy = chain;
+      gone = lineageEnded(caller);
+      gone.addEventListener('abort', onGone, { once: true });
       if (this.#delegated === 'relay') {
         await this.#floors.take(caller.root, chain.length === 0, ended);
         root = caller.root;
@@ -372,6 +406,7 @@ export class Host {
       stop.abort();
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
+      gone?.removeEventListener('abort', onGone);
     }
   }
 

@@ -127,6 +127,22 @@ test('aborting the call is ASK_ABORTED, and the answerer is told to stop', async
   await stopped;
 });
 
+test('a question still waiting is withdrawn when its agent, or one above it, ends', async (t) => {
+  // A relayed sub-agent's question, its root ending while it waits (as the
+  // Rust host does): the answerer is told to stop, the call ends CALLER_NOT_LIVE.
+  const host = hostFor(t, { delegated: 'relay' });
+  const { asked, stopped } = neverAnswers(host);
+  const root = host.agents.root('session-1');
+  const reviewer = host.agents.delegate('reviewer', root);
+  const call = host.execute(ONE, { caller: reviewer });
+  await asked;
+  host.agents.end(root);
+  const result = await call;
+  assert.deepEqual(result.error, { name: 'UserQuestionError', code: 'CALLER_NOT_LIVE' });
+  assert.match(result.content[0].text, /while its question waited/);
+  await stopped;
+});
+
 test('a call aborted before it asks never reaches an answerer', async (t) => {
   const host = hostFor(t);
   let asked = 0;

@@ -86,6 +86,8 @@ class Agent:
     live: bool = field(default=True, repr=False)
     # A root's: the asks its sub-agents were relayed this turn.
     _delegated_asks: int = field(default=0, repr=False)
+    # Told when it ends: the waiting asks of it and of agents under it.
+    _on_end: list = field(default_factory=list, repr=False)
 
 
 class Agents:
@@ -102,8 +104,42 @@ class Agents:
         return Agent(id, owner)
 
     def end(self, agent: Agent) -> None:
+        """Ends ``agent``: a question of its, or of a sub-agent under it,
+        still waiting is withdrawn (``CALLER_NOT_LIVE``)."""
         with self._lock:
             agent.live = False
+            told = list(agent._on_end)
+        for tell in told:
+            tell()
+
+    def _watch(self, agent: Agent, tell: Callable[[], None]) -> Callable[[], None]:
+        """Calls ``tell`` once ``agent`` or an agent above it ends (at once
+        if one has); returns what stops watching."""
+        lineage = []
+        with self._lock:
+            ancestor: Optional[Agent] = agent
+            while ancestor is not None:
+                ancestor._on_end.append(tell)
+                lineage.append(ancestor)
+                ancestor = ancestor.owner
+            gone = not all(a.live for a in lineage)
+        if gone:
+            tell()
+
+        def stop() -> None:
+            with self._lock:
+                for a in lineage:
+                    a._on_end.remove(tell)
+        return stop
+
+    def _still_live(self, agent: Agent) -> bool:
+        with self._lock:
+            ancestor: Optional[Agent] = agent
+            while ancestor is not None:
+                if not ancestor.live:
+                    return False
+                ancestor = ancestor.owner
+            return True
 
     def start_turn(self, root: Agent) -> None:
         """A new turn of ``root``: its sub-agents may be relayed the host's
@@ -254,6 +290,11 @@ _ABORTED = ("the turn was cancelled, so the question was not asked or was withdr
             "do not ask again in this turn")
 _NO_PROVIDER = ("no answerer took the question: nobody is there to answer it right now. "
                 "Continue without the answer, or end your turn with the question")
+
+
+def _ended_while_waiting(agent: Agent) -> str:
+    return (f"agent {json.dumps(agent.id)} ended, or an agent above it did, while its question "
+            "waited; the question was withdrawn. Only a running agent can ask the user")
 
 
 def _timed_out(seconds: float) -> str:
@@ -420,13 +461,21 @@ class Host:
             request["askedBy"] = chain
         deadline = None if timeout is None else time.monotonic() + timeout
         if self._delegated != "relay":
-            return self._answer(request)
+            return self._answered_while_live(self._answer(request), caller)
         root = _root(caller)
         self._floors.take(root, not chain, cancel, deadline, timeout)
         try:
-            return self._answer(request)
+            return self._answered_while_live(self._answer(request), caller)
         finally:
             self._floors.give_back(root)
+
+    def _answered_while_live(self, answers: list, caller: Agent) -> list:
+        """``answers``, unless ``caller`` or an agent above it ended while
+        they were awaited (a sync answerer cannot be interrupted: what it
+        gave then is withdrawn)."""
+        if not self.agents._still_live(caller):
+            raise AskError("CALLER_NOT_LIVE", _ended_while_waiting(caller))
+        return answers
 
     def _answer(self, request: dict) -> list:
         """The answerers in order, on this thread: the first answers, or
@@ -447,20 +496,42 @@ class Host:
             if chain:
                 request["askedBy"] = chain
             async with asyncio.timeout(timeout):
-                if self._delegated != "relay":
-                    return ("answers", await self._answer_async(request))
-                root = _root(caller)
-                await self._floors.take_async(root, not chain)
-                try:
-                    return ("answers", await self._answer_async(request))
-                finally:
-                    self._floors.give_back(root)
+                return ("answers", await self._while_live(caller, self._floor_and_answer(
+                    request, caller, chain)))
         except TimeoutError:
             return ("error", AskError("ASK_TIMED_OUT", _timed_out(timeout or 0)))
         except AskError as error:
             return ("error", error)
         except Exception as error:  # an answerer's own failure, uncoded
             return ("error", AskError(None, str(error), name=type(error).__name__))
+
+    async def _floor_and_answer(self, request: dict, caller: Agent, chain: list) -> list:
+        if self._delegated != "relay":
+            return await self._answer_async(request)
+        root = _root(caller)
+        await self._floors.take_async(root, not chain)
+        try:
+            return await self._answer_async(request)
+        finally:
+            self._floors.give_back(root)
+
+    async def _while_live(self, caller: Agent, asking: Any) -> list:
+        """``asking``'s answers; withdrawn (its task cancelled) with
+        ``CALLER_NOT_LIVE`` once ``caller`` or an agent above it ends."""
+        loop = asyncio.get_running_loop()
+        gone = loop.create_future()
+        stop = self.agents._watch(caller, lambda: loop.call_soon_threadsafe(
+            lambda: gone.done() or gone.set_result(None)))
+        task = asyncio.ensure_future(asking)
+        try:
+            await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+            if task.done():
+                return task.result()
+            raise AskError("CALLER_NOT_LIVE", _ended_while_waiting(caller))
+        finally:
+            stop()
+            task.cancel()
+            gone.cancel()
 
     async def _answer_async(self, request: dict) -> list:
         """The answerers in order: async ones on this loop, sync ones in the

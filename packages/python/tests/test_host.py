@@ -97,6 +97,49 @@ def test_cancelling_the_call_is_ask_aborted(component):
     assert result["error"] == {"name": "UserQuestionError", "code": "ASK_ABORTED"}
 
 
+def test_a_question_still_waiting_is_withdrawn_when_its_agent_or_one_above_it_ends(component):
+    # A relayed sub-agent's question, its root ending while it waits (as the
+    # Rust host does): the answerer's task is cancelled, the call ends
+    # CALLER_NOT_LIVE.
+    host = Host(component, delegated="relay")
+    started, withdrawn = asyncio.Event(), []
+
+    @host.answerer
+    async def human(request):
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            withdrawn.append(request["askedBy"])
+            raise
+
+    root = host.agents.root("session-1")
+    reviewer = host.agents.delegate("reviewer", root)
+
+    async def main():
+        call = asyncio.create_task(host.execute_async(ONE, caller=reviewer))
+        await asyncio.wait_for(started.wait(), 30)
+        host.agents.end(root)
+        return await asyncio.wait_for(call, 30)
+
+    result = asyncio.run(main())
+    assert result["error"] == {"name": "UserQuestionError", "code": "CALLER_NOT_LIVE"}, result
+    assert "while its question waited" in result["content"][0]["text"]
+    assert withdrawn == [["session-1", "reviewer"]]
+    # A blocking call's sync answerer cannot be interrupted: what it gives
+    # once its agent has ended is withdrawn all the same.
+    host = Host(component)
+    agent = host.agents.root("s")
+
+    def ends_meanwhile(request):
+        host.agents.end(agent)
+        return [{"id": "q", "selected": ["A"]}]
+
+    host.answerer(ends_meanwhile)
+    result = host.execute(ONE, caller=agent)
+    assert result["error"] == {"name": "UserQuestionError", "code": "CALLER_NOT_LIVE"}, result
+
+
 def test_a_time_limit_is_ask_timed_out(component):
     host = Host(component)
 
