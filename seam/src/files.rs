@@ -3,8 +3,10 @@
 //! socket, compiled code) is never trusted: a folder is used only when this
 //! user owns it, nobody else may write it, and nobody else could move it
 //! away (every folder above it is this user's or root's, and one that others
-//! may write is sticky, as `/tmp` is). The same check serves the program
-//! that makes a folder and every program that reads it.
+//! may write is sticky, as `/tmp` is), and no link on the way to it is
+//! another user's. The folder is checked as resolved and used as resolved,
+//! so no link swapped after the check leads elsewhere. The same check
+//! serves the program that makes a folder and every program that reads it.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
