@@ -459,13 +459,52 @@ fn a_question_whose_agent_waits_on_another_server_never_expires() {
     let agent_token = team.token("ci-runner", "agent", &[]);
     let alice = team.token("alice", "person", &[]);
     let sweeping = team.serve_with("127.0.0.1:0", "[inbox]\nretention = \"1s\"\n");
-    let (b, asked_at) = (team.serve(), Instant::now());
+    let b = team.serve();
     let agent = team.agent(&b, &agent_token, &[], "Deploy?");
     let id = team.waiting(&b, &alice);
-    // Expiry is a timer: let it pass, well past the period and several
-    // sweeps of the first server (every 100 ms after its first second).
-    // No event says that nothing happened.
-    std::thread::sleep(Duration::from_millis(3_000).saturating_sub(asked_at.elapsed()));
+    // Its agent last seen past the period, by the database's clock (read
+    // every 50 ms: no event says so)...
+    let age = format!(
+        "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint - agent_seen_at > 1500 \
+         FROM questions WHERE id = '{id}'"
+    );
+    let start = Instant::now();
+    while psql(&team.database, &age).trim() != "t" {
+        assert!(
+            start.elapsed() < BOUND,
+            "the question never aged past the period"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // ...then a witness whose agent is long gone: once the first server
+    // expired it, a sweep ran that would have expired the question too.
+    let ask = json!({"session": "witness", "agent": "gone", "request": {"questions": [
+        {"id": "q", "question": "Witness?", "options": [{"label": "Yes"}]}]}});
+    let asked = api(&b, &agent_token, "POST /api/questions", &ask.to_string());
+    assert!(asked.starts_with("HTTP/1.1 200"), "{asked}");
+    psql(
+        &team.database,
+        "UPDATE questions SET agent_seen_at = agent_seen_at - 600000 WHERE session = 'witness'",
+    );
+    let start = Instant::now();
+    loop {
+        let listed: Value =
+            serde_json::from_slice(&team.list(&sweeping, &alice, true).stdout).unwrap();
+        let witness = listed["questions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|q| q["session"] == "witness")
+            .cloned();
+        if witness.is_some_and(|q| q["state"] == "expired") {
+            break;
+        }
+        assert!(
+            start.elapsed() < BOUND,
+            "the witness never expired: {listed}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let listed: Value =
         serde_json::from_slice(&team.list(&sweeping, &alice, false).stdout).unwrap();
     assert_eq!(listed["questions"][0]["id"], id.as_str(), "{listed}");
