@@ -87,7 +87,7 @@ impl Sessions {
         self.origin.as_ref() == Some(&origin)
             || host.is_some_and(|host| {
                 ["http", "https"].iter().any(|scheme| {
-                    self::origin(&format!("{scheme}://{host}")) == Some(origin.clone())
+                    self::origin(&format!("{scheme}://{host}")).as_ref() == Some(&origin)
                 })
             })
     }
