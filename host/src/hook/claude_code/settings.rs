@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::claude_code;
+use super::input;
 
 /// How long Claude Code gives the hook: a person may take a day. The
 /// terminal still asks meanwhile, and the first answer wins.
@@ -20,9 +20,9 @@ pub const STOP_TIMEOUT_SECS: u64 = 10;
 /// tool's questions; the second stops it when they were answered at the
 /// terminal first; the third asks every MCP server's forms.
 const HOOKS: &[(&str, &str)] = &[
-    (claude_code::PERMISSION_REQUEST, claude_code::TOOL),
-    (claude_code::POST_TOOL_USE, claude_code::TOOL),
-    (claude_code::ELICITATION, "*"),
+    (input::PERMISSION_REQUEST, input::TOOL),
+    (input::POST_TOOL_USE, input::TOOL),
+    (input::ELICITATION, "*"),
 ];
 
 /// What follows the program in the command of each hook.
@@ -90,7 +90,7 @@ pub fn install(path: &Path, command: &str, state: Option<&Path>) -> io::Result<b
                 })
         });
         if !installed {
-            let timeout = match *event == claude_code::POST_TOOL_USE {
+            let timeout = match *event == input::POST_TOOL_USE {
                 true => STOP_TIMEOUT_SECS,
                 false => HOOK_TIMEOUT_SECS,
             };

@@ -13,13 +13,18 @@
 use std::ffi::OsString;
 
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::ClaudeCode;
+use super::input::{Asked, TOOL, asker};
+use crate::hook::{Answerers, Headless, HookError};
 
 /// Set (to `1`) in the environment of a run this command serves, so that
 /// the installed `PermissionRequest` hook leaves the questions to it.
 pub const SERVED_ENV: &str = "ASK_USER_HEADLESS";
 
 /// Claude Code's flags for a run served over standard input and output.
-pub fn flags() -> Vec<OsString> {
+fn flags() -> Vec<OsString> {
     [
         "-p",
         "--permission-prompt-tool",
@@ -35,13 +40,13 @@ pub fn flags() -> Vec<OsString> {
 }
 
 /// The prompt as the run's first input line.
-pub fn prompt(text: &str) -> String {
+fn prompt(text: &str) -> String {
     json!({"type": "user", "message": {"role": "user", "content": text}}).to_string()
 }
 
 /// What one output line of the run is, as far as this command cares.
 #[derive(Debug, PartialEq)]
-pub enum Line {
+enum Line {
     /// The run asks whether `tool` may run with `input`.
     Permission {
         request_id: String,
@@ -57,7 +62,7 @@ pub enum Line {
 impl Line {
     /// Reads one line of the run's output; a line that is not JSON is
     /// [`Line::Other`].
-    pub fn parse(line: &str) -> Line {
+    fn parse(line: &str) -> Line {
         let Ok(value) = serde_json::from_str::<Value>(line) else {
             return Line::Other;
         };
@@ -90,13 +95,13 @@ impl Line {
 
 /// The input line that answers permission request `request_id` with
 /// `permission` (`{"behavior": "allow", "updatedInput": …}`).
-pub fn allow(request_id: &str, permission: Value) -> String {
+fn allow(request_id: &str, permission: Value) -> String {
     response(request_id, permission)
 }
 
 /// The input line that refuses permission request `request_id`, telling
 /// the model `message`.
-pub fn deny(request_id: &str, message: &str) -> String {
+fn deny(request_id: &str, message: &str) -> String {
     response(request_id, json!({"behavior": "deny", "message": message}))
 }
 
@@ -107,6 +112,103 @@ fn response(request_id: &str, permission: Value) -> String {
         "response": permission,
     }})
     .to_string()
+}
+
+/// Runs Claude Code headless on `run.prompt`, with its standard input and
+/// output ours, answering its questions through `answerers`; prints its
+/// last message (or every JSON line). Whether the run succeeded.
+pub async fn run(
+    run: Headless,
+    answerers: &dyn Answerers,
+    stop: CancellationToken,
+) -> Result<bool, HookError> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let mut child = tokio::process::Command::new(&run.program)
+        .args(flags())
+        .args(&run.flags)
+        .env(SERVED_ENV, "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| HookError::new(format!("cannot run {}: {e}", run.program.display())))?;
+    let mut input = child.stdin.take().expect("piped");
+    let mut lines = BufReader::new(child.stdout.take().expect("piped")).lines();
+    let cwd = std::env::current_dir()
+        .ok()
+        .map(|dir| dir.display().to_string());
+    let asker = asker(cwd.as_deref(), None);
+    let send = async |input: &mut tokio::process::ChildStdin, line: String| {
+        input.write_all(format!("{line}\n").as_bytes()).await
+    };
+    let lost = |e: std::io::Error| HookError::new(format!("lost Claude Code's run: {e}"));
+    send(&mut input, prompt(&run.prompt)).await.map_err(lost)?;
+    let (text, is_error) = loop {
+        let line = tokio::select! {
+            line = lines.next_line() => line.map_err(lost)?,
+            () = stop.cancelled() => return Err(HookError::new("stopped")),
+        };
+        let Some(line) = line else {
+            break (String::new(), true);
+        };
+        if run.json {
+            println!("{line}");
+        }
+        let reply = match Line::parse(&line) {
+            Line::Result { text, is_error } => break (text, is_error),
+            Line::Other => continue,
+            Line::Permission {
+                request_id, tool, ..
+            } if tool != TOOL => deny(
+                &request_id,
+                &format!(
+                    "{tool} was not allowed for this headless run: nobody is asked for \
+                     permission here (allow it with --allowedTools)"
+                ),
+            ),
+            Line::Permission {
+                request_id, input, ..
+            } => 'reply: {
+                // One request we cannot read is refused alone; the run goes on.
+                let asked = match Asked::from_tool_input(&input) {
+                    Ok(asked) => asked,
+                    Err(problem) => {
+                        answerers.say(&format!("refused a question of the run: {problem}"));
+                        break 'reply deny(
+                            &request_id,
+                            &format!(
+                                "the questions could not be read ({problem}): nobody was asked. \
+                                 Ask again with questions of the tool's schema"
+                            ),
+                        );
+                    }
+                };
+                let request = asked.request.clone();
+                match answerers
+                    .ask(&ClaudeCode, asker.clone(), request, &stop)
+                    .await?
+                {
+                    Some(Ok(answers)) => allow(&request_id, asked.allow(&answers)),
+                    Some(Err(error)) => {
+                        deny(&request_id, &format!("the user did not answer: {error}"))
+                    }
+                    None => deny(
+                        &request_id,
+                        "nobody can be asked: the ask-user config names no answerer but the \
+                         terminal, and a headless run has none",
+                    ),
+                }
+            }
+        };
+        send(&mut input, reply).await.map_err(lost)?;
+    };
+    // Its input ends with the run, and so does it.
+    drop(input);
+    let status = child.wait().await.map_err(lost)?;
+    if !run.json {
+        println!("{text}");
+    }
+    Ok(!is_error && status.success())
 }
 
 #[cfg(test)]

@@ -17,10 +17,7 @@ use ask_user_seam::{Answer, AskRequest, Question, QuestionOption};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::mcp_form;
-
-/// The largest hook input read (a transcript path, a few questions).
-pub const MAX_INPUT_BYTES: usize = 1 << 20;
+use crate::hook::mcp_form;
 
 /// The hook event's name for the tool's permission request.
 pub const PERMISSION_REQUEST: &str = "PermissionRequest";
@@ -34,9 +31,6 @@ pub const POST_TOOL_USE: &str = "PostToolUse";
 
 /// Claude Code's question tool.
 pub const TOOL: &str = "AskUserQuestion";
-
-/// The name the waiting hooks of Claude Code are registered under.
-pub const CLIENT: &str = "claude-code";
 
 impl HookInput {
     /// The session and the questions that were answered, when this is the

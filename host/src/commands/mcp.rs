@@ -1,0 +1,105 @@
+//! `ask-user mcp`: the tool as an MCP server, on stdio or Streamable HTTP.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use ask_user::mcp::{Forms, McpHttp, McpServer};
+use ask_user::{Host, HostBuilder};
+
+use super::{CliError, Component, Outcome, say, start, stop_requested, user_config};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The answerers behind the client's forms, from this TOML file.
+    /// Default: the user's config file when it exists. The terminal is
+    /// used only when the file names it.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8766)
+    /// instead of stdio, with the bearer token in ASK_USER_MCP_TOKEN (a
+    /// call waiting on the inbox then survives a restart), else one
+    /// printed at start.
+    #[arg(long, value_name = "ADDRESS")]
+    http: Option<std::net::SocketAddr>,
+}
+
+/// Serves until the client leaves or the process is stopped.
+pub async fn run(Args { config, http }: Args, component: Component) -> Outcome {
+    let config = user_config(config.as_deref(), &ask_user::config::kinds())?.unwrap_or_default();
+    let forms = config.mcp.forms;
+    // An answerer that cannot start (a web port taken) is reported
+    // and left out: the tool stays in the client's session.
+    let builder = HostBuilder::from_config(config).without_failed_answerers();
+    serve_mcp(start(builder, component).await?, forms, http).await
+}
+
+/// The variable that fixes `ask-user mcp --http`'s bearer token.
+const MCP_TOKEN_ENV: &str = "ASK_USER_MCP_TOKEN";
+
+/// The bearer token `ask-user mcp --http` wants, when the environment fixes
+/// it (a per-run token otherwise).
+fn mcp_token() -> Result<Option<String>, CliError> {
+    let Some(token) = std::env::var_os(MCP_TOKEN_ENV) else {
+        return Ok(None);
+    };
+    match token.into_string() {
+        Ok(token) if token.len() >= 32 && token.bytes().all(|b| b.is_ascii_graphic()) => {
+            Ok(Some(token))
+        }
+        _ => Err(CliError::new(format!(
+            "{MCP_TOKEN_ENV} must be at least 32 visible ASCII characters, with no spaces \
+             (e.g. the output of `openssl rand -hex 32`); unset it for a token per run"
+        ))),
+    }
+}
+
+/// Serves MCP on standard input and output until the client leaves, or on
+/// HTTP at `http`, until interrupted (open calls then end `ASK_ABORTED`).
+async fn serve_mcp(host: Host, forms: Forms, http: Option<std::net::SocketAddr>) -> Outcome {
+    let server = McpServer::new(host.runtime().clone(), host.pages())?.forms(forms);
+    let stop = stop_requested();
+    let served = match http {
+        None => {
+            // Started by hand: say what it waits for.
+            use std::io::IsTerminal;
+            if std::io::stdin().is_terminal() {
+                say(
+                    "waiting for an MCP client on standard input: an MCP client (Claude Code, \
+                     Codex…) starts this itself, see the README; Ctrl-C stops",
+                );
+            }
+            server.serve_stdio(stop).await
+        }
+        Some(address) => {
+            let token = mcp_token()?;
+            // A token given is a secret of long standing: never in a log.
+            let shown = match &token {
+                Some(_) => format!("${MCP_TOKEN_ENV}"),
+                None => String::new(),
+            };
+            let http = McpHttp::start(server, address, token).await?;
+            if !address.ip().is_loopback() {
+                say(&format!(
+                    "WARNING: MCP listens on {}, beyond this machine; anyone who can reach it \
+                     and has the token can ask you questions",
+                    http.address()
+                ));
+            }
+            say(&format!(
+                "MCP (Streamable HTTP) at {} with the header \"Authorization: Bearer {}\"; \
+                 Ctrl-C stops",
+                http.url(),
+                match shown.as_str() {
+                    "" => http.token(),
+                    variable => variable,
+                }
+            ));
+            stop.await;
+            http.stop().await;
+            Ok(())
+        }
+    };
+    host.close().await;
+    served?;
+    Ok(ExitCode::SUCCESS)
+}
