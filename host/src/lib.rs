@@ -50,7 +50,9 @@
 //! # Ok(()) }
 //! ```
 
+mod cli_error;
 pub mod config;
+pub mod front_end;
 pub mod hook;
 pub mod host;
 
@@ -68,6 +70,7 @@ pub use ask_user_seam::{
     audit, error, files, question, remote, scope, waterfall,
 };
 pub use cache::CodeCache;
+pub use cli_error::CliError;
 pub use config::{AnswererEntry, Config};
 pub use engine::{Engine, EngineConfig};
 pub use host::{Host, HostBuilder, HostError};

@@ -5,8 +5,10 @@ mod commands;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use ask_user::front_end;
 use clap::{Parser, Subcommand};
-use commands::{ask, component, hook, inbox, mcp, say};
+use commands::serve::Serve;
+use commands::{ask, component, hook, inbox, say};
 
 /// Run the `ask_user_question` tool: the tool an AI agent calls when it must
 /// stop and ask its human a question, as a sandboxed WebAssembly component.
@@ -67,7 +69,7 @@ enum Command {
     Ask(ask::Args),
     /// Serve the tool to an MCP client over standard input and output: the
     /// client's user answers in the client's own form (elicitation).
-    Mcp(mcp::Args),
+    Mcp(Serve<front_end::mcp::Mcp>),
     /// The inbox: every agent's questions in one place, kept on disk,
     /// answered from one page or the command line.
     Inbox {
@@ -95,9 +97,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let code = runtime
-        .block_on(run(cli))
-        .unwrap_or_else(commands::CliError::report);
+    let code = runtime.block_on(run(cli)).unwrap_or_else(commands::report);
     // Everything that must finish has (results written, answerers closed);
     // a read of standard input may still hold a thread until input comes,
     // which must not keep the process alive (`ask-user mcp` on a signal).
@@ -135,7 +135,7 @@ async fn run(cli: Cli) -> commands::Outcome {
         Command::Schema => component::schema(component).await,
         Command::Component(args) => component::write(args),
         Command::Ask(args) => ask::run(args, component).await,
-        Command::Mcp(args) => mcp::run(args, component).await,
+        Command::Mcp(serve) => serve.run(component).await,
         Command::Inbox { command } => inbox::run(command).await,
         Command::Hook { command } => hook::run(command, component).await,
     }

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use ask_user::hook::{self, Answerers, Headless, HookClient, HookError};
+use ask_user::hook::{self, Answerers, Headless, HookClient};
 use ask_user::inbox::Asker;
 use ask_user::{Answer, AskError, AskRequest, HostBuilder};
 use clap::Subcommand;
@@ -200,13 +200,8 @@ impl Answerers for Chain {
         asker: Asker,
         request: AskRequest,
         stop: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Option<Result<Vec<Answer>, AskError>>, HookError>> {
-        async move {
-            self.ask_elsewhere(client, asker, request, stop)
-                .await
-                .map_err(|e| HookError::new(e.to_string()))
-        }
-        .boxed()
+    ) -> BoxFuture<'a, Result<Option<Result<Vec<Answer>, AskError>>, CliError>> {
+        self.ask_elsewhere(client, asker, request, stop).boxed()
     }
 
     fn say(&self, line: &str) {

@@ -4,11 +4,10 @@
 
 pub mod ask;
 pub mod component;
-mod error;
 pub mod hook;
 pub mod inbox;
 mod listing;
-pub mod mcp;
+pub mod serve;
 mod signals;
 pub mod token;
 
@@ -18,8 +17,17 @@ use ask_user::answerers::terminal::TerminalAnswerer;
 use ask_user::answerers::{Kinds, ready};
 use ask_user::{AnswererEntry, CodeCache, Config, Host, HostBuilder};
 
-pub use error::{CliError, Outcome};
+pub use ask_user::CliError;
 pub use signals::{stop_requested, stop_signal};
+
+/// What a command returns: its exit status, or why it failed.
+pub type Outcome = Result<std::process::ExitCode, CliError>;
+
+/// Says why a command failed, on one line; its exit status.
+pub fn report(error: CliError) -> std::process::ExitCode {
+    say(&error.line());
+    std::process::ExitCode::from(CliError::STATUS)
+}
 
 /// The `--component` file's bytes, run instead of the built-in component.
 pub type Component = Option<Vec<u8>>;

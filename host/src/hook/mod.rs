@@ -16,6 +16,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use ask_user_inbox::Asker;
+
+use crate::CliError;
 use ask_user_seam::{Answer, AskError, AskRequest};
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
@@ -61,7 +63,7 @@ pub trait HookClient: Sync {
         input: &'a [u8],
         answerers: &'a dyn Answerers,
         stop: CancellationToken,
-    ) -> BoxFuture<'a, Result<Option<String>, HookError>>;
+    ) -> BoxFuture<'a, Result<Option<String>, CliError>>;
 
     /// The program [`HookClient::headless`] runs when none is given.
     fn program(&self) -> &'static str;
@@ -74,7 +76,7 @@ pub trait HookClient: Sync {
         run: Headless,
         answerers: &'a dyn Answerers,
         stop: CancellationToken,
-    ) -> BoxFuture<'a, Result<bool, HookError>>;
+    ) -> BoxFuture<'a, Result<bool, CliError>>;
 }
 
 /// A headless run of a client.
@@ -101,33 +103,8 @@ pub trait Answerers: Sync {
         asker: Asker,
         request: AskRequest,
         stop: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Option<Result<Vec<Answer>, AskError>>, HookError>>;
+    ) -> BoxFuture<'a, Result<Option<Result<Vec<Answer>, AskError>>, CliError>>;
 
     /// Tells the human one line (on standard error).
     fn say(&self, line: &str);
-}
-
-/// Why a hook could not do its work: its input unreadable, its client's
-/// run lost, the user's answerers not started.
-#[derive(Debug)]
-pub struct HookError(String);
-
-impl HookError {
-    pub fn new(reason: impl Into<String>) -> HookError {
-        HookError(reason.into())
-    }
-}
-
-impl std::fmt::Display for HookError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for HookError {}
-
-impl From<io::Error> for HookError {
-    fn from(error: io::Error) -> HookError {
-        HookError(error.to_string())
-    }
 }

@@ -17,7 +17,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::ClaudeCode;
 use super::input::{Asked, TOOL, asker};
-use crate::hook::{Answerers, Headless, HookError};
+use crate::CliError;
+use crate::hook::{Answerers, Headless};
 
 /// Set (to `1`) in the environment of a run this command serves, so that
 /// the installed `PermissionRequest` hook leaves the questions to it.
@@ -121,7 +122,7 @@ pub async fn run(
     run: Headless,
     answerers: &dyn Answerers,
     stop: CancellationToken,
-) -> Result<bool, HookError> {
+) -> Result<bool, CliError> {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let mut child = tokio::process::Command::new(&run.program)
         .args(flags())
@@ -131,7 +132,7 @@ pub async fn run(
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| HookError::new(format!("cannot run {}: {e}", run.program.display())))?;
+        .map_err(|e| CliError::new(format!("cannot run {}: {e}", run.program.display())))?;
     let mut input = child.stdin.take().expect("piped");
     let mut lines = BufReader::new(child.stdout.take().expect("piped")).lines();
     let cwd = std::env::current_dir()
@@ -141,12 +142,12 @@ pub async fn run(
     let send = async |input: &mut tokio::process::ChildStdin, line: String| {
         input.write_all(format!("{line}\n").as_bytes()).await
     };
-    let lost = |e: std::io::Error| HookError::new(format!("lost Claude Code's run: {e}"));
+    let lost = |e: std::io::Error| CliError::new(format!("lost Claude Code's run: {e}"));
     send(&mut input, prompt(&run.prompt)).await.map_err(lost)?;
     let (text, is_error) = loop {
         let line = tokio::select! {
             line = lines.next_line() => line.map_err(lost)?,
-            () = stop.cancelled() => return Err(HookError::new("stopped")),
+            () = stop.cancelled() => return Err(CliError::new("stopped")),
         };
         let Some(line) = line else {
             break (String::new(), true);

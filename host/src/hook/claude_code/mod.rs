@@ -14,7 +14,8 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use super::{Answerers, Headless, HookClient, HookError, waiting};
+use super::{Answerers, Headless, HookClient, waiting};
+use crate::CliError;
 
 pub use headless::SERVED_ENV;
 pub use input::{Ask, Asked, HookInput, asker, fingerprint};
@@ -55,7 +56,7 @@ impl HookClient for ClaudeCode {
         input: &'a [u8],
         answerers: &'a dyn Answerers,
         stop: CancellationToken,
-    ) -> BoxFuture<'a, Result<Option<String>, HookError>> {
+    ) -> BoxFuture<'a, Result<Option<String>, CliError>> {
         hook(input, answerers, stop).boxed()
     }
 
@@ -68,7 +69,7 @@ impl HookClient for ClaudeCode {
         run: Headless,
         answerers: &'a dyn Answerers,
         stop: CancellationToken,
-    ) -> BoxFuture<'a, Result<bool, HookError>> {
+    ) -> BoxFuture<'a, Result<bool, CliError>> {
         headless::run(run, answerers, stop).boxed()
     }
 }
@@ -78,9 +79,9 @@ async fn hook(
     input: &[u8],
     answerers: &dyn Answerers,
     stop: CancellationToken,
-) -> Result<Option<String>, HookError> {
+) -> Result<Option<String>, CliError> {
     let input: HookInput = serde_json::from_slice(input).map_err(|e| {
-        HookError::new(format!(
+        CliError::new(format!(
             "the hook's input is not what Claude Code sends: {e}"
         ))
     })?;
@@ -93,7 +94,7 @@ async fn hook(
         }
         return Ok(None);
     }
-    let asked = match Ask::from_hook(&input).map_err(HookError::new)? {
+    let asked = match Ask::from_hook(&input).map_err(CliError::new)? {
         // A headless run this command serves answers its own.
         Some(Ask::Questions(_)) if std::env::var_os(SERVED_ENV).is_some() => return Ok(None),
         Some(asked) => asked,

@@ -1,9 +1,7 @@
 //! [`CliError`]: why a command failed, said on one line.
 
-use std::process::ExitCode;
-
-/// Why a command failed: bad usage, a file it cannot read or write, a
-/// service that refused. Said on one line to standard error; the command
+/// Why a command (or a part of it: a hook, a front end) failed: bad usage,
+/// a file it cannot read or write, a service that refused. Said on one line to standard error; the command
 /// exits with [`CliError::STATUS`]. Any error converts with `?`, its
 /// message kept; [`CliError::new`] says it in the command's own words.
 #[derive(Debug)]
@@ -18,12 +16,9 @@ impl CliError {
         CliError(reason.into())
     }
 
-    /// Says why on one line, whatever the underlying error looks like, and
-    /// gives the exit status.
-    pub fn report(self) -> ExitCode {
-        let reason: Vec<&str> = self.0.split_whitespace().collect();
-        super::say(&reason.join(" "));
-        ExitCode::from(Self::STATUS)
+    /// Why, on one line, whatever the underlying error looks like.
+    pub fn line(&self) -> String {
+        self.0.split_whitespace().collect::<Vec<_>>().join(" ")
     }
 }
 
@@ -38,6 +33,3 @@ impl<E: std::error::Error> From<E> for CliError {
         CliError(error.to_string())
     }
 }
-
-/// What a command returns: its exit status, or why it failed.
-pub type Outcome = Result<ExitCode, CliError>;

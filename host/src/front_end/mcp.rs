@@ -1,0 +1,100 @@
+//! `ask-user mcp`: the tool as an MCP server, on stdio or Streamable HTTP.
+
+use std::future::Future;
+
+use crate::mcp::{Forms, McpHttp, McpServer};
+use crate::{CliError, Config, Host};
+
+use super::FrontEnd;
+
+/// MCP, on standard input and output until the client leaves, or on
+/// Streamable HTTP until stopped (open calls then end `ASK_ABORTED`).
+#[derive(clap::Args)]
+pub struct Mcp {
+    /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8766)
+    /// instead of stdio, with the bearer token in ASK_USER_MCP_TOKEN (a
+    /// call waiting on the inbox then survives a restart), else one
+    /// printed at start.
+    #[arg(long, value_name = "ADDRESS")]
+    http: Option<std::net::SocketAddr>,
+    /// Where the client's own form goes (`[mcp] forms`).
+    #[arg(skip)]
+    forms: Forms,
+}
+
+impl FrontEnd for Mcp {
+    fn configure(&mut self, config: &Config) {
+        self.forms = config.mcp.forms;
+    }
+
+    async fn serve(
+        self,
+        host: &Host,
+        stop: impl Future<Output = ()> + Send + 'static,
+        say: fn(&str),
+    ) -> Result<(), CliError> {
+        let server = McpServer::new(host.runtime().clone(), host.pages())?.forms(self.forms);
+        let served = match self.http {
+            None => {
+                // Started by hand: say what it waits for.
+                use std::io::IsTerminal;
+                if std::io::stdin().is_terminal() {
+                    say(
+                        "waiting for an MCP client on standard input: an MCP client (Claude Code, \
+                         Codex…) starts this itself, see the README; Ctrl-C stops",
+                    );
+                }
+                server.serve_stdio(stop).await
+            }
+            Some(address) => {
+                let token = mcp_token()?;
+                // A token given is a secret of long standing: never in a log.
+                let shown = match &token {
+                    Some(_) => format!("${MCP_TOKEN_ENV}"),
+                    None => String::new(),
+                };
+                let http = McpHttp::start(server, address, token).await?;
+                if !address.ip().is_loopback() {
+                    say(&format!(
+                        "WARNING: MCP listens on {}, beyond this machine; anyone who can reach it \
+                         and has the token can ask you questions",
+                        http.address()
+                    ));
+                }
+                say(&format!(
+                    "MCP (Streamable HTTP) at {} with the header \"Authorization: Bearer {}\"; \
+                     Ctrl-C stops",
+                    http.url(),
+                    match shown.as_str() {
+                        "" => http.token(),
+                        variable => variable,
+                    }
+                ));
+                stop.await;
+                http.stop().await;
+                Ok(())
+            }
+        };
+        Ok(served?)
+    }
+}
+
+/// The variable that fixes `ask-user mcp --http`'s bearer token.
+const MCP_TOKEN_ENV: &str = "ASK_USER_MCP_TOKEN";
+
+/// The bearer token `ask-user mcp --http` wants, when the environment fixes
+/// it (a per-run token otherwise).
+fn mcp_token() -> Result<Option<String>, CliError> {
+    let Some(token) = std::env::var_os(MCP_TOKEN_ENV) else {
+        return Ok(None);
+    };
+    match token.into_string() {
+        Ok(token) if token.len() >= 32 && token.bytes().all(|b| b.is_ascii_graphic()) => {
+            Ok(Some(token))
+        }
+        _ => Err(CliError::new(format!(
+            "{MCP_TOKEN_ENV} must be at least 32 visible ASCII characters, with no spaces \
+             (e.g. the output of `openssl rand -hex 32`); unset it for a token per run"
+        ))),
+    }
+}
