@@ -6,9 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use ask_user::hook::{self, Answerers, Headless, HookClient};
+use ask_user::hook::{self, Answerers, Headless, HookClient, Reply};
 use ask_user::inbox::Asker;
-use ask_user::{Answer, AskError, AskRequest, HostBuilder};
+use ask_user::{AskRequest, HostBuilder};
 use clap::Subcommand;
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
@@ -200,7 +200,7 @@ impl Answerers for Chain {
         asker: Asker,
         request: AskRequest,
         stop: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Option<Result<Vec<Answer>, AskError>>, CliError>> {
+    ) -> BoxFuture<'a, Result<Reply, CliError>> {
         self.ask_elsewhere(client, asker, request, stop).boxed()
     }
 
@@ -219,7 +219,7 @@ impl Chain {
         asker: Asker,
         request: AskRequest,
         stop: &CancellationToken,
-    ) -> Result<Option<Result<Vec<Answer>, AskError>>, CliError> {
+    ) -> Result<Reply, CliError> {
         let mut kinds = ask_user::config::kinds();
         kinds.register(ask_user::inbox::InboxKind::asking_as(asker));
         let Some(mut config) = user_config(self.config.as_deref(), &kinds)? else {

@@ -91,6 +91,10 @@ pub struct Headless {
     pub flags: Vec<OsString>,
 }
 
+/// What the user's answerers made of an ask: `None` when none but the
+/// terminal is configured, else the answers or why none came.
+pub type Reply = Option<Result<Vec<Answer>, AskError>>;
+
 /// The user's answerers as a hook asks them: every one of the user's
 /// config but the terminal, which the agent has. The `ask-user` command
 /// gives them (it builds the host).
@@ -103,7 +107,7 @@ pub trait Answerers: Sync {
         asker: Asker,
         request: AskRequest,
         stop: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Option<Result<Vec<Answer>, AskError>>, CliError>>;
+    ) -> BoxFuture<'a, Result<Reply, CliError>>;
 
     /// Tells the human one line (on standard error).
     fn say(&self, line: &str);
