@@ -16,7 +16,7 @@ use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::store::postgres::{PgStore, Role};
+use crate::store::team::{Role, Tokens};
 use crate::store::{Person, Record};
 
 /// Who made a request.
@@ -83,7 +83,7 @@ pub fn forbidden(why: String) -> Response {
 /// The team's middleware: the request's token, looked up now, becomes its
 /// [`Caller`]; 401 without a token, or with one unknown or revoked.
 pub async fn authenticate(
-    State(store): State<Arc<PgStore>>,
+    State(store): State<Arc<dyn Tokens>>,
     mut request: Request,
     next: Next,
 ) -> Response {
@@ -121,7 +121,7 @@ pub async fn authenticate(
 /// is given nothing more.
 #[derive(Clone)]
 pub struct Credential {
-    store: Arc<PgStore>,
+    store: Arc<dyn Tokens>,
     token: String,
 }
 

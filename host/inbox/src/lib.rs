@@ -34,7 +34,6 @@ mod sessions;
 pub mod settings;
 pub mod store;
 mod waiters;
-mod wake;
 
 pub use answerer::{Asker, InboxAnswerer, InboxKind, StopReason};
 pub use client::{ClientError, InboxClient};

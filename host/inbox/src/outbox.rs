@@ -16,8 +16,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::notify::{NOTIFY_TIMEOUT, Notifier};
-use crate::store::postgres::{CLAIM_LEASE, Notice};
-use crate::store::{PgStore, State};
+use crate::store::State;
+use crate::store::team::{CLAIM_LEASE, Notice, Outbox};
 
 /// How often a server looks at the outbox.
 const EVERY: Duration = Duration::from_secs(1);
@@ -26,7 +26,7 @@ const EVERY: Duration = Duration::from_secs(1);
 const BATCH: i64 = 16;
 
 /// Sends the team's due notices until `closing`.
-pub async fn dispatch(store: Arc<PgStore>, notifier: Arc<Notifier>, closing: CancellationToken) {
+pub async fn dispatch(store: Arc<dyn Outbox>, notifier: Arc<Notifier>, closing: CancellationToken) {
     let me = match ask_user_answerers::secret::id("server-") {
         Ok(id) => id,
         Err(error) => {
@@ -46,7 +46,7 @@ pub async fn dispatch(store: Arc<PgStore>, notifier: Arc<Notifier>, closing: Can
 }
 
 async fn round(
-    store: &Arc<PgStore>,
+    store: &Arc<dyn Outbox>,
     notifier: &Arc<Notifier>,
     me: &str,
 ) -> Result<(), crate::store::StoreError> {

@@ -64,8 +64,8 @@ use crate::access::{self, Caller, Credential};
 use crate::notify::{Escalation, Notifications, Notifier};
 use crate::sessions::Sessions;
 use crate::store::{
-    NewQuestion, Person, PgStore, Record, Settled, Settlement, SqliteStore, State as QuestionState,
-    Store, StoreError,
+    NewQuestion, Opened, Person, Record, Settled, Settlement, SqliteStore, State as QuestionState,
+    Store, StoreError, TeamStore,
 };
 use crate::waiters::{Waiters, Watch};
 use crate::{
@@ -120,8 +120,11 @@ pub struct InboxConfig {
     /// How long a question whose agent is gone stays answerable.
     pub retention: Duration,
     pub notify: Notifications,
-    /// A team's inbox: the PostgreSQL database (`postgres://…`) it shares
-    /// with the team's other servers. `None`: one user's, in SQLite.
+    /// Where the questions are kept, as a store URL
+    /// ([`crate::store::ENGINES`]): a team's PostgreSQL database
+    /// (`postgres://…`), which it shares with the team's other servers, or
+    /// one user's SQLite file (`sqlite:PATH`). `None`: one user's, in the
+    /// state directory.
     pub database: Option<String>,
     /// A team's inbox: where notifications link to (default: its address).
     pub public_url: Option<String>,
@@ -168,9 +171,8 @@ struct Inbox {
     /// The agents waiting now, by question.
     waiters: Arc<Waiters>,
     notifier: Arc<Notifier>,
-    /// A team's: its people's page sessions (the store is shared with
-    /// other servers). `None`: one user's.
-    team: Option<Arc<Sessions>>,
+    /// One user's, or one of a team's servers.
+    mode: Mode,
     retention: Duration,
     closing: CancellationToken,
 }
@@ -180,13 +182,24 @@ impl InboxServer {
     /// and the API's socket; a team's ([`InboxConfig::database`]) serves
     /// the API on its address, to tokens.
     pub async fn start(config: InboxConfig) -> std::io::Result<Self> {
-        match config.database.clone() {
-            Some(url) => Self::start_team(config, &url).await,
-            None => Self::start_local(config).await,
+        let Some(url) = &config.database else {
+            return Self::start_local(config, None).await;
+        };
+        match crate::store::open(url)
+            .await
+            .map_err(std::io::Error::other)?
+        {
+            Opened::Team(store) => Self::start_team(config, store).await,
+            Opened::Local(store) => Self::start_local(config, Some(store)).await,
         }
     }
 
-    async fn start_local(config: InboxConfig) -> std::io::Result<Self> {
+    /// One user's inbox, its questions in `store` (default: the state
+    /// directory's database).
+    async fn start_local(
+        config: InboxConfig,
+        store: Option<Arc<dyn Store>>,
+    ) -> std::io::Result<Self> {
         if config.escalate.is_some() {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::Unsupported,
@@ -197,19 +210,24 @@ impl InboxServer {
         // anywhere else.
         let dir = ask_user_seam::files::private_dir(&config.state_dir)?;
         let lock = lock(&dir)?;
-        let path = dir.join(DATABASE_FILE);
-        let store: Arc<dyn Store> = Arc::new(
-            tokio::task::spawn_blocking(move || SqliteStore::open(&path))
-                .await
-                .map_err(std::io::Error::other)?
-                .map_err(std::io::Error::other)?,
-        );
+        let store: Arc<dyn Store> = match store {
+            Some(store) => store,
+            None => {
+                let path = dir.join(DATABASE_FILE);
+                Arc::new(
+                    tokio::task::spawn_blocking(move || SqliteStore::open(&path))
+                        .await
+                        .map_err(std::io::Error::other)?
+                        .map_err(std::io::Error::other)?,
+                )
+            }
+        };
         let listener = listen(
             "the inbox",
             std::net::SocketAddr::new(config.bind, config.port.unwrap_or(0)),
         )
         .await?;
-        let inbox = Inbox::new(&config, store, None, listener.local_addr()?)?;
+        let inbox = Inbox::new(&config, store, Mode::Local, listener.local_addr()?)?;
         let socket = PrivateSocket::bind(&dir.join(SOCKET_FILE))?;
         // Only this user reaches the socket: every caller is the owner.
         let api = api(inbox.clone()).layer(Extension(Caller::Owner));
@@ -228,40 +246,44 @@ impl InboxServer {
         })
     }
 
-    async fn start_team(config: InboxConfig, url: &str) -> std::io::Result<Self> {
+    /// One of a team's inbox servers, sharing `store` with the others.
+    async fn start_team(config: InboxConfig, store: Arc<dyn TeamStore>) -> std::io::Result<Self> {
         if config.notify.names().contains(&"desktop") {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::Unsupported,
                 "desktop notifications are one user's: a team's inbox notifies by ntfy or webhook",
             ));
         }
-        let pg = Arc::new(PgStore::connect(url).await.map_err(std::io::Error::other)?);
         let listener = listen(
             "the inbox",
             std::net::SocketAddr::new(config.bind, config.port.unwrap_or(0)),
         )
         .await?;
-        let sessions = Arc::new(Sessions::new(pg.clone(), config.public_url.as_deref()));
+        let sessions = Arc::new(Sessions::new(store.clone(), config.public_url.as_deref()));
         let inbox = Inbox::new(
             &config,
-            pg.clone(),
-            Some(sessions.clone()),
+            store.clone(),
+            Mode::Team(sessions.clone()),
             listener.local_addr()?,
         )?;
+        let tokens: Arc<dyn crate::store::team::Tokens> = store.clone();
         let app = api(inbox.clone())
             .layer(axum::middleware::from_fn_with_state(
-                pg.clone(),
+                tokens,
                 access::authenticate,
             ))
             .merge(answer_page::routes(inbox.clone()))
             .merge(sessions.routes());
         let (feed, announced) = tokio::sync::mpsc::unbounded_channel();
-        let listening = crate::wake::listen(pg.clone(), inbox.closing.clone(), {
-            let inbox = inbox.clone();
-            move |id| inbox.announced(id, &feed)
-        });
-        let pages = tell_pages(inbox.clone(), pg.clone(), announced);
-        let outbox = crate::outbox::dispatch(pg, inbox.notifier.clone(), inbox.closing.clone());
+        let listening = {
+            let (store, closing, inbox) = (store.clone(), inbox.closing.clone(), inbox.clone());
+            async move {
+                let announced = Arc::new(move |id: Option<&str>| inbox.announced(id, &feed));
+                store.listen(closing, announced).await;
+            }
+        };
+        let pages = tell_pages(inbox.clone(), store.clone(), announced);
+        let outbox = crate::outbox::dispatch(store, inbox.notifier.clone(), inbox.closing.clone());
         Ok(InboxServer {
             serving: vec![Serving::start_with(listener, app, MAX_API_CONNECTIONS)],
             tasks: vec![
@@ -370,7 +392,7 @@ async fn sweep(inbox: Arc<Inbox>) {
         // within the longest wait (each wait writes its start).
         let attached = inbox.waiters.attached();
         let mut gone = retention.as_millis() as i64;
-        if inbox.team.is_some() {
+        if let Mode::Team(_) = inbox.mode {
             gone = gone.max(inbox.presence_millis());
         }
         let before = crate::now() - gone;
@@ -386,12 +408,31 @@ async fn sweep(inbox: Arc<Inbox>) {
     }
 }
 
+/// One user's inbox, or one of a team's servers: what differs.
+enum Mode {
+    /// One user's: its owner is admitted by the page's gate, and every
+    /// change happens in this process.
+    Local,
+    /// A team's: people sign in ([`Sessions`]); the store is shared with
+    /// other servers, and announces every change to each.
+    Team(Arc<Sessions>),
+}
+
+impl Mode {
+    /// Whether this server's pages (and the other servers) hear of a
+    /// question asked or settled through the store's announcements, rather
+    /// than from this process.
+    fn announces(&self) -> bool {
+        matches!(self, Mode::Team(_))
+    }
+}
+
 impl Inbox {
     /// The inbox over `store`, its page (or a team's API) at `bound`.
     fn new(
         config: &InboxConfig,
         store: Arc<dyn Store>,
-        team: Option<Arc<Sessions>>,
+        mode: Mode,
         bound: std::net::SocketAddr,
     ) -> std::io::Result<Arc<Self>> {
         let address = format!("http://{}:{}", client_host(bound), bound.port());
@@ -410,7 +451,7 @@ impl Inbox {
             store,
             frames: broadcast::channel(answer_page::FRAME_BACKLOG).0,
             waiters: Arc::default(),
-            team,
+            mode,
             retention: config.retention,
             closing: CancellationToken::new(),
         }))
@@ -430,7 +471,7 @@ impl Inbox {
         let (record, reattached) = self.store.ask(question, since, now).await?;
         // A team's pages hear of it from the database's announcement, and
         // its notifications go once from the database's outbox.
-        if !reattached && self.team.is_none() {
+        if !reattached && !self.mode.announces() {
             let _ = self.frames.send(frame(&record, true));
             self.notifier
                 .arrived(&record, || self.gate.ticket(&self.address).ok());
@@ -514,7 +555,7 @@ impl Inbox {
     /// team's pages hear of it from the database's announcement).
     fn left(&self, id: &str, frame: Value) {
         self.waiters.wake(id);
-        if self.team.is_none() {
+        if !self.mode.announces() {
             let _ = self.frames.send(frame);
         }
     }
@@ -553,9 +594,9 @@ impl Inbox {
     /// for: between two waits; in a team, also through a whole wait open on
     /// another server (a wait is written when it starts and ends).
     fn presence_millis(&self) -> i64 {
-        match self.team {
-            Some(_) => AGENT_GAP_MILLIS + MAX_WAIT.as_millis() as i64,
-            None => AGENT_GAP_MILLIS,
+        match self.mode {
+            Mode::Team(_) => AGENT_GAP_MILLIS + MAX_WAIT.as_millis() as i64,
+            Mode::Local => AGENT_GAP_MILLIS,
         }
     }
 
@@ -673,7 +714,7 @@ fn departure(id: &str, state: QuestionState, by: Option<&str>, person: Option<&s
 /// the pages whose person is in its audience.
 async fn tell_pages(
     inbox: Arc<Inbox>,
-    store: Arc<PgStore>,
+    store: Arc<dyn TeamStore>,
     mut announced: tokio::sync::mpsc::UnboundedReceiver<String>,
 ) {
     /// The most ids read at once.
@@ -731,7 +772,7 @@ impl Attached {
         let watch = match present {
             false => inbox.waiters.watch(id),
             true => {
-                if inbox.team.is_some()
+                if let Mode::Team(_) = inbox.mode
                     && let Err(error) = inbox.store.seen(id.to_owned(), crate::now()).await
                 {
                     tracing::warn!(%error, "the inbox could not note that an agent waits");
@@ -773,16 +814,16 @@ impl Desk for Inbox {
     type Viewer = Caller;
 
     async fn admit(&self, parts: &Parts) -> Result<Caller, Response> {
-        match &self.team {
-            Some(sessions) => sessions.admit(parts).await.map(Caller::Person),
-            None => self.gate.admit(parts).map(|()| Caller::Owner),
+        match &self.mode {
+            Mode::Team(sessions) => sessions.admit(parts).await.map(Caller::Person),
+            Mode::Local => self.gate.admit(parts).map(|()| Caller::Owner),
         }
     }
 
     async fn front(&self, parts: Parts) -> Response {
-        match &self.team {
-            Some(sessions) => sessions.front(&parts).await,
-            None => self.gate.front(&parts),
+        match &self.mode {
+            Mode::Team(sessions) => sessions.front(&parts).await,
+            Mode::Local => self.gate.front(&parts),
         }
     }
 
@@ -966,10 +1007,10 @@ struct WaitQuery {
 const REREAD: Duration = Duration::from_secs(5);
 
 /// Resolves after [`REREAD`] in a team's inbox; never in one user's.
-async fn reread(team: bool) {
-    match team {
-        true => tokio::time::sleep(REREAD).await,
-        false => std::future::pending().await,
+async fn reread(mode: &Mode) {
+    match mode {
+        Mode::Team(_) => tokio::time::sleep(REREAD).await,
+        Mode::Local => std::future::pending().await,
     }
 }
 
@@ -1023,7 +1064,7 @@ async fn question(
                     return refused;
                 }
             }
-            () = reread(inbox.team.is_some()) => {}
+            () = reread(&inbox.mode) => {}
             () = tokio::time::sleep_until(deadline) => return Json(inbox.view(record)).into_response(),
             () = inbox.closing.cancelled() => return Json(inbox.view(record)).into_response(),
         }

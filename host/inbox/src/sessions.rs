@@ -27,7 +27,7 @@ use serde::Deserialize;
 use ask_user_answerers::answer_page;
 
 use crate::store::Person;
-use crate::store::postgres::{PgStore, SESSION_LIFETIME};
+use crate::store::team::{SESSION_LIFETIME, SignIns};
 
 /// The sign-in page.
 const SIGN_IN: &str = include_str!("signin.html");
@@ -37,7 +37,7 @@ const MAX_SIGN_IN_BYTES: usize = 1024;
 
 /// People's sessions on a team's page.
 pub struct Sessions {
-    store: Arc<PgStore>,
+    store: Arc<dyn SignIns>,
     /// The public address is `https://`: cookies are `Secure`.
     secure: bool,
     /// The public address's origin (`https://inbox.example.com`), when
@@ -48,7 +48,7 @@ pub struct Sessions {
 impl Sessions {
     /// Sessions in `store`, for pages served at `public_url` (behind a
     /// reverse proxy, say) or at whatever address a browser used.
-    pub fn new(store: Arc<PgStore>, public_url: Option<&str>) -> Self {
+    pub fn new(store: Arc<dyn SignIns>, public_url: Option<&str>) -> Self {
         let origin = public_url.and_then(|url| {
             origin(url).or_else(|| {
                 tracing::warn!(url, "the public address is not a URL: only the address a browser used is this server's origin");
@@ -239,7 +239,7 @@ mod tests {
     #[tokio::test]
     async fn only_this_servers_origin_is_its_own() {
         let store = Arc::new(
-            PgStore::connect(&crate::store::postgres::tests::database().await)
+            crate::store::PgStore::connect(&crate::store::postgres::tests::database().await)
                 .await
                 .unwrap(),
         );

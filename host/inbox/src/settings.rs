@@ -32,7 +32,8 @@ pub struct InboxSettings {
     pub retention: Option<Duration>,
     pub bind: Option<std::net::IpAddr>,
     pub port: Option<u16>,
-    /// A team's inbox: its PostgreSQL database.
+    /// Where the questions are kept, as a store URL: a team's PostgreSQL
+    /// database (`postgres://…`), or one user's SQLite file (`sqlite:PATH`).
     pub database: Option<String>,
     /// The address notifications link to, when the server's own is not
     /// one a phone can open (behind a reverse proxy).

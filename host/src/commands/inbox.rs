@@ -26,8 +26,9 @@ pub enum Command {
         /// (default: the user's config file when it exists).
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
-        /// A team's inbox: its PostgreSQL database, which any number of
-        /// servers share (also `[inbox] database`).
+        /// Where the questions are kept, as a URL (also `[inbox] database`):
+        /// a team's PostgreSQL database (postgres://…), which any number of
+        /// servers share; or sqlite:PATH, one user's inbox in that file.
         #[arg(long, value_name = "URL", env = DATABASE_ENV, hide_env_values = true)]
         database: Option<String>,
         /// Where a team's inbox serves its API (default 127.0.0.1, any

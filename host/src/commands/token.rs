@@ -47,9 +47,15 @@ pub enum TokenRole {
 
 /// `ask-user inbox token …`.
 pub async fn run(command: Command) -> Outcome {
-    use ask_user::inbox::store::PgStore;
-    use ask_user::inbox::store::postgres::Role;
-    let connect = async |url: &str| PgStore::connect(url).await;
+    use ask_user::inbox::store::team::Role;
+    use ask_user::inbox::store::{self, Opened};
+    // Tokens are a team's: kept in a store its servers share.
+    let connect = async |url: &str| match store::open(url).await? {
+        Opened::Team(store) => Ok(store),
+        Opened::Local(_) => Err(CliError::new(
+            "tokens are a team's inbox's: give its database's URL (postgres://…)",
+        )),
+    };
     let now = ask_user::inbox::now();
     match command {
         Command::Create {

@@ -1,6 +1,10 @@
-//! Where the inbox keeps its questions: the [`Store`] trait, and its two
-//! engines, [`SqliteStore`] (one file, one user's inbox) and
-//! [`PgStore`] (PostgreSQL, shared by the servers of a team's inbox).
+//! Where the inbox keeps its questions: the [`Store`] trait, the team
+//! capabilities ([`team`]), and the engines, opened by the scheme of the
+//! URL that names a store ([`open`]): [`SqliteStore`] (`sqlite:PATH`, one
+//! file, one server) and [`PgStore`] (`postgres://…`, shared by the servers
+//! of a team's inbox). A new engine is a module implementing the traits and
+//! a line in [`ENGINES`]; the behaviour suite (the tests below) runs
+//! against each.
 //!
 //! Every change is one transaction, committed (and synced) before the
 //! inbox tells anyone about it: an answer is on disk before it is
@@ -10,20 +14,70 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use ask_user_seam::AskRequest;
 
 pub mod postgres;
 pub mod sqlite;
+pub mod team;
 
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
+pub use team::TeamStore;
+
+/// The engines, by the scheme of the URL that names a store (spin's
+/// registry of key-value stores is the model).
+pub const ENGINES: &[(&str, Open)] = &[
+    ("sqlite", sqlite::open),
+    ("postgres", postgres::open),
+    ("postgresql", postgres::open),
+];
+
+/// How an engine opens the store at a URL of its scheme.
+pub type Open = fn(&str) -> StoreFuture<'_, Opened>;
+
+/// A store opened from its URL.
+pub enum Opened {
+    /// One server's: one user's inbox.
+    Local(Arc<dyn Store>),
+    /// Shared by a team's servers: it has every team capability.
+    Team(Arc<dyn TeamStore>),
+}
+
+/// Opens the store `url` names (`sqlite:PATH`, `postgres://…`) with the
+/// engine of its scheme. The URL may hold a password: no error repeats it.
+pub async fn open(url: &str) -> Result<Opened, StoreError> {
+    let Some((scheme, _)) = url.split_once(':') else {
+        return Err(StoreError::Unavailable(
+            "a store is named by a URL: sqlite:PATH, or postgres://USER@HOST/DATABASE".to_owned(),
+        ));
+    };
+    match ENGINES
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(scheme))
+    {
+        Some((_, open)) => open(url).await,
+        None => Err(StoreError::Unavailable(format!(
+            "no store engine for {:?} URLs: the engines are {}",
+            ask_user_answerers::text::clean(scheme, false),
+            ENGINES
+                .iter()
+                .map(|(name, _)| *name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
 
 /// Milliseconds since the Unix epoch.
 pub type Millis = i64;
 
 /// What a store's work gives, later.
-pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+pub type StoreFuture<'a, T> = BoxFuture<'a, Result<T, StoreError>>;
+
+/// Work that ends later.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Where a question stands; on the wire as its name (`"waiting"`, …).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -60,7 +114,11 @@ impl State {
             "cancelled" => State::Cancelled,
             "withdrawn" => State::Withdrawn,
             "expired" => State::Expired,
-            other => return Err(StoreError(format!("unknown question state {other:?}"))),
+            other => {
+                return Err(StoreError::Corrupt(format!(
+                    "unknown question state {other:?}"
+                )));
+            }
         })
     }
 }
@@ -169,13 +227,13 @@ impl Columns {
         let made = (|| -> Result<Record, StoreError> {
             Ok(Record {
                 request: serde_json::from_str(&self.request)
-                    .map_err(|e| StoreError(format!("a stored request: {e}")))?,
+                    .map_err(|e| StoreError::Corrupt(format!("a stored request: {e}")))?,
                 state: State::parse(&self.state)?,
                 outcome: self
                     .outcome
                     .map(|text| serde_json::from_str(&text))
                     .transpose()
-                    .map_err(|e| StoreError(format!("a stored outcome: {e}")))?,
+                    .map_err(|e| StoreError::Corrupt(format!("a stored outcome: {e}")))?,
                 id: self.id,
                 session: self.session,
                 agent: self.agent,
@@ -190,7 +248,10 @@ impl Columns {
                 answered_by: self.answered_by,
             })
         })();
-        made.map_err(|StoreError(why)| Unreadable { id, why })
+        made.map_err(|error| Unreadable {
+            id,
+            why: error.detail(),
+        })
     }
 }
 
@@ -241,17 +302,52 @@ pub struct Listing {
     pub unreadable: Vec<Unreadable>,
 }
 
-/// A store that failed (the disk, the database).
+/// A store that failed.
 #[derive(Debug, Clone)]
-pub struct StoreError(pub String);
+pub enum StoreError {
+    /// It cannot be reached or opened: the database is down or refuses
+    /// us, a file cannot be made.
+    Unavailable(String),
+    /// What was asked conflicts with what is stored (a name taken).
+    Conflict(String),
+    /// What is stored cannot be read by this version: a newer schema, a
+    /// damaged row.
+    Corrupt(String),
+    /// The engine failed doing the work; its error.
+    Backend(Arc<dyn std::error::Error + Send + Sync>),
+}
 
-impl std::fmt::Display for StoreError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "the inbox's store failed: {}", self.0)
+impl StoreError {
+    /// The engine's error, kept as the source.
+    pub fn backend(error: impl std::error::Error + Send + Sync + 'static) -> StoreError {
+        StoreError::Backend(Arc::new(error))
+    }
+
+    /// What went wrong, without saying that it was the store.
+    pub fn detail(&self) -> String {
+        match self {
+            StoreError::Unavailable(why) | StoreError::Conflict(why) | StoreError::Corrupt(why) => {
+                why.clone()
+            }
+            StoreError::Backend(error) => error.to_string(),
+        }
     }
 }
 
-impl std::error::Error for StoreError {}
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the inbox's store failed: {}", self.detail())
+    }
+}
+
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StoreError::Backend(error) => Some(error.as_ref()),
+            _ => None,
+        }
+    }
+}
 
 /// The inbox's questions, durable.
 pub trait Store: Send + Sync + 'static {
@@ -298,7 +394,7 @@ pub trait Store: Send + Sync + 'static {
 
 /// The same batch of questions gives the same fingerprint.
 fn fingerprint(request: &AskRequest) -> Result<String, StoreError> {
-    let text = serde_json::to_string(request).map_err(|e| StoreError(e.to_string()))?;
+    let text = serde_json::to_string(request).map_err(StoreError::backend)?;
     Ok(crate::digest(&text))
 }
 
@@ -306,7 +402,7 @@ fn fingerprint(request: &AskRequest) -> Result<String, StoreError> {
 /// another (an agent that comes back after the database was reset finds no
 /// one else's question under its id).
 fn new_id() -> Result<String, StoreError> {
-    ask_user_answerers::secret::id("q").map_err(|e| StoreError(e.to_string()))
+    ask_user_answerers::secret::id("q").map_err(StoreError::backend)
 }
 
 #[cfg(test)]
@@ -343,6 +439,39 @@ pub(crate) mod tests {
             name: name.into(),
             groups: groups.iter().map(|g| (*g).to_owned()).collect(),
         }
+    }
+
+    #[tokio::test]
+    async fn a_store_is_opened_by_its_urls_scheme() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kept.sqlite");
+        for url in [
+            format!("sqlite:{}", path.display()),
+            format!("SQLITE://{}", path.display()),
+        ] {
+            let Opened::Local(store) = open(&url).await.unwrap() else {
+                panic!("{url} is one server's store");
+            };
+            let (record, _) = store.ask(asked("s", "Which?"), 0, 1).await.unwrap();
+            assert!(store.get(record.id).await.unwrap().is_some());
+        }
+        assert!(path.exists());
+        // An unknown engine is named by its scheme only: the rest of the
+        // URL may hold a password.
+        let Err(error) = open("mysql://me:hunter2@db/inbox").await else {
+            panic!("no engine for mysql");
+        };
+        let said = error.to_string();
+        assert!(matches!(error, StoreError::Unavailable(_)), "{said}");
+        assert!(
+            said.contains("\"mysql\"") && said.contains("postgres"),
+            "{said}"
+        );
+        assert!(!said.contains("hunter2"), "{said}");
+        let Err(error) = open("inbox.sqlite").await else {
+            panic!("a path is not a URL");
+        };
+        assert!(error.to_string().contains("sqlite:PATH"), "{error}");
     }
 
     /// Runs every check on `store`, and `other`, a second empty store of

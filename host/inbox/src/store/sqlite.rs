@@ -1,19 +1,19 @@
 //! [`SqliteStore`]: one user's inbox in one SQLite file in WAL mode, its
 //! SQL all here. The connection is used on the runtime's blocking threads.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, params};
 
 use super::{
-    Columns, Listing, Millis, NewQuestion, Record, Settled, Settlement, State, Store, StoreError,
-    StoreFuture, Unreadable, fingerprint, new_id,
+    Columns, Listing, Millis, NewQuestion, Opened, Record, Settled, Settlement, State, Store,
+    StoreError, StoreFuture, Unreadable, fingerprint, new_id,
 };
 
 impl From<rusqlite::Error> for StoreError {
     fn from(error: rusqlite::Error) -> Self {
-        StoreError(error.to_string())
+        StoreError::backend(error)
     }
 }
 
@@ -80,6 +80,19 @@ const COLUMNS: &str = "id, session, agent, cwd, request, asked_at, agent_seen_at
                        outcome, settled_by, settled_at, delivered_at, owner, audience, \
                        answered_by";
 
+/// Opens the store `url` names, `sqlite:PATH` (or `sqlite://PATH`): one
+/// server's.
+pub fn open(url: &str) -> StoreFuture<'_, Opened> {
+    Box::pin(async move {
+        let path = url.split_once(':').map_or("", |(_, path)| path);
+        let path = PathBuf::from(path.strip_prefix("//").unwrap_or(path));
+        let store = tokio::task::spawn_blocking(move || SqliteStore::open(&path))
+            .await
+            .map_err(StoreError::backend)??;
+        Ok(Opened::Local(Arc::new(store)))
+    })
+}
+
 impl SqliteStore {
     /// Opens (or creates, mode 0600) the database at `path`.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
@@ -91,7 +104,9 @@ impl SqliteStore {
                 .append(true)
                 .mode(0o600)
                 .open(path)
-                .map_err(|e| StoreError(format!("cannot create {}: {e}", path.display())))?;
+                .map_err(|e| {
+                    StoreError::Unavailable(format!("cannot create {}: {e}", path.display()))
+                })?;
         }
         let mut connection = Connection::open(path)?;
         // WAL: readers never block the writer; FULL: a commit is on disk
@@ -117,7 +132,7 @@ impl SqliteStore {
         Box::pin(async move {
             tokio::task::spawn_blocking(move || work(&db))
                 .await
-                .map_err(|e| StoreError(format!("the store's work failed: {e}")))?
+                .map_err(StoreError::backend)?
         })
     }
 }
@@ -158,7 +173,7 @@ fn migrate(connection: &mut Connection, path: &Path) -> Result<(), StoreError> {
         }
         (2, _) => transaction.execute_batch(FROM_2_TO_3)?,
         (newer, _) if newer > SCHEMA_VERSION => {
-            return Err(StoreError(format!(
+            return Err(StoreError::Corrupt(format!(
                 "{} was written by a newer ask-user (database schema {newer}; this one reads \
                  up to {SCHEMA_VERSION}): run the newer ask-user, or move the file aside to \
                  start an empty inbox",
@@ -166,7 +181,7 @@ fn migrate(connection: &mut Connection, path: &Path) -> Result<(), StoreError> {
             )));
         }
         (other, _) => {
-            return Err(StoreError(format!(
+            return Err(StoreError::Corrupt(format!(
                 "{} has an unknown database schema {other}; move it aside to start an empty \
                  inbox",
                 path.display()
@@ -232,7 +247,7 @@ fn one(
     match records(connection, query, params)?.into_iter().next() {
         None => Ok(None),
         Some(Ok(record)) => Ok(Some(record)),
-        Some(Err(Unreadable { id, why })) => Err(StoreError(format!(
+        Some(Err(Unreadable { id, why })) => Err(StoreError::Corrupt(format!(
             "question {id} cannot be read by this version ({why})"
         ))),
     }
@@ -266,10 +281,8 @@ impl Db {
             found.agent_seen_at = now;
             return Ok((found, true));
         }
-        let request =
-            serde_json::to_string(&question.request).map_err(|e| StoreError(e.to_string()))?;
-        let audience =
-            serde_json::to_string(&question.audience).map_err(|e| StoreError(e.to_string()))?;
+        let request = serde_json::to_string(&question.request).map_err(StoreError::backend)?;
+        let audience = serde_json::to_string(&question.audience).map_err(StoreError::backend)?;
         let id = new_id()?;
         transaction.execute(
             "INSERT INTO questions (id, session, agent, cwd, request, fingerprint, asked_at, \
@@ -530,8 +543,12 @@ mod tests {
         let error = SqliteStore::open(&path)
             .err()
             .expect("a newer schema is refused");
-        assert!(error.0.contains("newer ask-user"), "{error}");
-        assert!(error.0.contains(&path.display().to_string()), "{error}");
+        assert!(matches!(error, StoreError::Corrupt(_)), "{error}");
+        assert!(error.detail().contains("newer ask-user"), "{error}");
+        assert!(
+            error.detail().contains(&path.display().to_string()),
+            "{error}"
+        );
     }
 
     #[tokio::test]
@@ -555,6 +572,7 @@ mod tests {
         assert_eq!(listing.unreadable.len(), 1);
         assert_eq!(listing.unreadable[0].id, bad.id);
         let error = store.get(bad.id.clone()).await.unwrap_err();
-        assert!(error.0.contains(&bad.id), "{error}");
+        assert!(matches!(error, StoreError::Corrupt(_)), "{error}");
+        assert!(error.detail().contains(&bad.id), "{error}");
     }
 }

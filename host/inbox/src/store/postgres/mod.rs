@@ -7,7 +7,7 @@
 //!   [`CHANNEL`] with its id only; each server listens on one connection,
 //!   wakes its own waiters, who read the question again from the database,
 //!   and tells its open pages.
-//! - Migrations ([`MIGRATIONS`], one step per version) run in one
+//! - Migrations ([`schema::MIGRATIONS`], one step per version) run in one
 //!   transaction under an advisory lock, so servers starting together take
 //!   turns; a database of a newer schema is refused.
 //! - People's page sessions: a random id in an `HttpOnly` cookie, stored as
@@ -16,168 +16,33 @@
 //! - Notifications go through an outbox table: every server claims due
 //!   rows with `FOR UPDATE SKIP LOCKED`, so each is sent by one server
 //!   (again only when its claimer died before sending, after
-//!   [`CLAIM_LEASE`]).
+//!   [`CLAIM_LEASE`](crate::store::team::CLAIM_LEASE)).
 //! - Identities: tokens are stored as their SHA-256 only (a token is 128
 //!   random bits, so a fast digest is enough), looked up on every request,
 //!   so a revocation holds everywhere at once.
 
-use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
-use sqlx::{Executor, Row};
+pub mod schema;
+mod team;
 
+use std::sync::Arc;
+
+use sqlx::Row;
+use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
+
+use super::team::{Identity, Notice, Role};
 use super::{
-    Columns, Listing, Millis, NewQuestion, Person, Record, Settled, Settlement, Store, StoreError,
-    StoreFuture, Unreadable, fingerprint, new_id,
+    Columns, Listing, Millis, NewQuestion, Opened, Person, Record, Settled, Settlement, Store,
+    StoreError, StoreFuture, Unreadable, fingerprint, new_id,
 };
 
-/// The schema this version writes. A database of a newer one is refused.
-pub const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
-
-/// The channel a question asked or settled is announced on (its id), and
-/// a token revoked (an empty announcement).
-pub const CHANNEL: &str = "ask_user_inbox";
-
-/// How long a person's page session lasts from its sign-in (unless its
-/// token is revoked, or they sign out, first).
-pub const SESSION_LIFETIME: Millis = 7 * 24 * 60 * 60 * 1000;
-
-/// The advisory lock migrations hold ("askuser" in ASCII).
-const MIGRATION_LOCK: i64 = 0x0061_736b_7573_6572;
-
-/// The schema's steps: `MIGRATIONS[n]` brings a database of version `n`
-/// (0: empty) to `n + 1`. Released steps never change; a new one is added.
-pub const MIGRATIONS: &[&str] = &[QUESTIONS_TOKENS_OUTBOX, SESSIONS];
-
-const QUESTIONS_TOKENS_OUTBOX: &str = "
-CREATE TABLE ask_user_schema (version INTEGER NOT NULL);
-INSERT INTO ask_user_schema (version) VALUES (0);
-CREATE TABLE questions (
-    seq BIGSERIAL PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
-    session TEXT NOT NULL,
-    agent TEXT NOT NULL,
-    cwd TEXT,
-    request TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    owner TEXT,
-    audience TEXT[] NOT NULL DEFAULT '{}',
-    asked_at BIGINT NOT NULL,
-    agent_seen_at BIGINT NOT NULL,
-    state TEXT NOT NULL,
-    outcome TEXT,
-    settled_by TEXT,
-    answered_by TEXT,
-    settled_at BIGINT,
-    delivered_at BIGINT
-);
-CREATE INDEX questions_by_state ON questions (state, seq);
-CREATE INDEX questions_by_fingerprint ON questions (session, fingerprint);
-CREATE TABLE tokens (
-    name TEXT PRIMARY KEY,
-    role TEXT NOT NULL CHECK (role IN ('agent', 'person')),
-    groups TEXT[] NOT NULL DEFAULT '{}',
-    hash TEXT NOT NULL UNIQUE,
-    created_at BIGINT NOT NULL,
-    revoked_at BIGINT
-);
-CREATE TABLE outbox (
-    question_id TEXT NOT NULL REFERENCES questions (id),
-    stage INTEGER NOT NULL,
-    due_at BIGINT NOT NULL,
-    claimed_by TEXT,
-    claimed_at BIGINT,
-    sent_at BIGINT,
-    PRIMARY KEY (question_id, stage)
-);
-CREATE INDEX outbox_due ON outbox (due_at) WHERE sent_at IS NULL;
-";
-
-const SESSIONS: &str = "
-CREATE TABLE sessions (
-    digest TEXT PRIMARY KEY,
-    token_name TEXT NOT NULL REFERENCES tokens (name),
-    created_at BIGINT NOT NULL,
-    expires_at BIGINT NOT NULL
-);
-CREATE INDEX sessions_by_expiry ON sessions (expires_at);
-";
-
+/// The columns every query of questions reads, in [`record`]'s order.
 const COLUMNS: &str = "id, session, agent, cwd, request, asked_at, agent_seen_at, state, \
                        outcome, settled_by, settled_at, delivered_at, owner, audience, \
                        answered_by";
 
-/// How long a server's claim on a notification holds; past it, another
-/// server sends it (the claimer died).
-pub const CLAIM_LEASE: Millis = 60_000;
-
-/// The stages of a question's notifications.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Notice {
-    /// It was asked.
-    Asked,
-    /// It still waits past the escalation time.
-    Escalated,
-}
-
-impl Notice {
-    fn stage(self) -> i32 {
-        match self {
-            Notice::Asked => 0,
-            Notice::Escalated => 1,
-        }
-    }
-
-    fn from_stage(stage: i32) -> Notice {
-        match stage {
-            0 => Notice::Asked,
-            _ => Notice::Escalated,
-        }
-    }
-}
-
-/// The prefix of every token, so that secret scanners recognise one.
-pub const TOKEN_PREFIX: &str = "askusr_";
-
-/// Who a token is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// Asks, waits for, and withdraws its own questions.
-    Agent,
-    /// Lists and answers the questions of their audience.
-    Person,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Agent => "agent",
-            Role::Person => "person",
-        }
-    }
-
-    fn parse(text: &str) -> Result<Role, StoreError> {
-        match text {
-            "agent" => Ok(Role::Agent),
-            "person" => Ok(Role::Person),
-            other => Err(StoreError(format!("unknown token role {other:?}"))),
-        }
-    }
-}
-
-/// A token's identity, as a request presents it.
-#[derive(Debug, Clone)]
-pub struct Identity {
-    pub name: String,
-    pub role: Role,
-    pub groups: Vec<String>,
-}
-
-/// A token as listed (never the token itself).
-#[derive(Debug, Clone)]
-pub struct TokenRow {
-    pub identity: Identity,
-    pub created_at: Millis,
-    pub revoked_at: Option<Millis>,
-}
+/// The channel a question asked or settled is announced on (its id), and
+/// a token revoked (an empty announcement).
+pub const CHANNEL: &str = "ask_user_inbox";
 
 /// The store in a PostgreSQL database.
 #[derive(Clone)]
@@ -187,180 +52,33 @@ pub struct PgStore {
 
 impl From<sqlx::Error> for StoreError {
     fn from(error: sqlx::Error) -> Self {
-        StoreError(error.to_string())
+        match error {
+            sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed => StoreError::Unavailable(error.to_string()),
+            error => StoreError::backend(error),
+        }
     }
+}
+
+/// Opens the store `url` names (`postgres://…`): a team's.
+pub fn open(url: &str) -> StoreFuture<'_, Opened> {
+    Box::pin(async move { Ok(Opened::Team(Arc::new(PgStore::connect(url).await?))) })
 }
 
 impl PgStore {
     /// Connects to the database at `url` (`postgres://…`) and brings it to
-    /// [`SCHEMA_VERSION`], or refuses a newer one.
+    /// [`schema::SCHEMA_VERSION`], or refuses a newer one.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
         let pool = PgPoolOptions::new()
             .max_connections(16)
             .acquire_timeout(std::time::Duration::from_secs(10))
             .connect(url)
             .await
-            .map_err(|e| StoreError(format!("cannot reach the database: {e}")))?;
-        migrate(&pool).await?;
+            .map_err(|e| StoreError::Unavailable(format!("cannot reach the database: {e}")))?;
+        schema::migrate(&pool).await?;
         Ok(PgStore { pool })
-    }
-
-    /// The connections, for a listener of [`CHANNEL`].
-    pub fn pool(&self) -> &PgPool {
-        &self.pool
-    }
-
-    /// Makes a token for `name`, stored as its digest only; the token,
-    /// which nobody can be shown again.
-    pub async fn create_token(
-        &self,
-        name: &str,
-        role: Role,
-        groups: &[String],
-        now: Millis,
-    ) -> Result<String, StoreError> {
-        let token = format!(
-            "{TOKEN_PREFIX}{}",
-            ask_user_answerers::secret::token().map_err(|e| StoreError(e.to_string()))?
-        );
-        let made = sqlx::query(
-            "INSERT INTO tokens (name, role, groups, hash, created_at) VALUES ($1, $2, $3, $4, $5) \
-             ON CONFLICT (name) DO NOTHING",
-        )
-        .bind(name)
-        .bind(role.as_str())
-        .bind(groups)
-        .bind(crate::digest(&token))
-        .bind(now)
-        .execute(&self.pool)
-        .await?;
-        if made.rows_affected() == 0 {
-            return Err(StoreError(format!(
-                "a token named {name:?} exists already (revoked ones too, so that every answer \
-                 names one identity): choose another name"
-            )));
-        }
-        Ok(token)
-    }
-
-    /// Every token, oldest first.
-    pub async fn tokens(&self) -> Result<Vec<TokenRow>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT name, role, groups, created_at, revoked_at FROM tokens ORDER BY created_at",
-        )
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(TokenRow {
-                    identity: identity(row)?,
-                    created_at: row.try_get(3)?,
-                    revoked_at: row.try_get(4)?,
-                })
-            })
-            .collect()
-    }
-
-    /// Revokes the token `name`, and announces it (an empty announcement:
-    /// every server's pages are admitted again, so a page open with it
-    /// closes at once); false when there is none not revoked.
-    pub async fn revoke(&self, name: &str, now: Millis) -> Result<bool, StoreError> {
-        let mut transaction = self.pool.begin().await?;
-        let done =
-            sqlx::query("UPDATE tokens SET revoked_at = $2 WHERE name = $1 AND revoked_at IS NULL")
-                .bind(name)
-                .bind(now)
-                .execute(&mut *transaction)
-                .await?;
-        let revoked = done.rows_affected() == 1;
-        if revoked {
-            announce(&mut transaction, "").await?;
-        }
-        transaction.commit().await?;
-        Ok(revoked)
-    }
-
-    /// Who `token` is, unless it is unknown or revoked.
-    pub async fn identify(&self, token: &str) -> Result<Option<Identity>, StoreError> {
-        let row = sqlx::query(
-            "SELECT name, role, groups FROM tokens WHERE hash = $1 AND revoked_at IS NULL",
-        )
-        .bind(crate::digest(token))
-        .fetch_optional(&self.pool)
-        .await?;
-        row.as_ref().map(identity).transpose()
-    }
-
-    /// Opens a page session for the person whose token is `token`: the
-    /// session's id (to keep in a cookie; stored as its digest only) and
-    /// who they are. `None` for a token unknown, revoked, or an agent's.
-    /// Sessions past their end are cleared first (by whichever server signs
-    /// someone in).
-    pub async fn sign_in(
-        &self,
-        token: &str,
-        now: Millis,
-    ) -> Result<Option<(String, Identity)>, StoreError> {
-        let Some(identity) = self.identify(token).await? else {
-            return Ok(None);
-        };
-        if identity.role != Role::Person {
-            return Ok(None);
-        }
-        sqlx::query("DELETE FROM sessions WHERE expires_at <= $1")
-            .bind(now)
-            .execute(&self.pool)
-            .await?;
-        let session = ask_user_answerers::secret::token().map_err(|e| StoreError(e.to_string()))?;
-        sqlx::query(
-            "INSERT INTO sessions (digest, token_name, created_at, expires_at) \
-             VALUES ($1, $2, $3, $4)",
-        )
-        .bind(crate::digest(&session))
-        .bind(&identity.name)
-        .bind(now)
-        .bind(now + SESSION_LIFETIME)
-        .execute(&self.pool)
-        .await?;
-        Ok(Some((session, identity)))
-    }
-
-    /// Who holds page session `session`, unless it ended, was signed out
-    /// of, or its token was revoked.
-    pub async fn session(
-        &self,
-        session: &str,
-        now: Millis,
-    ) -> Result<Option<Identity>, StoreError> {
-        let row = sqlx::query(
-            "SELECT t.name, t.role, t.groups FROM sessions s JOIN tokens t ON t.name = s.token_name \
-             WHERE s.digest = $1 AND s.expires_at > $2 AND t.revoked_at IS NULL",
-        )
-        .bind(crate::digest(session))
-        .bind(now)
-        .fetch_optional(&self.pool)
-        .await?;
-        row.as_ref().map(identity).transpose()
-    }
-
-    /// Ends page session `session`.
-    pub async fn sign_out(&self, session: &str) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM sessions WHERE digest = $1")
-            .bind(crate::digest(session))
-            .execute(&self.pool)
-            .await?;
-        Ok(())
-    }
-
-    /// The questions `ids` that exist and can be read, in the order asked.
-    pub async fn records(&self, ids: &[String]) -> Result<Vec<Record>, StoreError> {
-        let rows = sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM questions WHERE id = ANY($1) ORDER BY seq"
-        ))
-        .bind(ids)
-        .fetch_all(&self.pool)
-        .await?;
-        Ok(rows.iter().filter_map(|row| record(row).ok()).collect())
     }
 
     async fn ask(
@@ -390,7 +108,7 @@ impl PgStore {
         .fetch_optional(&mut *transaction)
         .await?;
         if let Some(row) = again {
-            let mut found = record(&row).map_err(|u| StoreError(u.why))?;
+            let mut found = record(&row).map_err(|u| StoreError::Corrupt(u.why))?;
             sqlx::query("UPDATE questions SET agent_seen_at = $2 WHERE id = $1")
                 .bind(&found.id)
                 .bind(now)
@@ -400,8 +118,7 @@ impl PgStore {
             found.agent_seen_at = now;
             return Ok((found, true));
         }
-        let request =
-            serde_json::to_string(&question.request).map_err(|e| StoreError(e.to_string()))?;
+        let request = serde_json::to_string(&question.request).map_err(StoreError::backend)?;
         let id = new_id()?;
         sqlx::query(
             "INSERT INTO questions (id, session, agent, cwd, request, fingerprint, owner, \
@@ -421,80 +138,13 @@ impl PgStore {
         .await?;
         sqlx::query("INSERT INTO outbox (question_id, stage, due_at) VALUES ($1, $2, $3)")
             .bind(&id)
-            .bind(Notice::Asked.stage())
+            .bind(team::stage(Notice::Asked))
             .bind(now)
             .execute(&mut *transaction)
             .await?;
         announce(&mut transaction, &id).await?;
         transaction.commit().await?;
         Ok((Record::asked(id, question, now), false))
-    }
-
-    /// Puts the questions asked at or before `cutoff` and still waiting in
-    /// the outbox for escalation (once each, whichever server does it).
-    pub async fn escalate(&self, cutoff: Millis, now: Millis) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO outbox (question_id, stage, due_at) SELECT id, $3, $2 FROM questions \
-             WHERE state = 'waiting' AND asked_at <= $1 ON CONFLICT DO NOTHING",
-        )
-        .bind(cutoff)
-        .bind(now)
-        .bind(Notice::Escalated.stage())
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
-    /// Claims for server `me` at most `limit` notifications due at `now`
-    /// that nobody sent or holds a live claim on; their questions.
-    pub async fn claim_notices(
-        &self,
-        me: &str,
-        now: Millis,
-        limit: i64,
-    ) -> Result<Vec<(Record, Notice)>, StoreError> {
-        let claimed: Vec<(String, i32)> = sqlx::query_as(
-            "UPDATE outbox o SET claimed_by = $1, claimed_at = $2 FROM ( \
-                 SELECT question_id, stage FROM outbox WHERE sent_at IS NULL AND due_at <= $2 \
-                 AND (claimed_at IS NULL OR claimed_at < $3) ORDER BY due_at LIMIT $4 \
-                 FOR UPDATE SKIP LOCKED) due \
-             WHERE o.question_id = due.question_id AND o.stage = due.stage \
-             RETURNING o.question_id, o.stage",
-        )
-        .bind(me)
-        .bind(now)
-        .bind(now - CLAIM_LEASE)
-        .bind(limit)
-        .fetch_all(&self.pool)
-        .await?;
-        let mut notices = Vec::with_capacity(claimed.len());
-        for (id, stage) in claimed {
-            if let Some(record) = PgStore::get(self, &id).await? {
-                notices.push((record, Notice::from_stage(stage)));
-            }
-        }
-        Ok(notices)
-    }
-
-    /// Server `me` sent (or had no need to send) notice `notice` of `id`.
-    pub async fn notice_sent(
-        &self,
-        me: &str,
-        id: &str,
-        notice: Notice,
-        now: Millis,
-    ) -> Result<(), StoreError> {
-        sqlx::query(
-            "UPDATE outbox SET sent_at = $4 WHERE question_id = $1 AND stage = $2 \
-             AND claimed_by = $3",
-        )
-        .bind(id)
-        .bind(notice.stage())
-        .bind(me)
-        .bind(now)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
     }
 
     async fn get(&self, id: &str) -> Result<Option<Record>, StoreError> {
@@ -504,7 +154,7 @@ impl PgStore {
             .await?;
         row.map(|row| {
             record(&row).map_err(|Unreadable { id, why }| {
-                StoreError(format!(
+                StoreError::Corrupt(format!(
                     "question {id} cannot be read by this version ({why})"
                 ))
             })
@@ -682,50 +332,6 @@ async fn announce(
     Ok(())
 }
 
-/// Brings the database to [`SCHEMA_VERSION`] in one transaction under the
-/// migration lock, step by step, or refuses one written by a newer version.
-async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
-    let mut transaction = pool.begin().await?;
-    sqlx::query("SELECT pg_advisory_xact_lock($1)")
-        .bind(MIGRATION_LOCK)
-        .execute(&mut *transaction)
-        .await?;
-    let exists: bool = sqlx::query_scalar("SELECT to_regclass('ask_user_schema') IS NOT NULL")
-        .fetch_one(&mut *transaction)
-        .await?;
-    let version: i32 = match exists {
-        true => {
-            sqlx::query_scalar("SELECT max(version) FROM ask_user_schema")
-                .fetch_one(&mut *transaction)
-                .await?
-        }
-        false => 0,
-    };
-    if version > SCHEMA_VERSION {
-        return Err(StoreError(format!(
-            "the database was written by a newer ask-user (schema {version}; this one reads up \
-             to {SCHEMA_VERSION}): run the newer ask-user on every inbox server"
-        )));
-    }
-    let Ok(from) = usize::try_from(version) else {
-        return Err(StoreError(format!(
-            "the database has an unknown ask-user schema {version}"
-        )));
-    };
-    if from == MIGRATIONS.len() {
-        return Ok(());
-    }
-    for step in &MIGRATIONS[from..] {
-        transaction.execute(*step).await?;
-    }
-    sqlx::query("UPDATE ask_user_schema SET version = $1")
-        .bind(SCHEMA_VERSION)
-        .execute(&mut *transaction)
-        .await?;
-    transaction.commit().await?;
-    Ok(())
-}
-
 /// The identity in `row`'s first columns: name, role, groups.
 fn identity(row: &PgRow) -> Result<Identity, StoreError> {
     Ok(Identity {
@@ -767,9 +373,12 @@ fn record(row: &PgRow) -> Result<Record, Unreadable> {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use super::schema::{MIGRATIONS, SCHEMA_VERSION};
     use super::*;
     use crate::store::State;
+    use crate::store::team::{SESSION_LIFETIME, SignIns, TOKEN_PREFIX, Tokens};
     use crate::store::tests::asked;
+    use sqlx::Executor;
 
     /// A new, empty database on the test cluster (`scripts/test` starts
     /// one and names it in `ASK_USER_TEST_POSTGRES`); its URL.
@@ -838,17 +447,20 @@ pub(crate) mod tests {
         }
         let store = PgStore::connect(&url).await.unwrap();
         let versions: i64 = sqlx::query_scalar("SELECT count(*) FROM ask_user_schema")
-            .fetch_one(store.pool())
+            .fetch_one(&store.pool)
             .await
             .unwrap();
         assert_eq!(versions, 1);
         sqlx::query("UPDATE ask_user_schema SET version = $1")
             .bind(SCHEMA_VERSION + 1)
-            .execute(store.pool())
+            .execute(&store.pool)
             .await
             .unwrap();
         let error = PgStore::connect(&url).await.err().expect("refused");
-        assert!(error.0.contains("newer ask-user"), "{error}");
+        assert!(
+            matches!(&error, StoreError::Corrupt(why) if why.contains("newer ask-user")),
+            "{error}"
+        );
     }
 
     #[tokio::test]
@@ -862,12 +474,12 @@ pub(crate) mod tests {
             .unwrap();
         let store = PgStore::connect(&url).await.unwrap();
         let version: i32 = sqlx::query_scalar("SELECT version FROM ask_user_schema")
-            .fetch_one(store.pool())
+            .fetch_one(&store.pool)
             .await
             .unwrap();
         assert_eq!(version, SCHEMA_VERSION);
         let sessions: bool = sqlx::query_scalar("SELECT to_regclass('sessions') IS NOT NULL")
-            .fetch_one(store.pool())
+            .fetch_one(&store.pool)
             .await
             .unwrap();
         assert!(sessions, "step 2 ran");
@@ -897,7 +509,7 @@ pub(crate) mod tests {
         );
         assert_ne!(session, alice, "a session is not the token");
         let stored: Vec<String> = sqlx::query_scalar("SELECT digest FROM sessions")
-            .fetch_all(store.pool())
+            .fetch_all(&store.pool)
             .await
             .unwrap();
         assert_eq!(stored, [crate::digest(&session)]);
@@ -911,7 +523,7 @@ pub(crate) mod tests {
         // A second sign-in after the first ended clears it.
         let (second, _) = store.sign_in(&alice, end + 1).await.unwrap().unwrap();
         let left: i64 = sqlx::query_scalar("SELECT count(*) FROM sessions")
-            .fetch_one(store.pool())
+            .fetch_one(&store.pool)
             .await
             .unwrap();
         assert_eq!(left, 1, "the ended session was cleared");
@@ -947,7 +559,7 @@ pub(crate) mod tests {
             "128 random bits: {token}"
         );
         let stored: Vec<String> = sqlx::query_scalar("SELECT hash FROM tokens")
-            .fetch_all(store.pool())
+            .fetch_all(&store.pool)
             .await
             .unwrap();
         assert_eq!(stored, [crate::digest(&token)]);
@@ -956,7 +568,9 @@ pub(crate) mod tests {
         assert_eq!(alice.groups, groups);
         assert!(store.identify("askusr_guess").await.unwrap().is_none());
         let again = store.create_token("alice", Role::Agent, &[], 2).await;
-        assert!(again.unwrap_err().0.contains("exists already"));
+        assert!(
+            matches!(again.unwrap_err(), StoreError::Conflict(why) if why.contains("exists already"))
+        );
         assert!(store.revoke("alice", 3).await.unwrap());
         assert!(store.identify(&token).await.unwrap().is_none());
         assert!(!store.revoke("alice", 4).await.unwrap(), "revoked once");

@@ -1,0 +1,316 @@
+//! The team capabilities of [`PgStore`]: tokens and page sessions stored
+//! as digests, the outbox claimed with `FOR UPDATE SKIP LOCKED`, and the
+//! announcements on [`CHANNEL`]: one connection per server process listens
+//! (not one per waiter), and each announcement is passed on; a lost
+//! connection is passed on as "anything may have changed" (an announcement
+//! may have been lost with it), and is made again.
+
+use std::time::Duration;
+
+use sqlx::Row;
+use sqlx::postgres::PgListener;
+use tokio_util::sync::CancellationToken;
+
+use super::{CHANNEL, COLUMNS, PgStore, announce, identity, record};
+use crate::store::team::{
+    Announced, Announcements, CLAIM_LEASE, Identity, Notice, Outbox, Role, SESSION_LIFETIME,
+    SignIns, TOKEN_PREFIX, TokenRow, Tokens,
+};
+use crate::store::{BoxFuture, Millis, Record, Store, StoreError, StoreFuture};
+
+/// How long to wait before listening again after the database refused.
+const RETRY: Duration = Duration::from_secs(1);
+
+impl Tokens for PgStore {
+    fn create_token<'a>(
+        &'a self,
+        name: &'a str,
+        role: Role,
+        groups: &'a [String],
+        now: Millis,
+    ) -> StoreFuture<'a, String> {
+        Box::pin(async move {
+            let token = format!(
+                "{TOKEN_PREFIX}{}",
+                ask_user_answerers::secret::token().map_err(StoreError::backend)?
+            );
+            let made = sqlx::query(
+                "INSERT INTO tokens (name, role, groups, hash, created_at) VALUES ($1, $2, $3, $4, $5) \
+                 ON CONFLICT (name) DO NOTHING",
+            )
+            .bind(name)
+            .bind(role.as_str())
+            .bind(groups)
+            .bind(crate::digest(&token))
+            .bind(now)
+            .execute(&self.pool)
+            .await?;
+            if made.rows_affected() == 0 {
+                return Err(StoreError::Conflict(format!(
+                    "a token named {name:?} exists already (revoked ones too, so that every answer \
+                     names one identity): choose another name"
+                )));
+            }
+            Ok(token)
+        })
+    }
+
+    fn tokens(&self) -> StoreFuture<'_, Vec<TokenRow>> {
+        Box::pin(async move {
+            let rows = sqlx::query(
+                "SELECT name, role, groups, created_at, revoked_at FROM tokens ORDER BY created_at",
+            )
+            .fetch_all(&self.pool)
+            .await?;
+            rows.iter()
+                .map(|row| {
+                    Ok(TokenRow {
+                        identity: identity(row)?,
+                        created_at: row.try_get(3)?,
+                        revoked_at: row.try_get(4)?,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    fn revoke<'a>(&'a self, name: &'a str, now: Millis) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let mut transaction = self.pool.begin().await?;
+            let done = sqlx::query(
+                "UPDATE tokens SET revoked_at = $2 WHERE name = $1 AND revoked_at IS NULL",
+            )
+            .bind(name)
+            .bind(now)
+            .execute(&mut *transaction)
+            .await?;
+            let revoked = done.rows_affected() == 1;
+            if revoked {
+                announce(&mut transaction, "").await?;
+            }
+            transaction.commit().await?;
+            Ok(revoked)
+        })
+    }
+
+    fn identify<'a>(&'a self, token: &'a str) -> StoreFuture<'a, Option<Identity>> {
+        Box::pin(async move {
+            let row = sqlx::query(
+                "SELECT name, role, groups FROM tokens WHERE hash = $1 AND revoked_at IS NULL",
+            )
+            .bind(crate::digest(token))
+            .fetch_optional(&self.pool)
+            .await?;
+            row.as_ref().map(identity).transpose()
+        })
+    }
+}
+
+impl SignIns for PgStore {
+    fn sign_in<'a>(
+        &'a self,
+        token: &'a str,
+        now: Millis,
+    ) -> StoreFuture<'a, Option<(String, Identity)>> {
+        Box::pin(async move {
+            let Some(identity) = self.identify(token).await? else {
+                return Ok(None);
+            };
+            if identity.role != Role::Person {
+                return Ok(None);
+            }
+            sqlx::query("DELETE FROM sessions WHERE expires_at <= $1")
+                .bind(now)
+                .execute(&self.pool)
+                .await?;
+            let session = ask_user_answerers::secret::token().map_err(StoreError::backend)?;
+            sqlx::query(
+                "INSERT INTO sessions (digest, token_name, created_at, expires_at) \
+                 VALUES ($1, $2, $3, $4)",
+            )
+            .bind(crate::digest(&session))
+            .bind(&identity.name)
+            .bind(now)
+            .bind(now + SESSION_LIFETIME)
+            .execute(&self.pool)
+            .await?;
+            Ok(Some((session, identity)))
+        })
+    }
+
+    fn session<'a>(&'a self, session: &'a str, now: Millis) -> StoreFuture<'a, Option<Identity>> {
+        Box::pin(async move {
+            let row = sqlx::query(
+                "SELECT t.name, t.role, t.groups FROM sessions s JOIN tokens t ON t.name = s.token_name \
+                 WHERE s.digest = $1 AND s.expires_at > $2 AND t.revoked_at IS NULL",
+            )
+            .bind(crate::digest(session))
+            .bind(now)
+            .fetch_optional(&self.pool)
+            .await?;
+            row.as_ref().map(identity).transpose()
+        })
+    }
+
+    fn sign_out<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            sqlx::query("DELETE FROM sessions WHERE digest = $1")
+                .bind(crate::digest(session))
+                .execute(&self.pool)
+                .await?;
+            Ok(())
+        })
+    }
+}
+
+impl Outbox for PgStore {
+    fn escalate(&self, cutoff: Millis, now: Millis) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            sqlx::query(
+                "INSERT INTO outbox (question_id, stage, due_at) SELECT id, $3, $2 FROM questions \
+                 WHERE state = 'waiting' AND asked_at <= $1 ON CONFLICT DO NOTHING",
+            )
+            .bind(cutoff)
+            .bind(now)
+            .bind(stage(Notice::Escalated))
+            .execute(&self.pool)
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn claim_notices<'a>(
+        &'a self,
+        me: &'a str,
+        now: Millis,
+        limit: i64,
+    ) -> StoreFuture<'a, Vec<(Record, Notice)>> {
+        Box::pin(async move {
+            let claimed: Vec<(String, i32)> = sqlx::query_as(
+                "UPDATE outbox o SET claimed_by = $1, claimed_at = $2 FROM ( \
+                     SELECT question_id, stage FROM outbox WHERE sent_at IS NULL AND due_at <= $2 \
+                     AND (claimed_at IS NULL OR claimed_at < $3) ORDER BY due_at LIMIT $4 \
+                     FOR UPDATE SKIP LOCKED) due \
+                 WHERE o.question_id = due.question_id AND o.stage = due.stage \
+                 RETURNING o.question_id, o.stage",
+            )
+            .bind(me)
+            .bind(now)
+            .bind(now - CLAIM_LEASE)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+            let mut notices = Vec::with_capacity(claimed.len());
+            for (id, stage) in claimed {
+                if let Some(record) = Store::get(self, id).await? {
+                    notices.push((record, notice(stage)));
+                }
+            }
+            Ok(notices)
+        })
+    }
+
+    fn notice_sent<'a>(
+        &'a self,
+        me: &'a str,
+        id: &'a str,
+        notice: Notice,
+        now: Millis,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            sqlx::query(
+                "UPDATE outbox SET sent_at = $4 WHERE question_id = $1 AND stage = $2 \
+                 AND claimed_by = $3",
+            )
+            .bind(id)
+            .bind(stage(notice))
+            .bind(me)
+            .bind(now)
+            .execute(&self.pool)
+            .await?;
+            Ok(())
+        })
+    }
+}
+
+impl Announcements for PgStore {
+    fn listen<'a>(&'a self, closing: CancellationToken, announced: Announced) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let wake = || announced(None);
+            loop {
+                let mut listener = match PgListener::connect_with(&self.pool).await {
+                    Ok(listener) => listener,
+                    Err(error) => {
+                        tracing::warn!(%error, "the inbox cannot listen for other servers' answers");
+                        tokio::select! {
+                            () = tokio::time::sleep(RETRY) => continue,
+                            () = closing.cancelled() => return,
+                        }
+                    }
+                };
+                if let Err(error) = listener.listen(CHANNEL).await {
+                    tracing::warn!(%error, "the inbox cannot listen for other servers' answers");
+                    tokio::select! {
+                        () = tokio::time::sleep(RETRY) => continue,
+                        () = closing.cancelled() => return,
+                    }
+                }
+                // Listening again: whatever was announced meanwhile is read now.
+                wake();
+                loop {
+                    let received = tokio::select! {
+                        received = listener.try_recv() => received,
+                        () = closing.cancelled() => return,
+                    };
+                    match received {
+                        // An empty announcement (a token revoked): anything may have changed.
+                        Ok(Some(notification)) => {
+                            announced(Some(notification.payload()).filter(|id| !id.is_empty()))
+                        }
+                        // The connection was lost: listen again (the listener
+                        // connects anew on the next call).
+                        Ok(None) => {
+                            tracing::warn!(
+                                "the inbox's listening connection was lost; listening again"
+                            );
+                            wake();
+                        }
+                        Err(error) => {
+                            tracing::warn!(%error, "the inbox's listening connection failed");
+                            wake();
+                            break;
+                        }
+                    }
+                }
+            }
+        })
+    }
+
+    fn records<'a>(&'a self, ids: &'a [String]) -> StoreFuture<'a, Vec<Record>> {
+        Box::pin(async move {
+            let rows = sqlx::query(&format!(
+                "SELECT {COLUMNS} FROM questions WHERE id = ANY($1) ORDER BY seq"
+            ))
+            .bind(ids)
+            .fetch_all(&self.pool)
+            .await?;
+            Ok(rows.iter().filter_map(|row| record(row).ok()).collect())
+        })
+    }
+}
+
+/// How `notice` is stored.
+pub(super) fn stage(notice: Notice) -> i32 {
+    match notice {
+        Notice::Asked => 0,
+        Notice::Escalated => 1,
+    }
+}
+
+/// The notice stored as `stage`.
+fn notice(stage: i32) -> Notice {
+    match stage {
+        0 => Notice::Asked,
+        _ => Notice::Escalated,
+    }
+}
