@@ -48,30 +48,40 @@ impl Caller {
         }
     }
 
-    /// The refusal of what only agents (and the owner) do, to a person.
-    pub fn unless_agent(&self, what: &str) -> Option<Response> {
-        matches!(self, Caller::Person(_)).then(|| {
-            forbidden(format!(
-                "a person's token cannot {what}: agents do, with an agent's token"
-            ))
-        })
-    }
-
-    /// The refusal of what only people (and the owner) do, to an agent.
-    pub fn unless_person(&self, what: &str) -> Option<Response> {
-        matches!(self, Caller::Agent(_)).then(|| {
-            forbidden(format!(
-                "an agent's token cannot {what}: people do, with a person's token"
-            ))
-        })
-    }
-
     /// The person settling a question, checked against its audience.
     pub fn person(&self) -> Option<Person> {
         match self {
             Caller::Person(person) => Some(person.clone()),
             _ => None,
         }
+    }
+}
+
+/// What only some callers do, and how it is said to one who may not.
+#[derive(Debug, Clone, Copy)]
+pub enum Only {
+    /// Agents (and one user's owner) do it: asking, confirming,
+    /// withdrawing.
+    Agents(&'static str),
+    /// People (and one user's owner) do it: listing, answering.
+    People(&'static str),
+}
+
+/// A route's guard (a layer of its handler): the request goes on when its
+/// [`Caller`] may do what `only` says, else 403 saying who does.
+pub async fn only(State(only): State<Only>, request: Request, next: Next) -> Response {
+    let refused = match (only, request.extensions().get::<Caller>()) {
+        (Only::Agents(what), Some(Caller::Person(_))) => Some(format!(
+            "a person's token cannot {what}: agents do, with an agent's token"
+        )),
+        (Only::People(what), Some(Caller::Agent(_))) => Some(format!(
+            "an agent's token cannot {what}: people do, with a person's token"
+        )),
+        _ => None,
+    };
+    match refused {
+        Some(why) => forbidden(why),
+        None => next.run(request).await,
     }
 }
 
@@ -126,22 +136,22 @@ pub struct Credential {
 }
 
 impl Credential {
-    /// The refusal of a token that is no longer valid (revoked since the
-    /// request began); `None` while it is, or when the store cannot tell
-    /// (a failed look-up is tried again at the next wake-up).
-    pub async fn revoked(&self) -> Option<Response> {
+    /// Whether the token is no longer valid (revoked since the request
+    /// began); false while it is, or when the store cannot tell (a failed
+    /// look-up is tried again at the next wake-up).
+    pub async fn revoked(&self) -> bool {
         match self.store.identify(&self.token).await {
-            Ok(Some(_)) => None,
-            Ok(None) => Some(unauthorized("the token was revoked while it waited")),
+            Ok(identity) => identity.is_none(),
             Err(error) => {
                 tracing::warn!(%error, "the inbox could not check a waiting request's token again");
-                None
+                false
             }
         }
     }
 }
 
-fn unauthorized(why: &str) -> Response {
+/// 401 with why.
+pub fn unauthorized(why: &str) -> Response {
     (
         StatusCode::UNAUTHORIZED,
         [(header::WWW_AUTHENTICATE, "Bearer")],

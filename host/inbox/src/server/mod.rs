@@ -1,0 +1,389 @@
+//! `ask-user inbox serve`: the inbox service.
+//!
+//! One process per user and state directory (a lock file says so). It
+//! keeps its questions in a [`Store`] and serves in two places:
+//!
+//! - one user's: the answer page of every session (`/`, `/events`, `/answer`), on
+//!   loopback unless told otherwise, with the token every request needs (the
+//!   same checks as the web answerer's page, [`ask_user_answerers::answer_page`]): each
+//!   card says which session, agent and folder asked, and when. The token is
+//!   new at every start, and reaches a browser through a one-time link
+//!   (`ask-user inbox page`, a desktop notification), never through a file;
+//! - the API, for this user's agents and commands only, on a Unix socket in
+//!   the state directory ([`crate::SOCKET_FILE`], mode 0600, each peer checked
+//!   to be this user). A client that reaches it has reached this user's
+//!   inbox, and nobody else's: a port another user took over after this
+//!   server stopped is never asked anything. No token is needed there.
+//! - a team's: the API on its address, to tokens ([`crate::access`]), and
+//!   the page beside it, to people signed in ([`crate::sessions`]), each
+//!   seeing the questions of their audience; every server's page shows
+//!   every server's questions (each hears the others' through the
+//!   database's announcements).
+//!
+//! The API:
+//! - `POST /api/questions` `{session, agent, cwd?, request}` → `{id, reattached}`;
+//! - `GET /api/questions[?all=true&limit=N]` → `{questions:[…], unreadable?:[…]}`
+//!   (`N` at most [`MAX_HISTORY`]);
+//! - `GET /api/questions/{id}?wait=S`: the question; with `wait`, once it
+//!   has left the waiting state or after S seconds (at most 60), whichever
+//!   comes first. While its agent's request is open, its agent counts as
+//!   waiting (a person's wait does not); a team's token revoked meanwhile
+//!   ends it (401);
+//! - `POST /api/questions/{id}/answer` `{answers:[…]}`: answers it (422 with
+//!   the reason when they do not fit, 409 when it already left; 404, as for
+//!   a question that does not exist, to anyone outside its audience);
+//! - `POST /api/questions/{id}/delivered`: its agent got the outcome;
+//! - `POST /api/questions/{id}/withdraw` `{reason}`: its agent stopped waiting;
+//! - `POST /api/page` → `{url}`: a new one-time link to the page.
+//!
+//! An outcome is committed to the store before anyone is told, so a crash
+//! loses nothing: after a restart the same questions are listed under the
+//! same ids, and agents that come back get their outcomes. The store is
+//! called on the runtime's blocking threads, never on its workers.
+
+mod api;
+mod pages;
+mod rejection;
+mod start;
+mod sweep;
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use ask_user_seam::remote::{Outcome, Unsettled};
+use ask_user_seam::{AskError, ErrorCode};
+
+use crate::notify::{Escalation, Notifications, Notifier};
+use crate::sessions::Sessions;
+use crate::store::{
+    NewQuestion, Person, Record, Settled, Settlement, State as QuestionState, Store, StoreError,
+};
+use crate::waiters::Waiters;
+use crate::{AskBody, AskReply, QuestionView};
+use ask_user_answerers::answer_page::{self, Gate};
+use ask_user_answerers::serve::client_host;
+
+pub use start::InboxServer;
+
+use pages::{departure, frame};
+
+/// The largest ask taken, in bytes: the host's largest request by default
+/// ([`crate::RuntimeConfig`]), and what asked (session, agent, folder). A
+/// host that allows larger requests has them refused here (413).
+pub const MAX_ASK_BYTES: usize = ask_user_seam::limits::DEFAULT_MAX_REQUEST_BYTES + (64 << 10);
+
+/// The largest API request body accepted, in bytes: an ask, or an answer
+/// set ([`answer_page::MAX_BODY_BYTES`]).
+pub const MAX_BODY_BYTES: usize = if MAX_ASK_BYTES > answer_page::MAX_BODY_BYTES {
+    MAX_ASK_BYTES
+} else {
+    answer_page::MAX_BODY_BYTES
+};
+
+/// The longest a `wait` may hold a request open.
+pub const MAX_WAIT: Duration = Duration::from_secs(60);
+
+/// Connections the API serves at once: every waiting agent holds one (its
+/// long poll). Past it, connections wait in the kernel's queue; each needs
+/// a file descriptor (`ask-user inbox serve` raises its soft limit to the
+/// hard one).
+pub const MAX_API_CONNECTIONS: usize = 16_384;
+
+/// After its last request ended, an agent counts as waiting this long (it
+/// is between two waits).
+const AGENT_GAP_MILLIS: i64 = 5_000;
+
+/// How many questions that left `list --all` shows by default.
+pub const HISTORY: usize = 100;
+
+/// The most that left one listing asks for (`?limit=`); more is a 400.
+pub const MAX_HISTORY: usize = 10_000;
+
+/// How an inbox serves.
+#[derive(Debug, Clone)]
+pub struct InboxConfig {
+    /// Where its database, endpoint file and lock live.
+    pub state_dir: PathBuf,
+    /// Default: 127.0.0.1 (loopback only).
+    pub bind: IpAddr,
+    /// The page's port; `None`: any free one.
+    pub port: Option<u16>,
+    /// How long a question whose agent is gone stays answerable.
+    pub retention: Duration,
+    pub notify: Notifications,
+    /// Where the questions are kept, as a store URL
+    /// ([`crate::store::ENGINES`]): a team's PostgreSQL database
+    /// (`postgres://…`), which it shares with the team's other servers, or
+    /// one user's SQLite file (`sqlite:PATH`). `None`: one user's, in the
+    /// state directory.
+    pub database: Option<String>,
+    /// A team's inbox: where notifications link to (default: its address).
+    pub public_url: Option<String>,
+    /// A team's inbox: questions still waiting after a while are sent on
+    /// these channels too.
+    pub escalate: Option<Escalation>,
+}
+
+impl InboxConfig {
+    /// Loopback, any port, the default retention, no notifications.
+    pub fn new(state_dir: impl Into<PathBuf>) -> Self {
+        InboxConfig {
+            state_dir: state_dir.into(),
+            bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: None,
+            retention: crate::DEFAULT_RETENTION,
+            notify: Notifications::default(),
+            database: None,
+            public_url: None,
+            escalate: None,
+        }
+    }
+}
+
+struct Inbox {
+    gate: Gate,
+    /// The page's address, without a token.
+    address: String,
+    store: Arc<dyn Store>,
+    /// New questions and `cancel`s, for the pages.
+    frames: broadcast::Sender<Value>,
+    /// The agents waiting now, by question.
+    waiters: Arc<Waiters>,
+    notifier: Arc<Notifier>,
+    /// One user's, or one of a team's servers.
+    mode: Mode,
+    retention: Duration,
+    closing: CancellationToken,
+}
+
+/// One user's inbox, or one of a team's servers: what differs.
+enum Mode {
+    /// One user's: its owner is admitted by the page's gate, and every
+    /// change happens in this process.
+    Local,
+    /// A team's: people sign in ([`Sessions`]); the store is shared with
+    /// other servers, and announces every change to each.
+    Team(Arc<Sessions>),
+}
+
+impl Mode {
+    /// Whether this server's pages (and the other servers) hear of a
+    /// question asked or settled through the store's announcements, rather
+    /// than from this process.
+    fn announces(&self) -> bool {
+        matches!(self, Mode::Team(_))
+    }
+}
+
+impl Inbox {
+    /// The inbox over `store`, its page (or a team's API) at `bound`.
+    fn new(
+        config: &InboxConfig,
+        store: Arc<dyn Store>,
+        mode: Mode,
+        bound: std::net::SocketAddr,
+    ) -> std::io::Result<Arc<Self>> {
+        let address = format!("http://{}:{}", client_host(bound), bound.port());
+        // New at every start, and kept nowhere: a browser or a copy that
+        // had the last one (and a port someone else took over since) gets
+        // nothing from it.
+        let token = ask_user_answerers::secret::token()?;
+        Ok(Arc::new(Inbox {
+            gate: Gate::new(token, bound.port()),
+            notifier: Arc::new(Notifier::new(
+                config.notify.clone(),
+                config.escalate.clone(),
+                config.public_url.clone().unwrap_or_else(|| address.clone()),
+            )?),
+            address,
+            store,
+            frames: broadcast::channel(answer_page::FRAME_BACKLOG).0,
+            waiters: Arc::default(),
+            mode,
+            retention: config.retention,
+            closing: CancellationToken::new(),
+        }))
+    }
+
+    async fn ask(&self, body: AskBody, owner: Option<String>) -> Result<AskReply, StoreError> {
+        let now = crate::now();
+        let since = now - self.retention.as_millis() as i64;
+        let question = NewQuestion {
+            session: body.session,
+            agent: body.agent,
+            cwd: body.cwd,
+            request: body.request,
+            owner,
+            audience: body.audience,
+        };
+        let (record, reattached) = self.store.ask(question, since, now).await?;
+        // A team's pages hear of it from the database's announcement, and
+        // its notifications go once from the database's outbox.
+        if !reattached && !self.mode.announces() {
+            let _ = self.frames.send(frame(&record, true));
+            self.notifier
+                .arrived(&record, || self.gate.ticket(&self.address).ok());
+        }
+        Ok(AskReply {
+            id: record.id,
+            reattached,
+        })
+    }
+
+    /// Settles `id` with a human's `outcome` from `by` (and `person`, in a
+    /// team): answers are checked against its questions first, and the
+    /// outcome is stored before anyone hears of it. A store that fails is
+    /// not the human's fault: [`Unsettled::Unrecorded`], and the same answer
+    /// may be sent again.
+    async fn settle(
+        &self,
+        id: &str,
+        outcome: Outcome,
+        by: &str,
+        person: Option<Person>,
+    ) -> Result<(), Unanswered> {
+        let unrecorded = |error: StoreError| {
+            tracing::warn!(%error, "the inbox could not settle {id}");
+            Unsettled::Unrecorded(error.to_string())
+        };
+        let record = match self.store.get(id.to_owned()).await {
+            // Someone outside its audience learns nothing of it, not even
+            // whether it still waits or what its answers must be: refused
+            // before anything else is checked.
+            Ok(Some(record))
+                if person
+                    .as_ref()
+                    .is_some_and(|person| !record.answerable_by(&person.groups)) =>
+            {
+                return Err(Unanswered::OutsideAudience);
+            }
+            Ok(Some(record)) if record.state == QuestionState::Waiting => record,
+            Ok(_) => return Err(Unsettled::NotPending.into()),
+            Err(error) => return Err(unrecorded(error).into()),
+        };
+        let state = match &outcome {
+            Outcome::Result { value } => {
+                ask_user_seam::validate::check_answers(&record.request, &value.answers)
+                    .map_err(Unsettled::Misfit)?;
+                QuestionState::Answered
+            }
+            Outcome::Rejected { .. } => QuestionState::Cancelled,
+            Outcome::Next => {
+                return Err(Unsettled::Misfit(AskError::new(
+                    ErrorCode::InvalidAnswer,
+                    "an inbox question is answered or dismissed; it cannot be passed on",
+                ))
+                .into());
+            }
+        };
+        let name = person.as_ref().map(|p| p.name.clone());
+        let settlement = Settlement {
+            state,
+            outcome: Some(serde_json::to_value(&outcome).expect("outcomes are plain JSON")),
+            by: by.to_owned(),
+            person,
+        };
+        match self
+            .store
+            .settle(id.to_owned(), settlement, crate::now())
+            .await
+        {
+            Ok(Settled::Done) => {
+                self.left(id, departure(id, state, Some(by), name.as_deref()));
+                Ok(())
+            }
+            Ok(Settled::NotWaiting) => Err(Unsettled::NotPending.into()),
+            Ok(Settled::OutsideAudience) => Err(Unanswered::OutsideAudience),
+            Err(error) => Err(unrecorded(error).into()),
+        }
+    }
+
+    /// Question `id` left the waiting state (stored already): its agent's
+    /// wait ends, and the pages drop it saying why (`frame`, a `cancel`; a
+    /// team's pages hear of it from the database's announcement).
+    fn left(&self, id: &str, frame: Value) {
+        self.waiters.wake(id);
+        if !self.mode.announces() {
+            let _ = self.frames.send(frame);
+        }
+    }
+
+    /// A team's database announced question `id` (asked, or settled by any
+    /// server), or, with `None`, that anything may have changed (a token
+    /// was revoked, or announcements were lost with a connection): its
+    /// waiters read it again (every waiter, with `None`), and open pages
+    /// hear of it through `feed` ([`tell_pages`]); with `None`, every page
+    /// reconnects, is admitted again, and reads what waits.
+    fn announced(&self, id: Option<&str>, feed: &tokio::sync::mpsc::UnboundedSender<String>) {
+        match id {
+            Some(id) => {
+                self.waiters.wake(id);
+                if self.frames.receiver_count() > 0 {
+                    let _ = feed.send(id.to_owned());
+                }
+            }
+            None => {
+                self.waiters.wake_all();
+                let _ = self.frames.send(Value::Null);
+            }
+        }
+    }
+
+    /// Whether `record`'s agent waits for it now: it is waiting here, or
+    /// was a moment ago (between two waits). A team's agent may wait on
+    /// another server: it counts while its last wait may still be open.
+    fn agent_waiting(&self, record: &Record) -> bool {
+        record.state == QuestionState::Waiting
+            && (self.waiters.is_attached(&record.id)
+                || crate::now() - record.agent_seen_at < self.presence_millis())
+    }
+
+    /// How long after its agent was last seen a question counts as waited
+    /// for: between two waits; in a team, also through a whole wait open on
+    /// another server (a wait is written when it starts and ends).
+    fn presence_millis(&self) -> i64 {
+        match self.mode {
+            Mode::Team(_) => AGENT_GAP_MILLIS + MAX_WAIT.as_millis() as i64,
+            Mode::Local => AGENT_GAP_MILLIS,
+        }
+    }
+
+    fn view(&self, record: Record) -> QuestionView {
+        let agent_waiting = self.agent_waiting(&record);
+        let answered_by = record.answered_by;
+        QuestionView {
+            agent_waiting,
+            id: record.id,
+            session: record.session,
+            agent: record.agent,
+            cwd: record.cwd,
+            asked_at: crate::rfc3339(record.asked_at),
+            state: record.state,
+            questions: record.request.questions,
+            outcome: record.outcome,
+            settled_by: record.settled_by,
+            answered_by,
+            settled_at: record.settled_at.map(crate::rfc3339),
+        }
+    }
+}
+
+/// Why a settlement did not count.
+enum Unanswered {
+    Unsettled(Unsettled),
+    /// The person is outside the question's audience: they are told no
+    /// more than of a question that does not exist.
+    OutsideAudience,
+}
+
+impl From<Unsettled> for Unanswered {
+    fn from(unsettled: Unsettled) -> Self {
+        Unanswered::Unsettled(unsettled)
+    }
+}

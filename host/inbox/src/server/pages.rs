@@ -1,0 +1,232 @@
+//! What the pages see: each question as a frame, its departure, whose
+//! agents come and go, and a team's announcements turned into frames, each
+//! shown only to the people of its audience.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::response::Response;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use ask_user_seam::remote::{self, Outcome, Unsettled};
+
+use crate::access::Caller;
+use crate::store::{Record, State as QuestionState, TeamStore};
+use ask_user_answerers::answer_page::{Desk, Left, cancel, withdrawn};
+use axum::http::request::Parts;
+
+use super::{Inbox, Mode, Unanswered};
+
+/// A question's `waterfall` frame, with what asked it, whether its agent
+/// waits for it now, and who may answer it, for the page.
+pub(super) fn frame(record: &Record, agent_waiting: bool) -> Value {
+    let mut frame = remote::waterfall(&record.id, Some(&record.session), &record.request);
+    frame["context"] = json!({
+        "session": record.session,
+        "agent": record.agent,
+        "cwd": record.cwd,
+        "askedAt": crate::rfc3339(record.asked_at),
+        "audience": record.audience,
+        "agentWaiting": agent_waiting,
+    });
+    frame
+}
+
+/// How often the pages hear whose agents came and went.
+const PRESENCE_EVERY: Duration = Duration::from_secs(5);
+
+/// Tells open pages when a question's agent goes (killed, say) or comes
+/// back: a `presence` frame `{eventId, agentWaiting}` for each change, every
+/// [`PRESENCE_EVERY`] while a page is open.
+pub(super) async fn presence(inbox: Arc<Inbox>) {
+    let mut told: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(PRESENCE_EVERY) => {}
+            () = inbox.closing.cancelled() => return,
+        }
+        if inbox.frames.receiver_count() == 0 {
+            told.clear();
+            continue;
+        }
+        let records = match inbox.store.list(false, 0).await {
+            Ok(listing) => listing.records,
+            Err(error) => {
+                tracing::warn!(%error, "the inbox could not list its questions for its pages");
+                continue;
+            }
+        };
+        let mut now = std::collections::HashMap::with_capacity(records.len());
+        for record in records {
+            let waiting = inbox.agent_waiting(&record);
+            if told.get(&record.id).is_some_and(|&was| was != waiting)
+                || (!told.contains_key(&record.id) && !waiting)
+            {
+                let _ = inbox.frames.send(json!({
+                    "type": "presence",
+                    "eventId": record.id,
+                    "agentWaiting": waiting,
+                    "audience": record.audience,
+                }));
+            }
+            now.insert(record.id, waiting);
+        }
+        told = now;
+    }
+}
+
+/// The `cancel` frame of question `id`, which left the waiting state as
+/// `state`, settled by `by` (a withdrawing agent's reason) and, in a
+/// team, by the person `person`: what the pages say of it.
+pub(super) fn departure(
+    id: &str,
+    state: QuestionState,
+    by: Option<&str>,
+    person: Option<&str>,
+) -> Value {
+    let mut frame = match state {
+        QuestionState::Withdrawn => withdrawn(id, by.unwrap_or_default()),
+        QuestionState::Expired => cancel(id, Left::Expired),
+        QuestionState::Cancelled => cancel(id, Left::Dismissed),
+        QuestionState::Answered | QuestionState::Waiting => cancel(id, Left::Answered),
+    };
+    if let Some(person) = person {
+        frame["by"] = person.into();
+    }
+    frame
+}
+
+/// Tells a team's open pages of the questions announced (their ids from
+/// `announced`), read from the database in the order they come, many at a
+/// time: a waiting one is shown, one that left is dropped, each only to
+/// the pages whose person is in its audience.
+pub(super) async fn tell_pages(
+    inbox: Arc<Inbox>,
+    store: Arc<dyn TeamStore>,
+    mut announced: tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
+    /// The most ids read at once.
+    const BATCH: usize = 256;
+    let mut ids = Vec::with_capacity(BATCH);
+    while announced.recv_many(&mut ids, BATCH).await > 0 {
+        match store.records(&ids).await {
+            Ok(records) => {
+                for record in records {
+                    let _ = inbox.frames.send(match record.state {
+                        QuestionState::Waiting => frame(&record, inbox.agent_waiting(&record)),
+                        state => {
+                            let mut frame = departure(
+                                &record.id,
+                                state,
+                                record.settled_by.as_deref(),
+                                record.answered_by.as_deref(),
+                            );
+                            frame["audience"] = record.audience.into();
+                            frame
+                        }
+                    });
+                }
+            }
+            Err(error) => {
+                // What they missed, the pages read again.
+                tracing::warn!(%error, "the inbox could not read questions for its pages");
+                let _ = inbox.frames.send(Value::Null);
+            }
+        }
+        ids.clear();
+    }
+}
+
+impl Desk for Inbox {
+    /// The owner on one user's page; a signed-in person on a team's.
+    type Viewer = Caller;
+
+    async fn admit(&self, parts: &Parts) -> Result<Caller, Response> {
+        match &self.mode {
+            Mode::Team(sessions) => sessions.admit(parts).await.map(Caller::Person),
+            Mode::Local => self.gate.admit(parts).map(|()| Caller::Owner),
+        }
+    }
+
+    async fn front(&self, parts: Parts) -> Response {
+        match &self.mode {
+            Mode::Team(sessions) => sessions.front(&parts).await,
+            Mode::Local => self.gate.front(&parts),
+        }
+    }
+
+    fn signed_in(&self, viewer: &Caller) -> Option<String> {
+        viewer.person().map(|person| person.name)
+    }
+
+    /// A person sees the questions of their audience ([`frame`] and a
+    /// team's departures carry it).
+    fn shows(&self, viewer: &Caller, frame: &Value) -> bool {
+        let Caller::Person(person) = viewer else {
+            return true;
+        };
+        let audience = frame
+            .get("audience")
+            .or_else(|| frame.pointer("/context/audience"))
+            .and_then(|audience| Vec::<String>::deserialize(audience).ok())
+            .unwrap_or_default();
+        crate::store::answerable(&audience, &person.groups)
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<Value> {
+        self.frames.subscribe()
+    }
+
+    async fn pending_frames(&self) -> Vec<Value> {
+        match self.store.list(false, 0).await {
+            Ok(listing) => {
+                report(&listing.unreadable);
+                listing
+                    .records
+                    .iter()
+                    .map(|record| frame(record, self.agent_waiting(record)))
+                    .collect()
+            }
+            Err(error) => {
+                tracing::warn!(%error, "the inbox could not list its questions for a page");
+                Vec::new()
+            }
+        }
+    }
+
+    fn page_opened(self: Arc<Self>) -> Box<dyn Send + Sync> {
+        Box::new(())
+    }
+
+    fn closing(&self) -> CancellationToken {
+        self.closing.clone()
+    }
+
+    async fn settle(
+        &self,
+        viewer: &Caller,
+        event_id: &str,
+        outcome: Outcome,
+    ) -> Result<(), Unsettled> {
+        match Inbox::settle(self, event_id, outcome, "page", viewer.person()).await {
+            Ok(()) => Ok(()),
+            Err(Unanswered::Unsettled(unsettled)) => Err(unsettled),
+            // Their page never showed it to them.
+            Err(Unanswered::OutsideAudience) => Err(Unsettled::NotPending),
+        }
+    }
+}
+
+/// Logs the questions that could not be read, each with why.
+pub(super) fn report(unreadable: &[crate::store::Unreadable]) {
+    for row in unreadable {
+        tracing::warn!(
+            id = row.id,
+            why = row.why,
+            "a question this version cannot read was left out"
+        );
+    }
+}

@@ -1,0 +1,220 @@
+//! Starting an inbox: one user's (the page, and the API on a private
+//! socket, under the state directory's lock) or one of a team's servers
+//! (the API and the page on its address, over a shared store), and
+//! stopping it.
+
+use std::path::Path as FilePath;
+use std::sync::Arc;
+
+use axum::extract::Extension;
+
+use crate::access::{self, Caller};
+use crate::sessions::Sessions;
+use crate::store::{Opened, SqliteStore, Store, TeamStore};
+use crate::{DATABASE_FILE, SOCKET_FILE};
+use ask_user_answerers::answer_page;
+use ask_user_answerers::serve::{PrivateSocket, Serving, listen};
+
+use super::api::api;
+use super::pages::{presence, tell_pages};
+use super::sweep::sweep;
+use super::{Inbox, InboxConfig, MAX_API_CONNECTIONS, Mode};
+
+/// A running inbox.
+pub struct InboxServer {
+    inbox: Arc<Inbox>,
+    /// One user's: the page, and the API on the private socket (removed
+    /// when it stops). A team's: the API on its address.
+    serving: Vec<Serving>,
+    /// The sweeper, and a team's listener of settlements.
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// One user's, held while serving: one inbox per state directory.
+    _lock: Option<std::fs::File>,
+}
+
+impl InboxServer {
+    /// Opens the store and serves: one user's inbox binds the page's port
+    /// and the API's socket; a team's ([`InboxConfig::database`]) serves
+    /// the API on its address, to tokens.
+    pub async fn start(config: InboxConfig) -> std::io::Result<Self> {
+        let Some(url) = &config.database else {
+            return Self::start_local(config, None).await;
+        };
+        match crate::store::open(url)
+            .await
+            .map_err(std::io::Error::other)?
+        {
+            Opened::Team(store) => Self::start_team(config, store).await,
+            Opened::Local(store) => Self::start_local(config, Some(store)).await,
+        }
+    }
+
+    /// One user's inbox, its questions in `store` (default: the state
+    /// directory's database).
+    async fn start_local(
+        config: InboxConfig,
+        store: Option<Arc<dyn Store>>,
+    ) -> std::io::Result<Self> {
+        if config.escalate.is_some() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "[inbox.escalate] is a team's inbox's (inbox serve --database) for now",
+            ));
+        }
+        // Used as resolved from here on: no link swapped later leads
+        // anywhere else.
+        let dir = ask_user_seam::files::private_dir(&config.state_dir)?;
+        let lock = lock(&dir)?;
+        let store: Arc<dyn Store> = match store {
+            Some(store) => store,
+            None => {
+                let path = dir.join(DATABASE_FILE);
+                Arc::new(
+                    tokio::task::spawn_blocking(move || SqliteStore::open(&path))
+                        .await
+                        .map_err(std::io::Error::other)?
+                        .map_err(std::io::Error::other)?,
+                )
+            }
+        };
+        let listener = listen(
+            "the inbox",
+            std::net::SocketAddr::new(config.bind, config.port.unwrap_or(0)),
+        )
+        .await?;
+        let inbox = Inbox::new(&config, store, Mode::Local, listener.local_addr()?)?;
+        let socket = PrivateSocket::bind(&dir.join(SOCKET_FILE))?;
+        // Only this user reaches the socket: every caller is the owner.
+        let api = api(inbox.clone()).layer(Extension(Caller::Owner));
+        let pages = answer_page::routes(inbox.clone());
+        Ok(InboxServer {
+            serving: vec![
+                Serving::start(listener, pages),
+                Serving::start_with(socket, api, MAX_API_CONNECTIONS),
+            ],
+            tasks: vec![
+                tokio::spawn(sweep(inbox.clone())),
+                tokio::spawn(presence(inbox.clone())),
+            ],
+            inbox,
+            _lock: Some(lock),
+        })
+    }
+
+    /// One of a team's inbox servers, sharing `store` with the others.
+    async fn start_team(config: InboxConfig, store: Arc<dyn TeamStore>) -> std::io::Result<Self> {
+        if config.notify.names().contains(&"desktop") {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "desktop notifications are one user's: a team's inbox notifies by ntfy or webhook",
+            ));
+        }
+        let listener = listen(
+            "the inbox",
+            std::net::SocketAddr::new(config.bind, config.port.unwrap_or(0)),
+        )
+        .await?;
+        let sessions = Arc::new(Sessions::new(store.clone(), config.public_url.as_deref()));
+        let inbox = Inbox::new(
+            &config,
+            store.clone(),
+            Mode::Team(sessions.clone()),
+            listener.local_addr()?,
+        )?;
+        let tokens: Arc<dyn crate::store::team::Tokens> = store.clone();
+        let app = api(inbox.clone())
+            .layer(axum::middleware::from_fn_with_state(
+                tokens,
+                access::authenticate,
+            ))
+            .merge(answer_page::routes(inbox.clone()))
+            .merge(sessions.routes());
+        let (feed, announced) = tokio::sync::mpsc::unbounded_channel();
+        let listening = {
+            let (store, closing, inbox) = (store.clone(), inbox.closing.clone(), inbox.clone());
+            async move {
+                let announced = Arc::new(move |id: Option<&str>| inbox.announced(id, &feed));
+                store.listen(closing, announced).await;
+            }
+        };
+        let pages = tell_pages(inbox.clone(), store.clone(), announced);
+        let outbox = crate::outbox::dispatch(store, inbox.notifier.clone(), inbox.closing.clone());
+        Ok(InboxServer {
+            serving: vec![Serving::start_with(listener, app, MAX_API_CONNECTIONS)],
+            tasks: vec![
+                tokio::spawn(sweep(inbox.clone())),
+                tokio::spawn(presence(inbox.clone())),
+                tokio::spawn(listening),
+                tokio::spawn(pages),
+                tokio::spawn(outbox),
+            ],
+            inbox,
+            _lock: None,
+        })
+    }
+
+    /// The page's address, without the token.
+    pub fn address(&self) -> &str {
+        &self.inbox.address
+    }
+
+    /// A new one-time link to the page.
+    pub fn page_link(&self) -> std::io::Result<String> {
+        self.inbox.gate.ticket(&self.inbox.address)
+    }
+
+    /// Stops serving: the pages' streams end, waiting agents get a reply
+    /// and come back when an inbox serves again, the socket goes. Nothing
+    /// stored is lost.
+    pub async fn stop(self) {
+        self.inbox.closing.cancel();
+        for task in &self.tasks {
+            task.abort();
+        }
+        for mut serving in self.serving {
+            serving.stop().await;
+        }
+    }
+}
+
+/// Takes the state directory's lock and writes this process's id in it,
+/// or says which inbox holds it.
+fn lock(dir: &FilePath) -> std::io::Result<std::fs::File> {
+    use std::io::{Read, Seek, Write};
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.join("inbox.lock");
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|e| {
+            std::io::Error::new(e.kind(), format!("cannot open {}: {e}", path.display()))
+        })?;
+    // SAFETY: flock on a descriptor we own; no memory is touched.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let mut pid = String::new();
+        let _ = file.read_to_string(&mut pid);
+        let pid = pid.trim();
+        let serving = if pid.is_empty() {
+            String::new()
+        } else {
+            format!(" (pid {pid})")
+        };
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::AddrInUse,
+            format!(
+                "an inbox is already serving from {}{serving}; stop it first, or give \
+                 another ASK_USER_STATE_DIR",
+                dir.display()
+            ),
+        ));
+    }
+    file.set_len(0)?;
+    file.rewind()?;
+    write!(file, "{}", std::process::id())?;
+    Ok(file)
+}

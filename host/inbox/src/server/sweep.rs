@@ -1,0 +1,41 @@
+//! Expiring the questions whose agents have been gone past the retention
+//! period.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::store::State as QuestionState;
+
+use super::pages::departure;
+use super::{Inbox, Mode};
+
+/// Expires the questions whose agent has been gone past the retention
+/// period: every minute (or tenth of the period), once this server has
+/// served for a whole period (an inbox that was not running cannot tell an
+/// agent that is gone from one that could not reach it). It writes only
+/// what expires.
+pub(super) async fn sweep(inbox: Arc<Inbox>) {
+    let retention = inbox.retention;
+    let every = (retention / 10).clamp(Duration::from_millis(100), Duration::from_secs(60));
+    tokio::time::sleep(retention).await;
+    loop {
+        // An agent in the middle of a wait is here, however short the
+        // period: on this server, attached; on another of a team's, seen
+        // within the longest wait (each wait writes its start).
+        let attached = inbox.waiters.attached();
+        let mut gone = retention.as_millis() as i64;
+        if let Mode::Team(_) = inbox.mode {
+            gone = gone.max(inbox.presence_millis());
+        }
+        let before = crate::now() - gone;
+        match inbox.store.expire(before, crate::now(), attached).await {
+            Ok(expired) => {
+                for id in expired {
+                    inbox.left(&id, departure(&id, QuestionState::Expired, None, None));
+                }
+            }
+            Err(error) => tracing::warn!(%error, "the inbox could not expire old questions"),
+        }
+        tokio::time::sleep(every).await;
+    }
+}
