@@ -52,6 +52,41 @@ pub const FRAME_BACKLOG: usize = 256;
 /// frame around it.
 pub const MAX_BODY_BYTES: usize = ask_user_seam::limits::MAX_ANSWERS_JSON_BYTES + 4096;
 
+/// What a page's live stream carries.
+#[derive(Debug, Clone)]
+pub enum PageFrame {
+    /// A frame for the pages whose viewer may see it.
+    Show(Shown),
+    /// Frames may have been missed: every page's stream ends, and each
+    /// reconnects to what is pending then.
+    Reconnect,
+}
+
+/// A frame of the bridge protocol (SPEC §5: a question's `waterfall`, its
+/// `cancel`) or the desk's own (`presence`), and who may see it.
+#[derive(Debug, Clone)]
+pub struct Shown {
+    /// What the page receives.
+    pub frame: Value,
+    /// Who may see it: an access decision, never read out of `frame`.
+    pub audience: Audience,
+}
+
+impl Shown {
+    /// `frame`, for every viewer.
+    pub fn to_everyone(frame: Value) -> Shown {
+        Shown {
+            frame,
+            audience: Audience::default(),
+        }
+    }
+}
+
+/// A question's audience: the groups a person must share one of to see
+/// and answer it. None: everyone.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Audience(pub Vec<String>);
+
 /// The questions behind an answer page, and who may answer them.
 pub trait Desk: Send + Sync + 'static {
     /// Who a page's request comes from: nobody in particular for one
@@ -71,20 +106,20 @@ pub trait Desk: Send + Sync + 'static {
         None
     }
 
-    /// Whether `viewer` may see `frame` (a question, or its `cancel`).
-    fn shows(&self, _viewer: &Self::Viewer, _frame: &Value) -> bool {
+    /// Whether `viewer` may see a frame for `audience` (a question, its
+    /// `cancel`, its agent's presence).
+    fn shows(&self, _viewer: &Self::Viewer, _audience: &Audience) -> bool {
         true
     }
 
     /// The live frames: new questions and `cancel`s. A page subscribes
     /// before it reads [`pending_frames`](Self::pending_frames), so nothing
-    /// falls between. A `null` frame ends every page's stream: each
-    /// reconnects to what is pending then (frames may have been missed).
-    fn subscribe(&self) -> broadcast::Receiver<Value>;
+    /// falls between.
+    fn subscribe(&self) -> broadcast::Receiver<PageFrame>;
 
     /// The `waterfall` frames of the questions open now (each page sees
     /// those it [`shows`](Self::shows)).
-    fn pending_frames(&self) -> impl Future<Output = Vec<Value>> + Send;
+    fn pending_frames(&self) -> impl Future<Output = Vec<Shown>> + Send;
 
     /// A page's stream opened; the returned guard is dropped when it ends.
     fn page_opened(self: Arc<Self>) -> Box<dyn Send + Sync>;
@@ -376,7 +411,8 @@ async fn events<D: Desk>(
         desk.pending_frames()
             .await
             .into_iter()
-            .filter(|frame| desk.shows(&viewer, frame)),
+            .filter(|shown| desk.shows(&viewer, &shown.audience))
+            .map(|shown| shown.frame),
     );
     let page = Page {
         closing: desk.closing(),
@@ -405,7 +441,7 @@ async fn events<D: Desk>(
 struct Page<D: Desk> {
     desk: Arc<D>,
     viewer: D::Viewer,
-    live: broadcast::Receiver<Value>,
+    live: broadcast::Receiver<PageFrame>,
     closing: CancellationToken,
     /// Whether the desk closed: the frames already sent (the cancels of
     /// questions that just left) still reach the page, then it ends.
@@ -415,9 +451,9 @@ struct Page<D: Desk> {
 
 impl<D: Desk> Page<D> {
     /// The next frame this page's viewer may see; `None` ends the stream.
-    /// On lag (a page too slow to keep up has missed frames), a `null`
-    /// frame, or close, the stream ends, and the page reconnects to what is
-    /// pending then.
+    /// On lag (a page too slow to keep up has missed frames),
+    /// [`PageFrame::Reconnect`], or close, the stream ends, and the page
+    /// reconnects to what is pending then.
     async fn next(&mut self) -> Option<Value> {
         loop {
             let frame = if self.closed {
@@ -432,11 +468,12 @@ impl<D: Desk> Page<D> {
                     }
                 }
             };
-            if frame.is_null() {
-                return None;
-            }
-            if self.desk.shows(&self.viewer, &frame) {
-                return Some(frame);
+            match frame {
+                PageFrame::Reconnect => return None,
+                PageFrame::Show(shown) if self.desk.shows(&self.viewer, &shown.audience) => {
+                    return Some(shown.frame);
+                }
+                PageFrame::Show(_) => {}
             }
         }
     }

@@ -20,7 +20,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde_json::Value;
 use tokio::sync::{Notify, broadcast};
 use tokio_util::sync::CancellationToken;
 
@@ -28,7 +27,7 @@ use ask_user_seam::remote::{Outcome, PendingQuestions, Unsettled};
 use ask_user_seam::{AnswerFuture, Answerer, Ask, Next};
 
 use super::{AnswererKind, ConfigProblem, KindTable, Page, Setup, Started};
-use crate::answer_page::{self, Desk, Gate, Left, cancel};
+use crate::answer_page::{self, Desk, Gate, Left, PageFrame, Shown, cancel};
 use crate::serve::{Serving, client_host, listen};
 use axum::http::request::Parts;
 use axum::response::Response;
@@ -75,7 +74,7 @@ pub struct WebAnswerer {
 struct Shared {
     gate: Gate,
     pending: PendingQuestions,
-    frames: broadcast::Sender<Value>,
+    frames: broadcast::Sender<PageFrame>,
     pages: AtomicUsize,
     page_connected: Notify,
     last_page_left: Notify,
@@ -102,7 +101,10 @@ impl WebAnswerer {
             gate: Gate::new(crate::secret::token()?, address.port()),
             // A question that leaves (answered, withdrawn) leaves every page.
             pending: PendingQuestions::new("w", move |id| {
-                let _ = withdrawn.send(cancel(id, Left::Withdrawn));
+                let _ = withdrawn.send(PageFrame::Show(Shown::to_everyone(cancel(
+                    id,
+                    Left::Withdrawn,
+                ))));
             })
             .asker(config.asker.clone()),
             frames,
@@ -223,12 +225,16 @@ impl Desk for Shared {
         self.gate.front(&parts)
     }
 
-    fn subscribe(&self) -> broadcast::Receiver<Value> {
+    fn subscribe(&self) -> broadcast::Receiver<PageFrame> {
         self.frames.subscribe()
     }
 
-    async fn pending_frames(&self) -> Vec<Value> {
-        self.pending.frames()
+    async fn pending_frames(&self) -> Vec<Shown> {
+        self.pending
+            .frames()
+            .into_iter()
+            .map(Shown::to_everyone)
+            .collect()
     }
 
     fn page_opened(self: Arc<Self>) -> Box<dyn Send + Sync> {
@@ -245,7 +251,9 @@ impl Desk for Shared {
         let left = Left::settled_by(&outcome);
         self.pending.settle_checked(event_id, outcome)?;
         // Every other page drops the card, saying how it was settled.
-        let _ = self.frames.send(cancel(event_id, left));
+        let _ = self
+            .frames
+            .send(PageFrame::Show(Shown::to_everyone(cancel(event_id, left))));
         Ok(())
     }
 }
@@ -305,7 +313,9 @@ impl Answerer for WebAnswerer {
             let Ok(mut pending) = shared.pending.open(ask) else {
                 return next.run().await;
             };
-            let _ = shared.frames.send(pending.frame().clone());
+            let _ = shared
+                .frames
+                .send(PageFrame::Show(Shown::to_everyone(pending.frame().clone())));
             let outcome = tokio::select! {
                 settled = pending.settled() => settled.and_then(Result::ok),
                 // Every page left and none came back within the grace period.

@@ -16,7 +16,7 @@ use ask_user_seam::Answer;
 use ask_user_seam::remote::{Outcome, ResultValue};
 
 use crate::access::{self, Caller, Credential, Only};
-use crate::store::{Record, Settled, Settlement, State as QuestionState};
+use crate::store::{Record, Settled, SettledBy, Settlement, State as QuestionState};
 use crate::waiters::Watch;
 use crate::{
     AskBody, AskReply, PageLink, QuestionList, QuestionView, UnreadableView, WithdrawBody,
@@ -271,7 +271,10 @@ async fn answer(
             answers: body.answers,
         },
     };
-    match inbox.settle(&id, outcome, "command", caller.person()).await {
+    match inbox
+        .settle(&id, outcome, SettledBy::Command, caller.person())
+        .await
+    {
         Ok(()) => Ok(()),
         Err(Unanswered::Unsettled(unsettled)) => Err(ApiError::Unsettled(unsettled)),
         Err(Unanswered::OutsideAudience) => Err(ApiError::NotFound(id)),
@@ -299,10 +302,11 @@ async fn withdraw(
     Body(body): Body<WithdrawBody>,
 ) -> Result<StatusCode, ApiError> {
     visible(&inbox, &caller, &id).await?;
+    let by = SettledBy::Agent(body.reason);
     let settlement = Settlement {
         state: QuestionState::Withdrawn,
         outcome: None,
-        by: body.reason.clone(),
+        by: by.clone(),
         person: None,
     };
     match inbox
@@ -313,7 +317,7 @@ async fn withdraw(
         Settled::Done => {
             inbox.left(
                 &id,
-                departure(&id, QuestionState::Withdrawn, Some(&body.reason), None),
+                departure(&id, QuestionState::Withdrawn, Some(&by), None),
             );
             Ok(StatusCode::NO_CONTENT)
         }

@@ -62,11 +62,12 @@ use ask_user_seam::{AskError, ErrorCode};
 use crate::notify::{Escalation, Notifications, Notifier};
 use crate::sessions::Sessions;
 use crate::store::{
-    NewQuestion, Person, Record, Settled, Settlement, State as QuestionState, Store, StoreError,
+    NewQuestion, Person, Record, Settled, SettledBy, Settlement, State as QuestionState, Store,
+    StoreError,
 };
 use crate::waiters::Waiters;
 use crate::{AskBody, AskReply, QuestionView};
-use ask_user_answerers::answer_page::{self, Gate};
+use ask_user_answerers::answer_page::{self, Gate, PageFrame, Shown};
 use ask_user_answerers::serve::client_host;
 
 pub use start::InboxServer;
@@ -152,7 +153,7 @@ struct Inbox {
     address: String,
     store: Arc<dyn Store>,
     /// New questions and `cancel`s, for the pages.
-    frames: broadcast::Sender<Value>,
+    frames: broadcast::Sender<PageFrame>,
     /// The agents waiting now, by question.
     waiters: Arc<Waiters>,
     notifier: Arc<Notifier>,
@@ -226,7 +227,7 @@ impl Inbox {
         // A team's pages hear of it from the database's announcement, and
         // its notifications go once from the database's outbox.
         if !reattached && !self.mode.announces() {
-            let _ = self.frames.send(frame(&record, true));
+            let _ = self.frames.send(PageFrame::Show(frame(&record, true)));
             self.notifier
                 .arrived(&record, || self.gate.ticket(&self.address).ok());
         }
@@ -245,7 +246,7 @@ impl Inbox {
         &self,
         id: &str,
         outcome: Outcome,
-        by: &str,
+        by: SettledBy,
         person: Option<Person>,
     ) -> Result<(), Unanswered> {
         let unrecorded = |error: StoreError| {
@@ -286,7 +287,7 @@ impl Inbox {
         let settlement = Settlement {
             state,
             outcome: Some(serde_json::to_value(&outcome).expect("outcomes are plain JSON")),
-            by: by.to_owned(),
+            by: by.clone(),
             person,
         };
         match self
@@ -295,7 +296,7 @@ impl Inbox {
             .await
         {
             Ok(Settled::Done) => {
-                self.left(id, departure(id, state, Some(by), name.as_deref()));
+                self.left(id, departure(id, state, Some(&by), name.as_deref()));
                 Ok(())
             }
             Ok(Settled::NotWaiting) => Err(Unsettled::NotPending.into()),
@@ -309,8 +310,9 @@ impl Inbox {
     /// team's pages hear of it from the database's announcement).
     fn left(&self, id: &str, frame: Value) {
         self.waiters.wake(id);
+        // One user's pages: its owner sees every question.
         if !self.mode.announces() {
-            let _ = self.frames.send(frame);
+            let _ = self.frames.send(PageFrame::Show(Shown::to_everyone(frame)));
         }
     }
 
@@ -330,7 +332,7 @@ impl Inbox {
             }
             None => {
                 self.waiters.wake_all();
-                let _ = self.frames.send(Value::Null);
+                let _ = self.frames.send(PageFrame::Reconnect);
             }
         }
     }
@@ -367,7 +369,7 @@ impl Inbox {
             state: record.state,
             questions: record.request.questions,
             outcome: record.outcome,
-            settled_by: record.settled_by,
+            settled_by: record.settled_by.map(|by| by.as_str().to_owned()),
             answered_by,
             settled_at: record.settled_at.map(crate::rfc3339),
         }

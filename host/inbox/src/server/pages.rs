@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::response::Response;
-use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
@@ -14,15 +13,15 @@ use tokio_util::sync::CancellationToken;
 use ask_user_seam::remote::{self, Outcome, Unsettled};
 
 use crate::access::Caller;
-use crate::store::{Record, State as QuestionState, TeamStore};
-use ask_user_answerers::answer_page::{Desk, Left, cancel, withdrawn};
+use crate::store::{Record, SettledBy, State as QuestionState, TeamStore};
+use ask_user_answerers::answer_page::{Audience, Desk, Left, PageFrame, Shown, cancel, withdrawn};
 use axum::http::request::Parts;
 
 use super::{Inbox, Mode, Unanswered};
 
 /// A question's `waterfall` frame, with what asked it, whether its agent
-/// waits for it now, and who may answer it, for the page.
-pub(super) fn frame(record: &Record, agent_waiting: bool) -> Value {
+/// waits for it now, and who may answer it, for the pages of its audience.
+pub(super) fn frame(record: &Record, agent_waiting: bool) -> Shown {
     let mut frame = remote::waterfall(&record.id, Some(&record.session), &record.request);
     frame["context"] = json!({
         "session": record.session,
@@ -32,7 +31,10 @@ pub(super) fn frame(record: &Record, agent_waiting: bool) -> Value {
         "audience": record.audience,
         "agentWaiting": agent_waiting,
     });
-    frame
+    Shown {
+        frame,
+        audience: Audience(record.audience.clone()),
+    }
 }
 
 /// How often the pages hear whose agents came and went.
@@ -65,11 +67,13 @@ pub(super) async fn presence(inbox: Arc<Inbox>) {
             if told.get(&record.id).is_some_and(|&was| was != waiting)
                 || (!told.contains_key(&record.id) && !waiting)
             {
-                let _ = inbox.frames.send(json!({
-                    "type": "presence",
-                    "eventId": record.id,
-                    "agentWaiting": waiting,
-                    "audience": record.audience,
+                let _ = inbox.frames.send(PageFrame::Show(Shown {
+                    frame: json!({
+                        "type": "presence",
+                        "eventId": record.id,
+                        "agentWaiting": waiting,
+                    }),
+                    audience: Audience(record.audience),
                 }));
             }
             now.insert(record.id, waiting);
@@ -79,19 +83,20 @@ pub(super) async fn presence(inbox: Arc<Inbox>) {
 }
 
 /// The `cancel` frame of question `id`, which left the waiting state as
-/// `state`, settled by `by` (a withdrawing agent's reason) and, in a
-/// team, by the person `person`: what the pages say of it.
+/// `state`, settled by `by` (a withdrawing agent, with its reason) and,
+/// in a team, by the person `person`: what the pages say of it.
 pub(super) fn departure(
     id: &str,
     state: QuestionState,
-    by: Option<&str>,
+    by: Option<&SettledBy>,
     person: Option<&str>,
 ) -> Value {
-    let mut frame = match state {
-        QuestionState::Withdrawn => withdrawn(id, by.unwrap_or_default()),
-        QuestionState::Expired => cancel(id, Left::Expired),
-        QuestionState::Cancelled => cancel(id, Left::Dismissed),
-        QuestionState::Answered | QuestionState::Waiting => cancel(id, Left::Answered),
+    let mut frame = match (state, by) {
+        (QuestionState::Withdrawn, Some(SettledBy::Agent(reason))) => withdrawn(id, reason),
+        (QuestionState::Withdrawn, _) => withdrawn(id, ""),
+        (QuestionState::Expired, _) => cancel(id, Left::Expired),
+        (QuestionState::Cancelled, _) => cancel(id, Left::Dismissed),
+        (QuestionState::Answered | QuestionState::Waiting, _) => cancel(id, Left::Answered),
     };
     if let Some(person) = person {
         frame["by"] = person.into();
@@ -115,25 +120,25 @@ pub(super) async fn tell_pages(
         match store.records(&ids).await {
             Ok(records) => {
                 for record in records {
-                    let _ = inbox.frames.send(match record.state {
+                    let shown = match record.state {
                         QuestionState::Waiting => frame(&record, inbox.agent_waiting(&record)),
-                        state => {
-                            let mut frame = departure(
+                        state => Shown {
+                            frame: departure(
                                 &record.id,
                                 state,
-                                record.settled_by.as_deref(),
+                                record.settled_by.as_ref(),
                                 record.answered_by.as_deref(),
-                            );
-                            frame["audience"] = record.audience.into();
-                            frame
-                        }
-                    });
+                            ),
+                            audience: Audience(record.audience),
+                        },
+                    };
+                    let _ = inbox.frames.send(PageFrame::Show(shown));
                 }
             }
             Err(error) => {
                 // What they missed, the pages read again.
                 tracing::warn!(%error, "the inbox could not read questions for its pages");
-                let _ = inbox.frames.send(Value::Null);
+                let _ = inbox.frames.send(PageFrame::Reconnect);
             }
         }
         ids.clear();
@@ -162,25 +167,19 @@ impl Desk for Inbox {
         viewer.person().map(|person| person.name)
     }
 
-    /// A person sees the questions of their audience ([`frame`] and a
-    /// team's departures carry it).
-    fn shows(&self, viewer: &Caller, frame: &Value) -> bool {
-        let Caller::Person(person) = viewer else {
-            return true;
-        };
-        let audience = frame
-            .get("audience")
-            .or_else(|| frame.pointer("/context/audience"))
-            .and_then(|audience| Vec::<String>::deserialize(audience).ok())
-            .unwrap_or_default();
-        crate::store::answerable(&audience, &person.groups)
+    /// A person sees the questions of their audience.
+    fn shows(&self, viewer: &Caller, audience: &Audience) -> bool {
+        match viewer {
+            Caller::Person(person) => crate::store::answerable(&audience.0, &person.groups),
+            Caller::Owner | Caller::Agent(_) => true,
+        }
     }
 
-    fn subscribe(&self) -> broadcast::Receiver<Value> {
+    fn subscribe(&self) -> broadcast::Receiver<PageFrame> {
         self.frames.subscribe()
     }
 
-    async fn pending_frames(&self) -> Vec<Value> {
+    async fn pending_frames(&self) -> Vec<Shown> {
         match self.store.list(false, 0).await {
             Ok(listing) => {
                 report(&listing.unreadable);
@@ -211,7 +210,7 @@ impl Desk for Inbox {
         event_id: &str,
         outcome: Outcome,
     ) -> Result<(), Unsettled> {
-        match Inbox::settle(self, event_id, outcome, "page", viewer.person()).await {
+        match Inbox::settle(self, event_id, outcome, SettledBy::Page, viewer.person()).await {
             Ok(()) => Ok(()),
             Err(Unanswered::Unsettled(unsettled)) => Err(unsettled),
             // Their page never showed it to them.

@@ -156,8 +156,8 @@ pub struct Record {
     pub state: State,
     /// The outcome frame's `outcome` (SPEC §5), once settled by a human.
     pub outcome: Option<serde_json::Value>,
-    /// Where it was settled (`page`, `command`), or why it left.
-    pub settled_by: Option<String>,
+    /// Who or what settled it.
+    pub settled_by: Option<SettledBy>,
     /// The person who answered or dismissed it, in a team's inbox.
     pub answered_by: Option<String>,
     pub settled_at: Option<Millis>,
@@ -225,10 +225,11 @@ impl Columns {
     fn record(self) -> Result<Record, Unreadable> {
         let id = self.id.clone();
         let made = (|| -> Result<Record, StoreError> {
+            let state = State::parse(&self.state)?;
             Ok(Record {
                 request: serde_json::from_str(&self.request)
                     .map_err(|e| StoreError::Corrupt(format!("a stored request: {e}")))?,
-                state: State::parse(&self.state)?,
+                state,
                 outcome: self
                     .outcome
                     .map(|text| serde_json::from_str(&text))
@@ -240,7 +241,7 @@ impl Columns {
                 cwd: self.cwd,
                 asked_at: self.asked_at,
                 agent_seen_at: self.agent_seen_at,
-                settled_by: self.settled_by,
+                settled_by: self.settled_by.map(|text| SettledBy::read(text, state)),
                 settled_at: self.settled_at,
                 delivered_at: self.delivered_at,
                 owner: self.owner,
@@ -252,6 +253,44 @@ impl Columns {
             id,
             why: error.detail(),
         })
+    }
+}
+
+/// Who or what settled a question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SettledBy {
+    /// A human, on a page.
+    Page,
+    /// A human, from the command line (`inbox answer`) or the API.
+    Command,
+    /// Its agent, which stopped waiting, and why ("answered in Claude
+    /// Code", "the call was aborted").
+    Agent(String),
+    /// The retention period: its agent was gone for too long.
+    Retention,
+}
+
+impl SettledBy {
+    /// As stored and shown: `page`, `command`, `retention`, or the agent's
+    /// reason.
+    pub fn as_str(&self) -> &str {
+        match self {
+            SettledBy::Page => "page",
+            SettledBy::Command => "command",
+            SettledBy::Agent(reason) => reason,
+            SettledBy::Retention => "retention",
+        }
+    }
+
+    /// Read back as stored for a question that left as `state`: a withdrawn
+    /// question's is its agent's reason, whatever it says.
+    fn read(text: String, state: State) -> SettledBy {
+        match (state, text.as_str()) {
+            (State::Withdrawn, _) => SettledBy::Agent(text),
+            (_, "page") => SettledBy::Page,
+            (_, "retention") => SettledBy::Retention,
+            _ => SettledBy::Command,
+        }
     }
 }
 
@@ -268,8 +307,8 @@ pub struct Settlement {
     pub state: State,
     /// The outcome frame's `outcome`, when a human settled it.
     pub outcome: Option<serde_json::Value>,
-    /// Where (`page`, `command`), or why it left.
-    pub by: String,
+    /// Who or what settles it.
+    pub by: SettledBy,
     /// The person settling it, checked against its audience in the same
     /// update; `None`: no check (one user's inbox, the agent, retention).
     pub person: Option<Person>,
@@ -425,11 +464,11 @@ pub(crate) mod tests {
         }
     }
 
-    fn answered(by: &str, person: Option<Person>) -> Settlement {
+    fn answered(by: SettledBy, person: Option<Person>) -> Settlement {
         Settlement {
             state: State::Answered,
             outcome: Some(serde_json::json!({"kind": "result", "value": {"answers": []}})),
-            by: by.into(),
+            by,
             person,
         }
     }
@@ -490,14 +529,14 @@ pub(crate) mod tests {
         let (record, again) = store.ask(asked("k", "Deploy?"), 0, 10).await.unwrap();
         assert!(!again);
         let done = store
-            .settle(record.id.clone(), answered("page", None), 20)
+            .settle(record.id.clone(), answered(SettledBy::Page, None), 20)
             .await
             .unwrap();
         assert_eq!(done, Settled::Done);
         let record = store.get(record.id).await.unwrap().expect("kept");
         assert_eq!(record.state, State::Answered);
         assert_eq!(record.request.questions[0].question, "Deploy?");
-        assert_eq!(record.settled_by.as_deref(), Some("page"));
+        assert_eq!(record.settled_by, Some(SettledBy::Page));
         assert_eq!(record.settled_at, Some(20));
         assert_eq!(record.outcome.unwrap()["kind"], "result");
     }
@@ -507,7 +546,7 @@ pub(crate) mod tests {
         let cancel = Settlement {
             state: State::Cancelled,
             outcome: None,
-            by: "page".into(),
+            by: SettledBy::Page,
             person: None,
         };
         let id = record.id.clone();
@@ -516,7 +555,7 @@ pub(crate) mod tests {
             Settled::Done
         );
         let second = store
-            .settle(id.clone(), answered("command", None), 12)
+            .settle(id.clone(), answered(SettledBy::Command, None), 12)
             .await;
         assert_eq!(second.unwrap(), Settled::NotWaiting);
         assert_eq!(
@@ -525,7 +564,7 @@ pub(crate) mod tests {
         );
         for unknown in ["q999", "nonsense"] {
             let settled = store
-                .settle(unknown.into(), answered("page", None), 12)
+                .settle(unknown.into(), answered(SettledBy::Page, None), 12)
                 .await;
             assert_eq!(settled.unwrap(), Settled::NotWaiting);
         }
@@ -547,7 +586,7 @@ pub(crate) mod tests {
         assert_ne!(theirs.id, first.id);
         // Answered while the agent was away: asking again gets it.
         store
-            .settle(first.id.clone(), answered("command", None), 30)
+            .settle(first.id.clone(), answered(SettledBy::Command, None), 30)
             .await
             .unwrap();
         let (answered, reattached) = store.ask(asked("r", "Deploy?"), 0, 40).await.unwrap();
@@ -568,20 +607,20 @@ pub(crate) mod tests {
         ops.audience = vec!["ops".into()];
         let (record, _) = store.ask(ops, 0, 10).await.unwrap();
         assert_eq!(record.owner.as_deref(), Some("ci-runner"));
-        let outsider = answered("command", Some(person("bob", &["dev"])));
+        let outsider = answered(SettledBy::Command, Some(person("bob", &["dev"])));
         let settled = store.settle(record.id.clone(), outsider, 11).await.unwrap();
         assert_eq!(settled, Settled::OutsideAudience);
         let still = store.get(record.id.clone()).await.unwrap().unwrap();
         assert_eq!(still.state, State::Waiting);
         assert_eq!(still.audience, ["ops"]);
-        let insider = answered("command", Some(person("alice", &["dev", "ops"])));
+        let insider = answered(SettledBy::Command, Some(person("alice", &["dev", "ops"])));
         let settled = store.settle(record.id.clone(), insider, 12).await.unwrap();
         assert_eq!(settled, Settled::Done);
         let done = store.get(record.id).await.unwrap().unwrap();
         assert_eq!(done.answered_by.as_deref(), Some("alice"));
         // No audience: anyone in the team.
         let (open, _) = store.ask(asked("a", "Anyone?"), 0, 13).await.unwrap();
-        let anyone = answered("command", Some(person("carol", &[])));
+        let anyone = answered(SettledBy::Command, Some(person("carol", &[])));
         assert_eq!(
             store.settle(open.id, anyone, 14).await.unwrap(),
             Settled::Done
@@ -626,6 +665,6 @@ pub(crate) mod tests {
         let all = store.list(true, 1000).await.unwrap().records;
         let old = all.iter().find(|r| r.id == old.id).unwrap();
         assert_eq!(old.state, State::Expired);
-        assert_eq!(old.settled_by.as_deref(), Some("retention"));
+        assert_eq!(old.settled_by, Some(SettledBy::Retention));
     }
 }

@@ -341,7 +341,7 @@ impl Db {
                 id,
                 settlement.state.as_str(),
                 outcome,
-                settlement.by,
+                settlement.by.as_str(),
                 now,
                 settlement.person.map(|p| p.name),
             ],

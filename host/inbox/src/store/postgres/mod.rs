@@ -180,7 +180,7 @@ impl PgStore {
         .bind(id)
         .bind(settlement.state.as_str())
         .bind(settlement.outcome.map(|value| value.to_string()))
-        .bind(&settlement.by)
+        .bind(settlement.by.as_str())
         .bind(now)
         .bind(settlement.person.map(|Person { name, .. }| name))
         .bind(&groups)
@@ -375,7 +375,7 @@ fn record(row: &PgRow) -> Result<Record, Unreadable> {
 pub(crate) mod tests {
     use super::schema::{MIGRATIONS, SCHEMA_VERSION};
     use super::*;
-    use crate::store::State;
+    use crate::store::{SettledBy, State};
     use crate::store::team::{SESSION_LIFETIME, SignIns, TOKEN_PREFIX, Tokens};
     use crate::store::tests::asked;
     use sqlx::Executor;
@@ -414,7 +414,7 @@ pub(crate) mod tests {
                 let settlement = Settlement {
                     state: State::Answered,
                     outcome: Some(serde_json::json!({"n": n})),
-                    by: "command".into(),
+                    by: SettledBy::Command,
                     person: Some(Person {
                         name: format!("p{n}"),
                         groups: Vec::new(),
