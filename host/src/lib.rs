@@ -15,6 +15,9 @@
 //!   terminal or MCP crate in it: what an embedder adds.
 //! - [`answerers`] (crate `ask-user-answerers`): terminal, script, bridge
 //!   and web, and the registry of kinds a [`Config`] file names.
+//! - [`answer_page`] and [`serve`] (crate `ask-user-web`): the page where a
+//!   human answers and how pages and services are served, which the web
+//!   answerer, the inbox and MCP share.
 //! - [`inbox`] (crate `ask-user-inbox`): the service that keeps every
 //!   agent's questions on disk and answers them from one page, and its
 //!   client and answerer kind.
@@ -56,7 +59,8 @@ pub mod front_end;
 pub mod hook;
 pub mod host;
 
-pub use ask_user_answerers::{self as answerers, secret::id as new_id, serve, text};
+pub use ask_user_answerers as answerers;
+pub use ask_user_web::{answer_page, serve};
 pub use ask_user_inbox as inbox;
 pub use ask_user_mcp as mcp;
 pub use ask_user_runtime::{
@@ -67,7 +71,7 @@ pub use ask_user_seam::{
     self as seam, AgentHandle, AgentRegistry, Answer, AnswerError, AnswerFuture, Answerer,
     AnswererHandle, Ask, AskError, AskRequest, Delegated, ErrorCode, Intent, Next, Placement,
     Question, QuestionOption, Race, Scope, TransportedError, UserQuestions, Waterfall, agents,
-    audit, error, files, question, remote, scope, waterfall,
+    audit, error, files, question, remote, scope, secret::id as new_id, text, waterfall,
 };
 pub use cache::CodeCache;
 pub use cli_error::CliError;

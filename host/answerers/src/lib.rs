@@ -8,26 +8,20 @@
 //! - [`bridge`]: a child process spoken to in JSON lines (any language);
 //! - [`terminal`] (feature `terminal`): an interactive prompt on the
 //!   controlling terminal;
-//! - [`web`] (feature `web`): a page on 127.0.0.1, with its shared parts
-//!   ([`answer_page`], [`serve`]) that the inbox serves too.
+//! - [`web`] (feature `web`): a page on 127.0.0.1, served with the parts
+//!   the inbox serves too ([`ask_user_web`]).
 //!
 //! A kind is one file: its answerer, its own config table and its start-up
 //! (an [`AnswererKind`]), and one line in [`Kinds::builtin`]; a kind of
 //! another crate is [`Kinds::register`]ed by whoever reads the configuration.
-//! Untrusted text shown to a human goes through [`text`]; identities and
-//! page tokens come from [`secret`].
+//! Untrusted text shown to a human goes through [`ask_user_seam::text`];
+//! identities and page tokens come from [`ask_user_seam::secret`].
 
-#[cfg(feature = "web")]
-pub mod answer_page;
 pub mod bridge;
 mod kind;
 pub mod script;
-pub mod secret;
-#[cfg(feature = "web")]
-pub mod serve;
 #[cfg(feature = "terminal")]
 pub mod terminal;
-pub mod text;
 #[cfg(feature = "web")]
 pub mod web;
 

@@ -27,7 +27,7 @@ const BATCH: i64 = 16;
 
 /// Sends the team's due notices until `closing`.
 pub async fn dispatch(store: Arc<dyn Outbox>, notifier: Arc<Notifier>, closing: CancellationToken) {
-    let me = match ask_user_answerers::secret::id("server-") {
+    let me = match ask_user_seam::secret::id("server-") {
         Ok(id) => id,
         Err(error) => {
             tracing::warn!(%error, "the inbox cannot name itself; it sends no notifications");

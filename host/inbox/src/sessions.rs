@@ -24,7 +24,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde::Deserialize;
 
-use ask_user_answerers::answer_page;
+use ask_user_web::answer_page;
 
 use crate::store::Person;
 use crate::store::team::{SESSION_LIFETIME, SignIns};

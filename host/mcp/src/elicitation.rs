@@ -234,7 +234,7 @@ async fn on_page(
         meta: None,
         message: format!("{}\n\nAnswer on this page: {url}", form.message()),
         url: url.to_owned(),
-        elicitation_id: ask_user_answerers::secret::token().map_err(AnswerError::other)?,
+        elicitation_id: ask_user_seam::secret::token().map_err(AnswerError::other)?,
     };
     let request = ServerRequest::ElicitRequest(ElicitRequest::new(offer));
     let Ok(handle) = peer

@@ -19,7 +19,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use crate::McpServer;
-use ask_user_answerers::serve::{Serving, client_host};
+use ask_user_web::serve::{Serving, client_host};
 
 /// The MCP server on HTTP, until stopped.
 pub struct McpHttp {
@@ -40,11 +40,11 @@ impl McpHttp {
         bind: SocketAddr,
         token: Option<String>,
     ) -> std::io::Result<Self> {
-        let listener = ask_user_answerers::serve::listen("ask-user mcp", bind).await?;
+        let listener = ask_user_web::serve::listen("ask-user mcp", bind).await?;
         let address = listener.local_addr()?;
         let (server, token) = match token {
             Some(token) => (server.keyed_by(token.as_bytes())?, token),
-            None => (server, ask_user_answerers::secret::token()?),
+            None => (server, ask_user_seam::secret::token()?),
         };
         let stop = CancellationToken::new();
         let mut config = StreamableHttpServerConfig::default();
@@ -130,7 +130,7 @@ async fn bearer(State(token): State<Arc<String>>, request: Request, next: Next) 
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.strip_prefix("Bearer "));
     if given
-        .is_some_and(|given| ask_user_answerers::secret::same(given.as_bytes(), token.as_bytes()))
+        .is_some_and(|given| ask_user_seam::secret::same(given.as_bytes(), token.as_bytes()))
     {
         return next.run(request).await;
     }

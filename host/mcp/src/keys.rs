@@ -32,7 +32,7 @@ pub(crate) struct Keys {
 impl Keys {
     /// Keys of a random secret of this process.
     pub fn random() -> std::io::Result<Self> {
-        Ok(Self::from(&ask_user_answerers::secret::random::<32>()?[..]))
+        Ok(Self::from(&ask_user_seam::secret::random::<32>()?[..]))
     }
 
     /// The seal of `requestState`.
@@ -96,7 +96,7 @@ impl CallIds {
                 in_use: Some(self.in_use.clone()),
             },
             false => CallId {
-                id: ask_user_answerers::secret::id(PREFIX)?,
+                id: ask_user_seam::secret::id(PREFIX)?,
                 in_use: None,
             },
         })

@@ -6,7 +6,7 @@ use tui_input::Input;
 use unicode_width::UnicodeWidthStr;
 
 use super::prompt::{Prompt, SKIP, Screen, TYPE_OWN};
-use crate::text::clean;
+use ask_user_seam::text::clean;
 
 /// The current screen in three parts, each line already wrapped to the
 /// width. When they do not all fit the height ([`Painter::fit`]), the keys

@@ -1,6 +1,6 @@
 //! The web answerer: a page served on loopback where the human answers.
 //!
-//! The page and its security are [`crate::answer_page`]'s: the page shows
+//! The page and its security are [`ask_user_web::answer_page`]'s: the page shows
 //! the questions this answerer has open, and posts answers back to it.
 //!
 //! It claims a request when at least one page is connected. With none, it
@@ -10,7 +10,7 @@
 //! (a reload, or a phone that reconnects, keeps it).
 //!
 //! Bodies are limited to [`MAX_BODY_BYTES`]; connections are bounded in
-//! number and time ([`crate::serve`]). It binds loopback unless told
+//! number and time ([`ask_user_web::serve`]). It binds loopback unless told
 //! otherwise.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -27,16 +27,16 @@ use ask_user_seam::remote::{Outcome, PendingQuestions, Unsettled};
 use ask_user_seam::{AnswerFuture, Answerer, Ask, Next};
 
 use super::{AnswererKind, ConfigProblem, KindTable, Page, Setup, Started};
-use crate::answer_page::{self, Desk, Gate, Left, PageFrame, Shown, cancel};
-use crate::serve::{Serving, client_host, listen};
+use ask_user_web::answer_page::{self, Desk, Gate, Left, PageFrame, Shown, cancel};
+use ask_user_web::serve::{Serving, client_host, listen};
 use axum::http::request::Parts;
 use axum::response::Response;
 
 /// The largest answer body accepted, in bytes: the largest answer set the
 /// tool takes, and its frame.
-pub use crate::answer_page::MAX_BODY_BYTES;
+pub use ask_user_web::answer_page::MAX_BODY_BYTES;
 
-pub use crate::answer_page::FRAME_BACKLOG;
+pub use ask_user_web::answer_page::FRAME_BACKLOG;
 
 /// Where and how the web answerer serves.
 #[derive(Debug, Clone)]
@@ -98,7 +98,7 @@ impl WebAnswerer {
         let frames = broadcast::channel(FRAME_BACKLOG).0;
         let withdrawn = frames.clone();
         let shared = Arc::new(Shared {
-            gate: Gate::new(crate::secret::token()?, address.port()),
+            gate: Gate::new(ask_user_seam::secret::token()?, address.port()),
             // A question that leaves (answered, withdrawn) leaves every page.
             pending: PendingQuestions::new("w", move |id| {
                 let _ = withdrawn.send(PageFrame::Show(Shown::to_everyone(cancel(

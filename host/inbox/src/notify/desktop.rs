@@ -43,7 +43,7 @@ impl Channel for DesktopChannel {
     ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send>> {
         Box::pin(async move {
             let link = note.link.clone().unwrap_or_else(|| note.address.clone());
-            let body = format!("{}\n{link}", ask_user_answerers::text::markup(&note.text));
+            let body = format!("{}\n{link}", ask_user_seam::text::markup(&note.text));
             notify_rust::Notification::new()
                 .appname("ask-user")
                 .summary("An agent is waiting for your answer")

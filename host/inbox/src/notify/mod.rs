@@ -11,7 +11,7 @@
 //! once, so a notification history keeps nothing of worth); the others get
 //! the address alone (they pass through other people's servers): open the
 //! page with `ask-user inbox page`. The model's words are text in every
-//! channel ([`ask_user_answerers::text`]): each channel escapes [`Note::text`] for where
+//! channel ([`ask_user_seam::text`]): each channel escapes [`Note::text`] for where
 //! it goes.
 
 use std::fmt::Debug;

@@ -44,7 +44,7 @@ impl Channel for NtfyChannel {
             .header("Tags", "question")
             .body(format!(
                 "{}\n{}",
-                ask_user_answerers::text::clean(&note.text, true),
+                ask_user_seam::text::clean(&note.text, true),
                 note.address
             ));
         Box::pin(super::sent(request))

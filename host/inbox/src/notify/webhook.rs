@@ -44,7 +44,7 @@ impl Channel for WebhookChannel {
         let body = json!({
             "text": format!(
                 "An agent is waiting for your answer: {}\n{}",
-                ask_user_answerers::text::slack(&note.text),
+                ask_user_seam::text::slack(&note.text),
                 note.address
             ),
             "id": record.id,

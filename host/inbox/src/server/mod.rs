@@ -5,7 +5,7 @@
 //!
 //! - one user's: the answer page of every session (`/`, `/events`, `/answer`), on
 //!   loopback unless told otherwise, with the token every request needs (the
-//!   same checks as the web answerer's page, [`ask_user_answerers::answer_page`]): each
+//!   same checks as the web answerer's page, [`ask_user_web::answer_page`]): each
 //!   card says which session, agent and folder asked, and when. The token is
 //!   new at every start, and reaches a browser through a one-time link
 //!   (`ask-user inbox page`, a desktop notification), never through a file;
@@ -67,8 +67,8 @@ use crate::store::{
 };
 use crate::waiters::Waiters;
 use crate::{AskBody, AskReply, QuestionView};
-use ask_user_answerers::answer_page::{self, Gate, PageFrame, Shown};
-use ask_user_answerers::serve::client_host;
+use ask_user_web::answer_page::{self, Gate, PageFrame, Shown};
+use ask_user_web::serve::client_host;
 
 pub use start::InboxServer;
 
@@ -194,7 +194,7 @@ impl Inbox {
         // New at every start, and kept nowhere: a browser or a copy that
         // had the last one (and a port someone else took over since) gets
         // nothing from it.
-        let token = ask_user_answerers::secret::token()?;
+        let token = ask_user_seam::secret::token()?;
         Ok(Arc::new(Inbox {
             gate: Gate::new(token, bound.port()),
             notifier: Arc::new(Notifier::new(

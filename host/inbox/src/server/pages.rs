@@ -14,7 +14,7 @@ use ask_user_seam::remote::{self, Outcome, Unsettled};
 
 use crate::access::Caller;
 use crate::store::{Record, SettledBy, State as QuestionState, TeamStore};
-use ask_user_answerers::answer_page::{Audience, Desk, Left, PageFrame, Shown, cancel, withdrawn};
+use ask_user_web::answer_page::{Audience, Desk, Left, PageFrame, Shown, cancel, withdrawn};
 use axum::http::request::Parts;
 
 use super::{Inbox, Mode, Unanswered};

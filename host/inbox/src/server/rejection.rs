@@ -14,7 +14,7 @@ use ask_user_seam::remote::Unsettled;
 
 use crate::access;
 use crate::store::StoreError;
-use ask_user_answerers::answer_page;
+use ask_user_web::answer_page;
 
 /// Why an API request failed.
 pub(super) enum ApiError {

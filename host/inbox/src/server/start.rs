@@ -12,8 +12,8 @@ use crate::access::{self, Caller};
 use crate::sessions::Sessions;
 use crate::store::{Opened, SqliteStore, Store, TeamStore};
 use crate::{DATABASE_FILE, SOCKET_FILE};
-use ask_user_answerers::answer_page;
-use ask_user_answerers::serve::{PrivateSocket, Serving, listen};
+use ask_user_web::answer_page;
+use ask_user_web::serve::{PrivateSocket, Serving, listen};
 
 use super::api::api;
 use super::pages::{presence, tell_pages};

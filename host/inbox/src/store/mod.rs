@@ -60,7 +60,7 @@ pub async fn open(url: &str) -> Result<Opened, StoreError> {
         Some((_, open)) => open(url).await,
         None => Err(StoreError::Unavailable(format!(
             "no store engine for {:?} URLs: the engines are {}",
-            ask_user_answerers::text::clean(scheme, false),
+            ask_user_seam::text::clean(scheme, false),
             ENGINES
                 .iter()
                 .map(|(name, _)| *name)
@@ -441,7 +441,7 @@ fn fingerprint(request: &AskRequest) -> Result<String, StoreError> {
 /// another (an agent that comes back after the database was reset finds no
 /// one else's question under its id).
 fn new_id() -> Result<String, StoreError> {
-    ask_user_answerers::secret::id("q").map_err(StoreError::backend)
+    ask_user_seam::secret::id("q").map_err(StoreError::backend)
 }
 
 #[cfg(test)]

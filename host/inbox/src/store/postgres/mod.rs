@@ -387,7 +387,7 @@ pub(crate) mod tests {
             "ASK_USER_TEST_POSTGRES names no PostgreSQL: run the tests with scripts/test, \
              which starts a throwaway cluster",
         );
-        let name = format!("t_{}", ask_user_answerers::secret::id("").unwrap());
+        let name = format!("t_{}", ask_user_seam::secret::id("").unwrap());
         let mut connection: sqlx::PgConnection = sqlx::Connection::connect(&admin).await.unwrap();
         connection
             .execute(format!("CREATE DATABASE {name}").as_str())

@@ -32,7 +32,7 @@ impl Tokens for PgStore {
         Box::pin(async move {
             let token = format!(
                 "{TOKEN_PREFIX}{}",
-                ask_user_answerers::secret::token().map_err(StoreError::backend)?
+                ask_user_seam::secret::token().map_err(StoreError::backend)?
             );
             let made = sqlx::query(
                 "INSERT INTO tokens (name, role, groups, hash, created_at) VALUES ($1, $2, $3, $4, $5) \
@@ -123,7 +123,7 @@ impl SignIns for PgStore {
                 .bind(now)
                 .execute(&self.pool)
                 .await?;
-            let session = ask_user_answerers::secret::token().map_err(StoreError::backend)?;
+            let session = ask_user_seam::secret::token().map_err(StoreError::backend)?;
             sqlx::query(
                 "INSERT INTO sessions (digest, token_name, created_at, expires_at) \
                  VALUES ($1, $2, $3, $4)",

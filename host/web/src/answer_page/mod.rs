@@ -184,7 +184,7 @@ impl Gate {
     /// opened once within [`TICKET_LIFETIME`], it lets that browser in, and
     /// is worth nothing after.
     pub fn ticket(&self, address: &str) -> std::io::Result<String> {
-        let ticket = crate::secret::token()?;
+        let ticket = ask_user_seam::secret::token()?;
         let mut tickets = self.tickets();
         tickets.retain(|_, made| made.elapsed() < TICKET_LIFETIME);
         if tickets.len() >= MAX_TICKETS
@@ -204,7 +204,7 @@ impl Gate {
         let mut tickets = self.tickets();
         let found = tickets
             .keys()
-            .find(|t| crate::secret::same(t.as_bytes(), ticket.as_bytes()))
+            .find(|t| ask_user_seam::secret::same(t.as_bytes(), ticket.as_bytes()))
             .cloned();
         found
             .and_then(|t| tickets.remove(&t))
@@ -256,7 +256,7 @@ impl Gate {
 
     fn check(&self, headers: &HeaderMap, token: Option<&str>) -> Result<(), StatusCode> {
         self.check_origin(headers)?;
-        if crate::secret::same(token.unwrap_or_default().as_bytes(), self.token.as_bytes()) {
+        if ask_user_seam::secret::same(token.unwrap_or_default().as_bytes(), self.token.as_bytes()) {
             Ok(())
         } else {
             Err(StatusCode::UNAUTHORIZED)
@@ -373,7 +373,7 @@ pub fn page_html() -> Response {
 /// its headers: a fresh nonce for its style and script, no framing, no
 /// referrer.
 pub fn html(page: &str) -> Response {
-    let Ok(nonce) = crate::secret::token() else {
+    let Ok(nonce) = ask_user_seam::secret::token() else {
         return StatusCode::SERVICE_UNAVAILABLE.into_response();
     };
     let policy = format!(
@@ -401,7 +401,7 @@ async fn events<D: Desk>(
 ) -> Response {
     // Subscribe before reading what is pending, so nothing falls between.
     let live = desk.subscribe();
-    let client = format!("page-{}", crate::secret::token().unwrap_or_default());
+    let client = format!("page-{}", ask_user_seam::secret::token().unwrap_or_default());
     let mut ready = remote::ready(&client);
     if let Some(name) = desk.signed_in(&viewer) {
         ready["signedIn"] = name.into();
