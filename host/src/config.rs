@@ -80,11 +80,11 @@ use serde::Deserialize;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use crate::agents::{DEFAULT_MAX_DELEGATED_ASKS, Delegated};
+use crate::agents::{Delegated, PolicySettings};
 use crate::answerers::{ConfigProblem, KindTable, Kinds, Setup};
 use crate::inbox::settings::{InboxSettings, RawInbox};
 use crate::mcp::McpSettings;
-use crate::runtime::RuntimeConfig;
+use crate::runtime::{RuntimeConfig, SandboxSettings};
 use crate::waterfall::Placement;
 
 /// A configuration file that cannot be used; says where and why.
@@ -147,51 +147,10 @@ struct RawConfig {
     /// [`answerers`].
     #[serde(default, rename = "answerer")]
     _answerer: Vec<toml::Table>,
-    sandbox: Option<toml::Spanned<RawSandbox>>,
+    sandbox: Option<toml::Spanned<SandboxSettings>>,
     inbox: Option<RawInbox>,
     mcp: Option<McpSettings>,
-    policy: Option<Spanned<RawPolicy>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawPolicy {
-    delegated: Option<DelegatedWord>,
-    max_delegated_asks: Option<u32>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "lowercase")]
-enum DelegatedWord {
-    Refuse,
-    Relay,
-}
-
-impl RawPolicy {
-    fn delegated(self) -> Result<Delegated, String> {
-        match (self.delegated, self.max_delegated_asks) {
-            (None | Some(DelegatedWord::Refuse), None) => Ok(Delegated::Refuse),
-            (None | Some(DelegatedWord::Refuse), Some(_)) => Err(
-                "max_delegated_asks counts relayed asks: it needs delegated = \"relay\"".to_owned(),
-            ),
-            (Some(DelegatedWord::Relay), max_asks) => Ok(Delegated::Relay {
-                max_asks: max_asks.unwrap_or(DEFAULT_MAX_DELEGATED_ASKS),
-            }),
-        }
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSandbox {
-    cpu_deadline: Option<String>,
-    memory_cap: Option<usize>,
-    max_arguments_bytes: Option<usize>,
-    max_asks_per_call: Option<u32>,
-    max_request_bytes: Option<usize>,
-    max_output_bytes: Option<usize>,
-    max_concurrent_calls: Option<u32>,
-    max_waiting_calls: Option<u32>,
+    policy: Option<Spanned<PolicySettings>>,
 }
 
 /// The answerer kinds a config file may name: those of [`crate::answerers`]
@@ -372,67 +331,10 @@ fn answerer(
     })
 }
 
-impl RawSandbox {
-    /// The default limits with these set; each must be above zero.
-    fn apply(self) -> Result<RuntimeConfig, String> {
-        fn set<T: Default + PartialEq>(
-            name: &str,
-            value: Option<T>,
-            limit: &mut T,
-        ) -> Result<(), String> {
-            match value {
-                Some(value) if value == T::default() => {
-                    Err(format!("sandbox `{name}` must be above zero"))
-                }
-                Some(value) => {
-                    *limit = value;
-                    Ok(())
-                }
-                None => Ok(()),
-            }
-        }
-        let mut config = RuntimeConfig::default();
-        let deadline = self.cpu_deadline.as_deref().map(duration).transpose()?;
-        set("cpu_deadline", deadline, &mut config.cpu_deadline)?;
-        set("memory_cap", self.memory_cap, &mut config.memory_cap)?;
-        set(
-            "max_arguments_bytes",
-            self.max_arguments_bytes,
-            &mut config.max_arguments_bytes,
-        )?;
-        set(
-            "max_asks_per_call",
-            self.max_asks_per_call,
-            &mut config.max_asks_per_call,
-        )?;
-        set(
-            "max_request_bytes",
-            self.max_request_bytes,
-            &mut config.max_request_bytes,
-        )?;
-        set(
-            "max_output_bytes",
-            self.max_output_bytes,
-            &mut config.max_output_bytes,
-        )?;
-        set(
-            "max_concurrent_calls",
-            self.max_concurrent_calls,
-            &mut config.max_concurrent_calls,
-        )?;
-        set(
-            "max_waiting_calls",
-            self.max_waiting_calls,
-            &mut config.max_waiting_calls,
-        )?;
-        Ok(config)
-    }
-}
-
 /// The largest config file read, in bytes.
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
-pub use crate::answerers::{MAX_DURATION, duration};
+pub use crate::seam::config::{MAX_DURATION, duration};
 
 /// The line (from 1) of byte `offset` in `text`; an offset past the end, or
 /// inside a character, counts the lines before it.
@@ -575,24 +477,6 @@ mod tests {
     }
 
     #[test]
-    fn a_duration_is_humane_or_plain_seconds() {
-        assert_eq!(duration("15m"), Ok(Duration::from_secs(900)));
-        assert_eq!(duration("1h 30m"), Ok(Duration::from_secs(5400)));
-        assert_eq!(duration("90"), Ok(Duration::from_secs(90)));
-        assert_eq!(duration("0.5"), Ok(Duration::from_millis(500)));
-        for zero in ["0", "0s", "0.0"] {
-            assert_eq!(duration(zero), Ok(Duration::ZERO), "{zero}");
-        }
-        for bad in ["-3", "NaN", "inf", "soon", ""] {
-            assert!(
-                duration(bad).unwrap_err().contains("not a duration"),
-                "{bad}"
-            );
-        }
-        assert!(duration("1e300").unwrap_err().contains("30 days"));
-    }
-
-    #[test]
     fn the_sandbox_table_sets_each_limit_and_keeps_the_rest() {
         let config = parse("[sandbox]\ncpu_deadline = \"250ms\"\nmax_asks_per_call = 3").unwrap();
         assert_eq!(config.sandbox.cpu_deadline, Duration::from_millis(250));
@@ -712,7 +596,7 @@ mod tests {
         assert_eq!(
             parse("[policy]\ndelegated = \"relay\"").unwrap().delegated,
             Delegated::Relay {
-                max_asks: DEFAULT_MAX_DELEGATED_ASKS
+                max_asks: crate::agents::DEFAULT_MAX_DELEGATED_ASKS
             }
         );
         assert_eq!(

@@ -60,12 +60,12 @@ pub mod hook;
 pub mod host;
 
 pub use ask_user_answerers as answerers;
-pub use ask_user_web::{answer_page, serve};
 pub use ask_user_inbox as inbox;
 pub use ask_user_mcp as mcp;
 pub use ask_user_runtime::{
     COMPONENT, cache, contract, engine, runtime, sandbox, tool_result, wasmtime,
 };
+pub use ask_user_web::{answer_page, serve};
 
 pub use ask_user_seam::{
     self as seam, AgentHandle, AgentRegistry, Answer, AnswerError, AnswerFuture, Answerer,

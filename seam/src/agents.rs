@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::ErrorCode;
@@ -312,5 +313,35 @@ impl Inner {
         self.live
             .get_mut(handle.id())
             .filter(|entry| entry.generation == handle.generation)
+    }
+}
+
+/// The `[policy]` table of the config file: who may ask the human.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicySettings {
+    delegated: Option<DelegatedWord>,
+    max_delegated_asks: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum DelegatedWord {
+    Refuse,
+    Relay,
+}
+
+impl PolicySettings {
+    /// What a delegated sub-agent's ask gets.
+    pub fn delegated(self) -> Result<Delegated, String> {
+        match (self.delegated, self.max_delegated_asks) {
+            (None | Some(DelegatedWord::Refuse), None) => Ok(Delegated::Refuse),
+            (None | Some(DelegatedWord::Refuse), Some(_)) => Err(
+                "max_delegated_asks counts relayed asks: it needs delegated = \"relay\"".to_owned(),
+            ),
+            (Some(DelegatedWord::Relay), max_asks) => Ok(Delegated::Relay {
+                max_asks: max_asks.unwrap_or(DEFAULT_MAX_DELEGATED_ASKS),
+            }),
+        }
     }
 }

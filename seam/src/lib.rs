@@ -18,6 +18,7 @@
 pub mod agents;
 pub mod audit;
 pub mod call;
+pub mod config;
 pub mod error;
 pub mod files;
 mod floor;

@@ -6,7 +6,6 @@ use std::ops::Range;
 use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
 use ask_user_seam::Answerer;
 use serde::de::DeserializeOwned;
@@ -157,36 +156,6 @@ impl<'a> KindTable<'a> {
             span: e.span(),
         })
     }
-}
-
-/// The longest duration a config may give (a timeout, a grace period, a CPU
-/// deadline): 30 days. Longer ones are refused rather than overflow a clock.
-pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 60 * 60);
-
-/// Reads a duration, the one syntax of the config file and the command:
-/// `"30s"`, `"5m"`, `"1h 30m"`, or a plain number of seconds (`"90"`,
-/// `"0.5"`); at most [`MAX_DURATION`]. Zero is a duration (a grace period
-/// of `"0s"` passes on at once); a caller that needs more says so.
-pub fn duration(text: &str) -> Result<Duration, String> {
-    let not_one = |e: &dyn std::fmt::Display| {
-        format!("{text:?} is not a duration such as \"30s\", \"5m\" or 90 (seconds) ({e})")
-    };
-    let duration = match text.trim().parse::<f64>() {
-        Ok(seconds) => Duration::try_from_secs_f64(seconds).map_err(|e| {
-            if seconds.is_finite() && seconds > 0.0 {
-                format!("{text:?} is longer than the longest duration allowed, 30 days")
-            } else {
-                not_one(&e)
-            }
-        })?,
-        Err(_) => humantime::parse_duration(text).map_err(|e| not_one(&e))?,
-    };
-    if duration > MAX_DURATION {
-        return Err(format!(
-            "{text:?} is longer than the longest duration allowed, 30 days"
-        ));
-    }
-    Ok(duration)
 }
 
 /// What is wrong in a config file, and where when it is known (byte

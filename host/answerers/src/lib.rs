@@ -25,7 +25,4 @@ pub mod terminal;
 #[cfg(feature = "web")]
 pub mod web;
 
-pub use kind::{
-    AnswererKind, ConfigProblem, KindTable, Kinds, MAX_DURATION, Page, Setup, Started, duration,
-    race, ready,
-};
+pub use kind::{AnswererKind, ConfigProblem, KindTable, Kinds, Page, Setup, Started, race, ready};

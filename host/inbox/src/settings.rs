@@ -50,7 +50,7 @@ impl InboxSettings {
         Ok(InboxSettings {
             retention: raw
                 .retention
-                .map(|t| ask_user_answerers::duration(t.as_ref()).map_err(|e| (t.span(), e)))
+                .map(|t| ask_user_seam::config::duration(t.as_ref()).map_err(|e| (t.span(), e)))
                 .transpose()?,
             bind: raw.bind,
             port: raw.port,
@@ -86,7 +86,7 @@ fn escalation(table: toml::Spanned<toml::Table>) -> Result<Escalation, (Range<us
     let mut channels = table.into_inner();
     let after = match channels.remove("after") {
         Some(toml::Value::String(after)) => {
-            ask_user_answerers::duration(&after).map_err(|e| (span.clone(), e))?
+            ask_user_seam::config::duration(&after).map_err(|e| (span.clone(), e))?
         }
         _ => {
             return Err((

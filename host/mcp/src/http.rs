@@ -129,9 +129,7 @@ async fn bearer(State(token): State<Arc<String>>, request: Request, next: Next) 
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.strip_prefix("Bearer "));
-    if given
-        .is_some_and(|given| ask_user_seam::secret::same(given.as_bytes(), token.as_bytes()))
-    {
+    if given.is_some_and(|given| ask_user_seam::secret::same(given.as_bytes(), token.as_bytes())) {
         return next.run(request).await;
     }
     (

@@ -48,7 +48,7 @@ pub mod tool_result;
 pub use ask_user_contract as contract;
 pub use cache::CodeCache;
 pub use engine::{Engine, EngineConfig};
-pub use runtime::{RuntimeConfig, ToolDefinition, ToolRuntime};
+pub use runtime::{RuntimeConfig, SandboxSettings, ToolDefinition, ToolRuntime};
 pub use tool_result::ToolResult;
 /// The wasmtime this runtime is built on (its `Error` is the load error type).
 pub use wasmtime;

@@ -1,6 +1,7 @@
 //! Running the tool component: compiled once on an [`Engine`] and
 //! pre-instantiated, one store per call, with a CPU deadline and a memory cap.
 
+use serde::Deserialize;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -411,6 +412,82 @@ fn sandbox_failure(error: &wasmtime::Error) -> ToolResult {
             "{message}. This is a fault of the tool, not of your call; do not retry it unchanged"
         ),
     )
+}
+
+/// The `[sandbox]` table of the config file: the limits on the component,
+/// each above zero, the others at their defaults.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSettings {
+    cpu_deadline: Option<String>,
+    memory_cap: Option<usize>,
+    max_arguments_bytes: Option<usize>,
+    max_asks_per_call: Option<u32>,
+    max_request_bytes: Option<usize>,
+    max_output_bytes: Option<usize>,
+    max_concurrent_calls: Option<u32>,
+    max_waiting_calls: Option<u32>,
+}
+
+impl SandboxSettings {
+    /// The default limits with these set; each must be above zero.
+    pub fn apply(self) -> Result<RuntimeConfig, String> {
+        fn set<T: Default + PartialEq>(
+            name: &str,
+            value: Option<T>,
+            limit: &mut T,
+        ) -> Result<(), String> {
+            match value {
+                Some(value) if value == T::default() => {
+                    Err(format!("sandbox `{name}` must be above zero"))
+                }
+                Some(value) => {
+                    *limit = value;
+                    Ok(())
+                }
+                None => Ok(()),
+            }
+        }
+        let mut config = RuntimeConfig::default();
+        let deadline = self
+            .cpu_deadline
+            .as_deref()
+            .map(ask_user_seam::config::duration)
+            .transpose()?;
+        set("cpu_deadline", deadline, &mut config.cpu_deadline)?;
+        set("memory_cap", self.memory_cap, &mut config.memory_cap)?;
+        set(
+            "max_arguments_bytes",
+            self.max_arguments_bytes,
+            &mut config.max_arguments_bytes,
+        )?;
+        set(
+            "max_asks_per_call",
+            self.max_asks_per_call,
+            &mut config.max_asks_per_call,
+        )?;
+        set(
+            "max_request_bytes",
+            self.max_request_bytes,
+            &mut config.max_request_bytes,
+        )?;
+        set(
+            "max_output_bytes",
+            self.max_output_bytes,
+            &mut config.max_output_bytes,
+        )?;
+        set(
+            "max_concurrent_calls",
+            self.max_concurrent_calls,
+            &mut config.max_concurrent_calls,
+        )?;
+        set(
+            "max_waiting_calls",
+            self.max_waiting_calls,
+            &mut config.max_waiting_calls,
+        )?;
+        Ok(config)
+    }
 }
 
 #[cfg(test)]

@@ -360,7 +360,7 @@ impl AnswererKind for WebKind {
             grace: match table.grace.as_deref() {
                 None => defaults.grace,
                 Some("forever") => None,
-                Some(grace) => Some(super::duration(grace)?),
+                Some(grace) => Some(ask_user_seam::config::duration(grace)?),
             },
             ..defaults
         }))

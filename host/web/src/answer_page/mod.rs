@@ -256,7 +256,8 @@ impl Gate {
 
     fn check(&self, headers: &HeaderMap, token: Option<&str>) -> Result<(), StatusCode> {
         self.check_origin(headers)?;
-        if ask_user_seam::secret::same(token.unwrap_or_default().as_bytes(), self.token.as_bytes()) {
+        if ask_user_seam::secret::same(token.unwrap_or_default().as_bytes(), self.token.as_bytes())
+        {
             Ok(())
         } else {
             Err(StatusCode::UNAUTHORIZED)
@@ -401,7 +402,10 @@ async fn events<D: Desk>(
 ) -> Response {
     // Subscribe before reading what is pending, so nothing falls between.
     let live = desk.subscribe();
-    let client = format!("page-{}", ask_user_seam::secret::token().unwrap_or_default());
+    let client = format!(
+        "page-{}",
+        ask_user_seam::secret::token().unwrap_or_default()
+    );
     let mut ready = remote::ready(&client);
     if let Some(name) = desk.signed_in(&viewer) {
         ready["signedIn"] = name.into();

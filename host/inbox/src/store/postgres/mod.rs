@@ -375,9 +375,9 @@ fn record(row: &PgRow) -> Result<Record, Unreadable> {
 pub(crate) mod tests {
     use super::schema::{MIGRATIONS, SCHEMA_VERSION};
     use super::*;
-    use crate::store::{SettledBy, State};
     use crate::store::team::{SESSION_LIFETIME, SignIns, TOKEN_PREFIX, Tokens};
     use crate::store::tests::asked;
+    use crate::store::{SettledBy, State};
     use sqlx::Executor;
 
     /// A new, empty database on the test cluster (`scripts/test` starts
