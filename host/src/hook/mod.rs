@@ -8,7 +8,6 @@
 //! new agent is a module implementing it and a line in [`CLIENTS`].
 
 pub mod claude_code;
-pub mod mcp_form;
 pub mod waiting;
 
 use std::ffi::OsString;

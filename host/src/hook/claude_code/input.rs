@@ -17,7 +17,7 @@ use ask_user_seam::{Answer, AskRequest, Question, QuestionOption};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::hook::mcp_form;
+use ask_user_mcp::form::received::ReceivedForm;
 
 /// The hook event's name for the tool's permission request.
 pub const PERMISSION_REQUEST: &str = "PermissionRequest";
@@ -113,7 +113,7 @@ pub enum Ask {
     /// The question tool's questions (a `PermissionRequest`).
     Questions(Asked),
     /// An MCP server's form (an `Elicitation`).
-    Form(mcp_form::Form),
+    Form(ReceivedForm),
 }
 
 impl Ask {
@@ -128,7 +128,7 @@ impl Ask {
                 .filter(|_| input.mode.as_deref().is_none_or(|mode| mode == "form"));
             let message = input.message.as_deref().unwrap_or_default();
             return Ok(schema
-                .and_then(|schema| mcp_form::Form::from_schema(message, schema))
+                .and_then(|schema| ReceivedForm::from_schema(message, schema))
                 .map(Ask::Form));
         }
         Ok(Asked::from_hook(input)?.map(Ask::Questions))

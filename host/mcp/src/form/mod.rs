@@ -13,6 +13,12 @@
 //! is a string. Where the client cannot leave an empty text field last
 //! ([`Renders::text_last`]), the form ends with a yes/no "Send" field.
 //! Keys are unique by construction: each starts with its question's place.
+//!
+//! The other way, a form any MCP server sent is read as questions, and
+//! the answers go back as its content ([`received`]): what a hook that
+//! answers another server's forms (Claude Code's `Elicitation`) needs.
+
+pub mod received;
 
 use ask_user_seam::{Answer, AskError, AskRequest, ErrorCode, Question};
 use serde_json::{Map, Value, json};

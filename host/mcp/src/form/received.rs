@@ -28,15 +28,15 @@ enum Kind {
 
 /// A form, as questions.
 #[derive(Debug)]
-pub struct Form {
+pub struct ReceivedForm {
     fields: Vec<(String, Kind)>,
     pub request: AskRequest,
 }
 
-impl Form {
+impl ReceivedForm {
     /// The questions of `schema` (with the form's `message` shown with the
     /// first); `None` when a property is not one a person can answer here.
-    pub fn from_schema(message: &str, schema: &Value) -> Option<Form> {
+    pub fn from_schema(message: &str, schema: &Value) -> Option<ReceivedForm> {
         let properties = schema.get("properties")?.as_object()?;
         if properties.is_empty() || properties.len() > MAX_QUESTIONS {
             return None;
@@ -68,7 +68,7 @@ impl Form {
         if let Some(first) = questions.first_mut().filter(|_| !message.trim().is_empty()) {
             first.detail = Some(message.to_owned());
         }
-        Some(Form {
+        Some(ReceivedForm {
             fields,
             request: AskRequest { questions },
         })
@@ -214,7 +214,7 @@ mod tests {
 
     #[test]
     fn each_field_is_a_question_in_order() {
-        let form = Form::from_schema("Release 42", &schema()).unwrap();
+        let form = ReceivedForm::from_schema("Release 42", &schema()).unwrap();
         let questions = &form.request.questions;
         let ids: Vec<&str> = questions.iter().map(|q| q.id.as_str()).collect();
         assert_eq!(
@@ -239,7 +239,7 @@ mod tests {
 
     #[test]
     fn answers_become_the_values_the_form_takes() {
-        let form = Form::from_schema("", &schema()).unwrap();
+        let form = ReceivedForm::from_schema("", &schema()).unwrap();
         let pick = |id: &str, selected: &[&str], custom: Option<&str>| Answer {
             id: id.into(),
             selected: selected.iter().map(|s| s.to_string()).collect(),
@@ -269,8 +269,10 @@ mod tests {
             json!({"type": "array", "items": {"type": "string"}}),
         ] {
             let schema = json!({"type": "object", "properties": {"x": property}});
-            assert!(Form::from_schema("", &schema).is_none(), "{schema}");
+            assert!(ReceivedForm::from_schema("", &schema).is_none(), "{schema}");
         }
-        assert!(Form::from_schema("", &json!({"type": "object", "properties": {}})).is_none());
+        assert!(
+            ReceivedForm::from_schema("", &json!({"type": "object", "properties": {}})).is_none()
+        );
     }
 }
