@@ -1,8 +1,7 @@
 //! The web answerer end to end in a real browser: headless Chromium driven
 //! through chromedriver, the real component in the real host.
 
-#[path = "../../support/browser.rs"]
-mod browser;
+use ask_user_test_support::browser;
 use browser::{BROWSER, Browser, WAIT};
 
 use std::sync::Arc;

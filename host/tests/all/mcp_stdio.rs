@@ -1,10 +1,8 @@
 //! `ask-user mcp` on stdio with a raw JSON-RPC client: what no well-made
 //! client sends still ends every call.
 
-#[path = "support/mcp_peer.rs"]
-mod mcp_peer;
-#[path = "support/tui.rs"]
-mod tui;
+use ask_user_test_support::mcp_peer;
+use ask_user_test_support::tui;
 
 use std::process::Command;
 use std::time::Duration;
@@ -195,7 +193,7 @@ fn codex_gets_a_form_it_can_show_in_question_order() {
     let capabilities = json!({"elicitation": {"form": {}, "url": {}}});
     let mut peer = McpPeer::start_as(command, capabilities, "codex-mcp-client", "2025-11-25");
     let deploy: serde_json::Value =
-        serde_json::from_str(include_str!("../../examples/deploy.json")).unwrap();
+        serde_json::from_str(include_str!("../../../examples/deploy.json")).unwrap();
     peer.call(1, &deploy);
     let form = peer
         .next(BOUND, |m| m["method"] == "elicitation/create")

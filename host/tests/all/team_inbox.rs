@@ -5,12 +5,9 @@
 //! (`inbox list/answer --url`, and the page in headless Chromium) with
 //! tokens from `inbox token create`.
 
-#[path = "../../tests/support/browser.rs"]
-mod browser;
-#[path = "support/child.rs"]
-mod child;
-#[path = "support/http_thread.rs"]
-mod http_thread;
+use ask_user_test_support::browser;
+use ask_user_test_support::child;
+use ask_user_test_support::http_thread;
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};

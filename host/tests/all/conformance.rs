@@ -9,12 +9,9 @@
 //! passes unchanged, so the DNS-rebinding scenario still reaches the
 //! server's own checks).
 
-#[path = "support/http_server.rs"]
-mod http_server;
-#[path = "support/http_thread.rs"]
-mod http_thread;
-#[path = "support/npm.rs"]
-mod npm;
+use ask_user_test_support::http_server;
+use ask_user_test_support::http_thread;
+use ask_user_test_support::npm;
 
 use std::net::SocketAddr;
 use std::process::Command;

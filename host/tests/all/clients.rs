@@ -6,14 +6,10 @@
 //! (`claude -p`, `codex exec`) show no form, so `[mcp] forms = "never"`
 //! hands the questions to the config's own answerers.
 
-#[path = "support/child.rs"]
-mod child;
-#[path = "support/fake_model.rs"]
-mod fake_model;
-#[path = "support/npm.rs"]
-mod npm;
-#[path = "support/tui.rs"]
-mod tui;
+use ask_user_test_support::child;
+use ask_user_test_support::fake_model;
+use ask_user_test_support::npm;
+use ask_user_test_support::tui;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

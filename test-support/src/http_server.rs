@@ -1,7 +1,6 @@
 //! `ask-user mcp --http` on a free port, for tests that speak HTTP to it.
 
-#[path = "child.rs"]
-pub mod child;
+pub use crate::child;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -22,7 +21,6 @@ pub struct Server {
     /// The bearer token it wants.
     pub token: String,
     /// What it said when it started listening.
-    #[allow(dead_code)]
     pub announced: String,
 }
 
@@ -34,12 +32,12 @@ impl Server {
 
     /// As [`start`](Self::start), with `env` set too.
     pub fn start_with(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ask-user"))
+        let mut child = Command::new(crate::program())
             .args(["mcp", "--http", "127.0.0.1:0"])
             .args(args)
             .envs(env.iter().copied())
             .env("XDG_CONFIG_HOME", "/nonexistent")
-            .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
+            .env("XDG_CACHE_HOME", crate::target_tmp())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -99,21 +97,18 @@ impl Server {
 
 impl Server {
     /// `kill -9` of the server, once it has exited.
-    #[allow(dead_code)]
     pub fn kill9(mut self) {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
     }
 
     /// Sends the server `signal`.
-    #[allow(dead_code)] // not every test that includes this file stops it
     pub fn signal(&self, signal: libc::c_int) {
         child::signal(&self.child, signal);
     }
 
     /// Its exit status, once it exits within `wait` (its standard error
     /// closes; what it still says there is passed over).
-    #[allow(dead_code)]
     pub fn exit(&mut self, wait: Duration) -> Option<ExitStatus> {
         child::exit(&mut self.child, &self.stderr, wait)
     }

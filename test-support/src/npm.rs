@@ -7,7 +7,7 @@ use std::process::Command;
 /// `host/tests/npm` with its packages installed (`npm ci` on first use;
 /// `scripts/test` does it before the tests).
 pub fn folder() -> PathBuf {
-    let npm = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/npm");
+    let npm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../host/tests/npm");
     let bins = ["node", "conformance", "claude", "codex"];
     if !bins
         .iter()

@@ -2,7 +2,6 @@
 //! with a bound.
 
 // Each test that includes this file uses part of it.
-#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, ExitStatus};

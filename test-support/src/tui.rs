@@ -2,7 +2,6 @@
 //! emulator (vt100): keys go in, the screen is waited for.
 
 // Each test that includes this file uses part of it.
-#![allow(dead_code)]
 
 use std::io::{Read, Write};
 use std::path::Path;

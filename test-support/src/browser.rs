@@ -1,4 +1,3 @@
-#![allow(dead_code)] // each test binary that includes it uses a part of it
 //! Headless Chromium driven through chromedriver, for tests of a page in
 //! a real browser (Debian's `chromium` and `chromium-driver`). Included by
 //! the test binaries that need it.

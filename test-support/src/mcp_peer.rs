@@ -2,8 +2,7 @@
 //! writes is read on a thread, and the test sends what it likes, however
 //! malformed or large.
 
-#[path = "child.rs"]
-pub mod child;
+pub use crate::child;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -36,7 +35,7 @@ impl McpPeer {
         name: &str,
         protocol: &str,
     ) -> McpPeer {
-        let stderr = tempfile::NamedTempFile::new_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let stderr = tempfile::NamedTempFile::new_in(crate::target_tmp()).unwrap();
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -112,20 +111,17 @@ impl McpPeer {
 
 impl McpPeer {
     /// What the server wrote on standard error so far.
-    #[allow(dead_code)] // not every test that includes this file reads it
     pub fn stderr(&self) -> String {
         std::fs::read_to_string(self.stderr.path()).unwrap()
     }
 
     /// Sends the server `signal`.
-    #[allow(dead_code)]
     pub fn signal(&self, signal: libc::c_int) {
         child::signal(&self.child, signal);
     }
 
     /// Waits, at most `wait`, for the server to close its output (messages
     /// are passed over), then for it to exit, though its input stays open.
-    #[allow(dead_code)]
     pub fn exit(&mut self, wait: Duration) -> Option<ExitStatus> {
         child::exit(&mut self.child, &self.messages, wait)
     }

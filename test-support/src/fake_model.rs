@@ -4,8 +4,7 @@
 //! client's own), it calls the tool with `arguments`; given the tool's
 //! result, it records it and ends the turn. Anything else it answers "ok".
 
-#[path = "http_thread.rs"]
-mod http_thread;
+use crate::http_thread;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, mpsc};

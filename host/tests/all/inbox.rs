@@ -3,14 +3,10 @@
 //! `kill -9`, notifications to a local HTTP server, and the page in
 //! headless Chromium.
 
-#[path = "../../tests/support/browser.rs"]
-mod browser;
-#[path = "support/hooks.rs"]
-mod hooks;
-#[path = "support/mcp_peer.rs"]
-mod mcp_peer;
-#[path = "support/tui.rs"]
-mod tui;
+use ask_user_test_support::browser;
+use ask_user_test_support::hooks;
+use ask_user_test_support::mcp_peer;
+use ask_user_test_support::tui;
 
 use hooks::{Hook, hook_server};
 use mcp_peer::{McpPeer, child};
@@ -1179,7 +1175,7 @@ async fn a_card_says_when_its_agent_is_gone() {
 /// the question's id put for `q3f…`.
 #[test]
 fn the_readmes_inbox_recipe_runs_as_written() {
-    const README: &str = include_str!("../../README.md");
+    const README: &str = include_str!("../../../README.md");
     let block = README
         .split("```sh\n")
         .find(|block| block.starts_with("ask-user inbox serve                  # leave it running"))

@@ -1,10 +1,8 @@
 //! `ask-user mcp --http` spoken to in raw HTTP: what its clients see when a
 //! stream drops or the server stops.
 
-#[path = "support/hooks.rs"]
-mod hooks;
-#[path = "support/http_server.rs"]
-mod http_server;
+use ask_user_test_support::hooks;
+use ask_user_test_support::http_server;
 
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;

@@ -1,0 +1,44 @@
+//! What the tests of ask-user share: real parts driven as a user drives
+//! them. A browser (headless Chromium through chromedriver), a terminal (a
+//! pty), child processes stopped when dropped, `ask-user mcp --http` and
+//! an MCP peer on stdio, a fake model server for the real clients, the npm
+//! packages those clients come from, and the hooks' state folder.
+
+pub mod browser;
+pub mod child;
+pub mod fake_model;
+pub mod hooks;
+pub mod http_server;
+pub mod http_thread;
+pub mod mcp_peer;
+pub mod npm;
+pub mod tui;
+
+use std::path::PathBuf;
+
+/// The folder the running test binary's target profile builds into
+/// (`target/debug`): cargo puts a test binary in its `deps/`.
+fn profile_dir() -> PathBuf {
+    let test = std::env::current_exe().expect("the test binary's path");
+    let deps = test.parent().expect("a test binary is in deps/");
+    deps.parent()
+        .expect("deps/ is in the profile's folder")
+        .to_owned()
+}
+
+/// The `ask-user` command of this build (`target/debug/ask-user`), which
+/// cargo builds before the integration tests of its package.
+pub fn program() -> PathBuf {
+    profile_dir().join("ask-user")
+}
+
+/// A folder for files that outlive one test (`target/tmp`, cargo's
+/// `CARGO_TARGET_TMPDIR`): the compiled component's cache, logs.
+pub fn target_tmp() -> PathBuf {
+    let dir = profile_dir()
+        .parent()
+        .expect("the profile's folder is in target/")
+        .join("tmp");
+    std::fs::create_dir_all(&dir).expect("target/tmp can be made");
+    dir
+}
