@@ -1,72 +1,8 @@
 //! The answerer chain from a configuration file (TOML).
 //!
-//! ```toml
-//! timeout = "10m"              # the whole ask (ASK_TIMED_OUT); default: none
-//! audit = "asks.jsonl"         # the audit trail; default: none
-//!
-//! [[answerer]]                 # answerers, in order
-//! kind = "script"
-//! answers = "answers.json"     # canned answers, tried first
-//! rules = [
-//!   { id = "target", select = ["Staging (Recommended)"] },
-//!   { question = "(?i)deploy", recommended = true },
-//!   { question = ".", pass = true },
-//! ]
-//!
-//! [[answerer]]
-//! kind = "bridge"
-//! command = ["python3", "bridge.py"]   # or: socket = "/run/ask.sock"
-//! timeout = "5m"               # how long this answerer may take to claim or pass
-//!
-//! [[answerer]]
-//! kind = "web"                 # a page in a browser
-//! port = 8765                  # default 0: any free port
-//! grace = "5s"                 # wait this long for a page ("forever" waits)
-//! # bind = "0.0.0.0"           # default 127.0.0.1; anything else is exposed
-//!
-//! [[answerer]]
-//! kind = "terminal"
-//! scope = "session-1"          # only requests from this scope (or inside it)
-//! # device = "/dev/pts/3"      # default: the controlling terminal
-//!
-//! [[answerer]]
-//! kind = "inbox"               # the inbox service (ask-user inbox serve)
-//! # state_dir = "…"            # default: the user's state directory
-//! # agent = "deploy bot"       # how the inbox names this process
-//!
-//! [inbox]                      # how `ask-user inbox serve` serves
-//! retention = "24h"            # questions whose agent is gone stay this long
-//! # port = 8766                # default: the last run's port when free, else any
-//! # bind = "0.0.0.0"           # default 127.0.0.1; anything else is exposed
-//! [inbox.notify]               # each opt-in
-//! desktop = true               # a desktop notification (D-Bus)
-//! # ntfy = "https://ntfy.sh/your-secret-topic"
-//! # webhook = "https://hooks.slack.com/services/…"
-//!
-//! [policy]                     # who may ask the human
-//! delegated = "refuse"         # a sub-agent's ask: "refuse" (DELEGATED_CALLER; its
-//!                              # parent asks) or "relay" (asked, saying which agent asks)
-//! # max_delegated_asks = 3     # under "relay": a root's sub-agents' asks per turn
-//!
-//! [mcp]                        # how `ask-user mcp` serves
-//! forms = "first"              # the client's own form: "first" (before the answerers
-//!                              # above), "last" (after them) or "never" (headless runs)
-//!
-//! [sandbox]                    # limits on the component, per call (RuntimeConfig)
-//! cpu_deadline = "1s"
-//! memory_cap = 33554432        # bytes
-//! max_arguments_bytes = 1048576
-//! max_asks_per_call = 1
-//! max_request_bytes = 1048576
-//! max_output_bytes = 4194304
-//! max_concurrent_calls = 250  # runs of the component at once
-//! max_waiting_calls = 10000    # calls under way at once, waiting for the human or not
-//! ```
-//!
-//! Relative paths are relative to the file, and a bridge command runs in the
-//! file's folder. Durations are written like
-//! `"30s"`, `"5m"`, `"1h 30m"`, or as plain seconds (`"90"`), as the
-//! command's `--timeout` takes them.
+//! Every key, with an example and its default: the book's page "The
+//! config file" (`docs/src/reference/config.md`), whose TOML is read by a
+//! test of this module, as every other page's is.
 //!
 //! Each `[[answerer]]` names its kind; `scope` and `timeout` are common to
 //! every kind, and the other keys are the kind's own (see
@@ -388,22 +324,27 @@ mod tests {
 
     const EXAMPLE: &str = include_str!("../../examples/config.toml");
 
-    /// The README's config files are read as written.
+    /// The config files of the README and of every page of the book are
+    /// read as written.
     #[test]
-    fn every_config_file_in_the_readme_is_read() {
-        const README: &str = include_str!("../../README.md");
-        let blocks: Vec<&str> = README
-            .split("```toml\n")
-            .skip(1)
-            .filter_map(|rest| rest.split("```").next())
+    fn every_config_file_in_the_book_is_read() {
+        let pages = ask_user_test_support::book_pages();
+        let blocks: Vec<(&std::path::Path, &str)> = pages
+            .iter()
+            .flat_map(|(path, text)| {
+                text.split("```toml\n")
+                    .skip(1)
+                    .filter_map(|rest| rest.split("```").next())
+                    .map(move |block| (path.as_path(), block))
+            })
             .collect();
-        assert!(blocks.len() >= 3, "{} blocks", blocks.len());
+        assert!(blocks.len() >= 7, "{} blocks", blocks.len());
         // The files they name, beside them.
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("answers.json"), r#"{"answers":[]}"#).unwrap();
-        for block in blocks {
+        for (page, block) in blocks {
             if let Err((_, problem)) = Config::parse(block, dir.path(), &kinds()) {
-                panic!("{problem}:\n{block}");
+                panic!("{}: {problem}:\n{block}", page.display());
             }
         }
     }

@@ -42,3 +42,32 @@ pub fn target_tmp() -> PathBuf {
     std::fs::create_dir_all(&dir).expect("target/tmp can be made");
     dir
 }
+
+/// The book's pages (`docs/src/**/*.md`) and the README, each with its
+/// text: what the tests of the recipes in them read, so that no example in
+/// any of them can go stale unnoticed.
+pub fn book_pages() -> Vec<(PathBuf, String)> {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("test-support is in the repository");
+    let mut pages = vec![repo.join("README.md")];
+    let mut folders = vec![repo.join("docs/src")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).expect("docs/src is readable") {
+            let path = entry.expect("a readable entry").path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|ext| ext == "md") {
+                pages.push(path);
+            }
+        }
+    }
+    pages.sort();
+    pages
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).expect("a page is readable");
+            (path, text)
+        })
+        .collect()
+}

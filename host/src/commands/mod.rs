@@ -7,6 +7,8 @@ pub mod component;
 pub mod hook;
 pub mod inbox;
 mod listing;
+#[cfg(test)]
+mod reference;
 pub mod serve;
 mod signals;
 pub mod token;
@@ -34,7 +36,7 @@ pub type Component = Option<Vec<u8>>;
 
 /// Builds the host (`component` instead of the built-in one when given)
 /// and says what its answerers asked to tell the human. The compiled
-/// component comes from the user's cache (docs/performance.md): the
+/// component comes from the user's cache (docs/src/performance.md): the
 /// command starts in milliseconds instead of compiling it each time.
 pub async fn start(builder: HostBuilder, component: Component) -> Result<Host, CliError> {
     let builder = match component {

@@ -1168,19 +1168,20 @@ async fn a_card_says_when_its_agent_is_gone() {
     browser.close().await;
 }
 
-/// The README's inbox recipe, run as written (from the repository's root,
+/// The book's inbox recipe ("The inbox"), run as written (from the repository's root,
 /// with its own state folder): each `ask-user` line of the block, in
 /// order; the agent's line in the background, and the answering line that
 /// takes a file (the one asking at the terminal has a pty test of its own),
 /// the question's id put for `q3f…`.
 #[test]
-fn the_readmes_inbox_recipe_runs_as_written() {
-    const README: &str = include_str!("../../../README.md");
-    let block = README
-        .split("```sh\n")
+fn the_books_inbox_recipe_runs_as_written() {
+    let pages = ask_user_test_support::book_pages();
+    let block = pages
+        .iter()
+        .flat_map(|(_, text)| text.split("```sh\n"))
         .find(|block| block.starts_with("ask-user inbox serve                  # leave it running"))
         .and_then(|block| block.split("```").next())
-        .expect("the README's inbox recipe");
+        .expect("the book's inbox recipe");
     let lines: Vec<Vec<&str>> = block
         .lines()
         .map(|line| line.split(" #").next().unwrap().trim())

@@ -973,7 +973,7 @@ fn a_relayed_sub_agents_question_says_who_asks_at_the_terminal() {
         return relay_host();
     }
     let line = format!(
-        "{RELAY_CHILD}=1 '{}' a_relayed_sub_agents_question_says_who_asks_at_the_terminal \
+        "{RELAY_CHILD}=1 '{}' terminal::a_relayed_sub_agents_question_says_who_asks_at_the_terminal \
          --exact --nocapture --test-threads=1 > test.log",
         std::env::current_exe().unwrap().display()
     );

@@ -1,4 +1,5 @@
-// The README's quick start for this package, run as written where a user
+// The book's quick start for this package (docs/src/embedding/javascript.md),
+// run as written where a user
 // would run it: the tarball `npm pack` makes of this folder, installed into a
 // fresh folder outside the repository, with no component file and no Rust
 // binary beside it.
@@ -12,12 +13,11 @@ import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { REPO } from './support.js';
 
-/** The first ```js block under the README's heading for this package. */
+/** The first ```js block of the book's page for this package. */
 function quickStart() {
-  const readme = readFileSync(new URL('README.md', REPO), 'utf8');
-  const section = readme.slice(readme.indexOf('### From JavaScript'));
-  const block = /```js\n([\s\S]*?)```/.exec(section);
-  assert.ok(block, 'the README has no js block under "From JavaScript"');
+  const page = readFileSync(new URL('docs/src/embedding/javascript.md', REPO), 'utf8');
+  const block = /```js\n([\s\S]*?)```/.exec(page);
+  assert.ok(block, "the book's page for JavaScript has no js block");
   return block[1];
 }
 

@@ -1,4 +1,5 @@
-"""The README's quick start for this package, run as written where a user
+"""The book's quick start for this package (docs/src/embedding/python.md),
+run as written where a user
 would run it: the wheel built from this folder, installed into a fresh
 virtual environment outside the repository, with no component file and no
 Rust binary beside it."""
@@ -13,10 +14,9 @@ from conftest import HERE, REPO
 
 
 def quick_start() -> str:
-    readme = (REPO / "README.md").read_text()
-    section = readme[readme.index("### From Python"):]
-    block = re.search(r"```python\n(.*?)```", section, re.S)
-    assert block, 'the README has no python block under "From Python"'
+    page = (REPO / "docs/src/embedding/python.md").read_text()
+    block = re.search(r"```python\n(.*?)```", page, re.S)
+    assert block, "the book's page for Python has no python block"
     return block.group(1)
 
 

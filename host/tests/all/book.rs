@@ -1,0 +1,81 @@
+//! The book holds together: every link between its pages (and from the
+//! README into it) leads to a page that exists, and every "SPEC §N" the
+//! code and the docs cite names a section of the specification.
+
+use std::path::Path;
+
+use ask_user_test_support::book_pages;
+
+#[test]
+fn every_link_between_pages_leads_to_one() {
+    let mut broken = Vec::new();
+    for (page, text) in book_pages() {
+        let dir = page.parent().unwrap();
+        for link in text.split("](").skip(1) {
+            let target = link.split([')', ' ']).next().unwrap();
+            let file = target.split('#').next().unwrap();
+            if file.is_empty() || file.contains("://") || file.starts_with("mailto:") {
+                continue;
+            }
+            if !dir.join(file).exists() {
+                broken.push(format!("{}: {target}", page.display()));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "links to nothing:\n{}",
+        broken.join("\n")
+    );
+}
+
+#[test]
+fn every_spec_citation_names_a_section_of_the_specification() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let spec = std::fs::read_to_string(repo.join("docs/src/spec.md")).unwrap();
+    let sections: Vec<String> = spec
+        .lines()
+        .filter_map(|line| line.strip_prefix("## "))
+        .filter_map(|heading| heading.split('.').next())
+        .map(str::to_owned)
+        .collect();
+    assert!(sections.len() >= 12, "{sections:?}");
+    let mut cited = Vec::new();
+    let mut folders = [
+        "seam", "guest", "host", "tests", "codes", "packages", "docs/src",
+    ]
+    .map(|folder| repo.join(folder))
+    .to_vec();
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if !name.starts_with('.')
+                    && !["node_modules", "npm", "target", "transpiled"].contains(&name.as_str())
+                {
+                    folders.push(path);
+                }
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            for citation in text.split("SPEC §").skip(1) {
+                let number: String = citation.chars().take_while(char::is_ascii_digit).collect();
+                // "SPEC §N" names the form, not a section.
+                if !number.is_empty() {
+                    cited.push((path.clone(), number));
+                }
+            }
+        }
+    }
+    assert!(cited.len() >= 20, "{} citations", cited.len());
+    for (path, number) in cited {
+        assert!(
+            sections.contains(&number),
+            "{} cites SPEC §{number}, which docs/src/spec.md has no section of",
+            path.display()
+        );
+    }
+}
