@@ -36,7 +36,7 @@ fn write_component(out: Option<&Path>) -> Outcome {
         Some(path) => std::fs::write(path, ask_user::COMPONENT)
             .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display()))),
         None if std::io::stdout().is_terminal() => Err(CliError::new(
-            "the component is binary: give --out FILE, or redirect standard output".to_owned(),
+            "the component is binary: give --out FILE, or redirect standard output",
         )),
         None => {
             let mut stdout = std::io::stdout().lock();

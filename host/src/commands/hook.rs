@@ -139,8 +139,8 @@ pub async fn run(command: Command, component: Component) -> Outcome {
                 .map_err(|e| CliError::new(format!("cannot tell where ask-user is: {e}")))?;
             let added = client.install(&path, &program, state.as_deref())?;
             say(&match added {
-                true => format!("added the AskUserQuestion hook to {}", path.display()),
-                false => format!("the hook is in {} already", path.display()),
+                true => format!("added ask-user's hooks to {}", path.display()),
+                false => format!("ask-user's hooks are in {} already", path.display()),
             });
             Ok(ExitCode::SUCCESS)
         }
@@ -148,8 +148,8 @@ pub async fn run(command: Command, component: Component) -> Outcome {
             let path = settings_path(client, settings)?;
             let removed = client.uninstall(&path, state.as_deref())?;
             say(&match removed {
-                true => format!("took the ask-user hook out of {}", path.display()),
-                false => format!("no ask-user hook in {}", path.display()),
+                true => format!("took ask-user's hooks out of {}", path.display()),
+                false => format!("no hook of ask-user's in {}", path.display()),
             });
             Ok(ExitCode::SUCCESS)
         }

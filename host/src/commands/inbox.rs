@@ -1,6 +1,6 @@
 //! `ask-user inbox …`: serve the inbox, list and answer its questions.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use ask_user::ErrorCode;
@@ -87,7 +87,7 @@ pub struct TeamArgs {
 /// `ask-user inbox …`.
 pub async fn run(command: Command) -> Outcome {
     let state_dir = ask_user::inbox::state_dir().ok_or_else(|| {
-        CliError::new("no state directory for the inbox: set ASK_USER_STATE_DIR or HOME".to_owned())
+        CliError::new("no state directory for the inbox: set ASK_USER_STATE_DIR or HOME")
     })?;
     let client = |team: TeamArgs| -> Result<InboxClient, CliError> {
         match team.url {
@@ -119,33 +119,12 @@ pub async fn run(command: Command) -> Outcome {
                 config.bind = listen.ip();
                 config.port = Some(listen.port());
             }
-            if config.database.is_some() {
-                return serve_team(config).await;
-            }
             let exposed = !config.bind.is_loopback();
             let server = InboxServer::start(config).await?;
-            if exposed {
-                say(&format!(
-                    "WARNING: the inbox's page listens beyond this machine at {}; anyone who \
-                     can reach it and has a link can answer for you",
-                    server.address()
-                ));
+            match server.is_team() {
+                true => say_team(&server, exposed),
+                false => say_local(&server, exposed, &state_dir)?,
             }
-            say(&format!(
-                "the inbox serves {} (Ctrl-C stops; questions are kept)",
-                state_dir.display()
-            ));
-            // A link that lets a browser in goes only to a person at a
-            // terminal, never into a log.
-            use std::io::IsTerminal;
-            let link = match std::io::stderr().is_terminal() {
-                true => server.page_link()?,
-                false => format!(
-                    "{} (`ask-user inbox page` prints a link that opens it)",
-                    server.address()
-                ),
-            };
-            say(&format!("answer at {link}"));
             stop_requested().await;
             server.stop().await;
             Ok(ExitCode::SUCCESS)
@@ -214,9 +193,9 @@ async fn answer_here(client: &InboxClient, id: &str) -> Result<Vec<ask_user::Ans
     seam.ask(request, None, &CancellationToken::new())
         .await
         .map_err(|error| match error.code() {
-            Some(ErrorCode::NoProvider) => CliError::new(
-                "no terminal to ask at: give the answers with --answers FILE".to_owned(),
-            ),
+            Some(ErrorCode::NoProvider) => {
+                CliError::new("no terminal to ask at: give the answers with --answers FILE")
+            }
             Some(ErrorCode::AskCancelled) => {
                 CliError::new(format!("dismissed: nothing was sent, and {id} still waits"))
             }
@@ -241,10 +220,8 @@ fn raise_open_files() {
     }
 }
 
-/// `ask-user inbox serve --database …`: one of a team's inbox servers.
-async fn serve_team(config: InboxConfig) -> Outcome {
-    let exposed = !config.bind.is_loopback();
-    let server = InboxServer::start(config).await?;
+/// What one of a team's inbox servers tells the person who started it.
+fn say_team(server: &InboxServer, exposed: bool) {
     if exposed {
         say(&format!(
             "WARNING: the team's inbox listens beyond this machine at {} without TLS: tokens \
@@ -258,7 +235,30 @@ async fn serve_team(config: InboxConfig) -> Outcome {
          browser and sign in (Ctrl-C stops; questions are kept in the database)",
         server.address()
     ));
-    stop_requested().await;
-    server.stop().await;
-    Ok(ExitCode::SUCCESS)
+}
+
+/// What one user's inbox tells its user: where it serves from, and a link
+/// that opens its page, to a person at a terminal only (never into a log).
+fn say_local(server: &InboxServer, exposed: bool, state_dir: &Path) -> Result<(), CliError> {
+    if exposed {
+        say(&format!(
+            "WARNING: the inbox's page listens beyond this machine at {}; anyone who \
+             can reach it and has a link can answer for you",
+            server.address()
+        ));
+    }
+    say(&format!(
+        "the inbox serves {} (Ctrl-C stops; questions are kept)",
+        state_dir.display()
+    ));
+    use std::io::IsTerminal;
+    let link = match std::io::stderr().is_terminal() {
+        true => server.page_link()?,
+        false => format!(
+            "{} (`ask-user inbox page` prints a link that opens it)",
+            server.address()
+        ),
+    };
+    say(&format!("answer at {link}"));
+    Ok(())
 }

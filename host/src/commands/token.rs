@@ -70,7 +70,7 @@ pub async fn run(command: Command) -> Outcome {
             };
             if role == Role::Agent && !groups.is_empty() {
                 return Err(CliError::new(
-                    "groups are a person's; an agent names its audience in its config".to_owned(),
+                    "groups are a person's; an agent names its audience in its config",
                 ));
             }
             let token = connect(&database)

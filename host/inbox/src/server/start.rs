@@ -153,6 +153,11 @@ impl InboxServer {
         })
     }
 
+    /// Whether this is one of a team's servers (its store shared).
+    pub fn is_team(&self) -> bool {
+        matches!(self.inbox.mode, Mode::Team(_))
+    }
+
     /// The page's address, without the token.
     pub fn address(&self) -> &str {
         &self.inbox.address
