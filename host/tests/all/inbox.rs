@@ -1263,3 +1263,29 @@ fn the_books_inbox_recipe_runs_as_written() {
     assert_eq!(answers[0]["selected"], json!(["Staging (Recommended)"]));
     assert!(server.is_some(), "the recipe serves an inbox");
 }
+
+/// A store named by its URL: `database = "sqlite:PATH"` keeps one user's
+/// inbox in that file, not in the state folder, and it serves as ever.
+#[test]
+fn one_users_inbox_keeps_its_questions_where_its_database_url_says() {
+    let kept = tempfile::tempdir().unwrap();
+    let file = kept.path().join("questions.sqlite");
+    let inbox = Inbox::with_config(&format!(
+        "[inbox]\ndatabase = \"sqlite:{}\"\n",
+        file.display()
+    ));
+    let agent = inbox.agent("s1", &choice("Which?", &["a", "b"]), &[]);
+    let asked = inbox.wait_for("the question", false, |q| q["agentWaiting"] == true);
+    let id = asked["id"].as_str().unwrap();
+    let answered = inbox.answer(id, &json!({"answers": [{"id": "q", "selected": ["a"]}]}));
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "q", "selected": ["a"]}])
+    );
+    assert!(file.exists(), "the questions are in {}", file.display());
+    assert!(
+        !inbox.state().join(ask_user::inbox::DATABASE_FILE).exists(),
+        "nothing is kept in the state folder's database"
+    );
+}
