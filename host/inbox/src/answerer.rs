@@ -53,6 +53,21 @@ pub struct InboxAnswerer {
     /// The start's notice said no inbox runs: the first time it cannot be
     /// reached is not said again.
     said_down: AtomicBool,
+    /// What an ask does when no inbox can be reached as it starts.
+    when_down: WhenDown,
+}
+
+/// What an ask does when no inbox can be reached as it starts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WhenDown {
+    /// The question waits until an inbox serves: an agent's, whose only
+    /// way to the human is the inbox.
+    #[default]
+    Wait,
+    /// It passes on at once: a hook's, whose agent asks at its own
+    /// terminal when nobody else can be asked. Once the question is in the
+    /// inbox, it waits for it as any other.
+    Pass,
 }
 
 /// Why the asking process stopped waiting, when its host knows better than
@@ -86,7 +101,14 @@ impl InboxAnswerer {
             stop_reason: StopReason::default(),
             audience: Vec::new(),
             said_down: AtomicBool::new(false),
+            when_down: WhenDown::default(),
         }
+    }
+
+    /// What an ask does when no inbox can be reached as it starts.
+    pub fn when_down(mut self, when: WhenDown) -> Self {
+        self.when_down = when;
+        self
     }
 
     /// In a team's inbox, only people of these groups may answer.
@@ -139,8 +161,14 @@ impl InboxAnswerer {
         body: &AskBody,
         withdraw: &mut Withdraw<'_>,
     ) -> Result<QuestionView, ClientError> {
+        let mut first = true;
         loop {
-            let reply = self.reach(|| self.client.ask(body)).await?;
+            let reply = match (first, self.when_down) {
+                // Not reached at once: the caller passes on.
+                (true, WhenDown::Pass) => self.client.ask(body).await?,
+                _ => self.reach(|| self.client.ask(body)).await?,
+            };
+            first = false;
             withdraw.id = Some(reply.id.clone());
             loop {
                 match self.reach(|| self.client.question(&reply.id, WAIT)).await? {
@@ -231,6 +259,13 @@ impl Answerer for InboxAnswerer {
             };
             let view = match self.settled(&body, &mut withdraw).await {
                 Ok(view) => view,
+                Err(ClientError::Unreachable(why)) if self.when_down == WhenDown::Pass => {
+                    return next
+                        .pass(format!(
+                            "no inbox is running ({why}); start it with `ask-user inbox serve`"
+                        ))
+                        .await;
+                }
                 Err(error) => return Err(AnswerError::other(error)),
             };
             // It left the waiting state: nothing to withdraw.
@@ -281,6 +316,9 @@ pub struct Asker {
     pub cwd: Option<String>,
     /// Why it stopped waiting, once the host knows.
     pub stop_reason: StopReason,
+    /// What its ask does when no inbox runs: a hook whose agent has a
+    /// terminal passes, leaving the question to it.
+    pub when_down: WhenDown,
 }
 
 impl InboxKind {
@@ -429,14 +467,20 @@ impl Setup for InboxSetup {
         self: Box<Self>,
     ) -> Pin<Box<dyn std::future::Future<Output = std::io::Result<Started>> + Send>> {
         Box::pin(async move {
-            let (asker, cwd, stop_reason) = match self.asker {
-                Some(asker) => (Some(asker.agent), asker.cwd, asker.stop_reason),
+            let (asker, cwd, stop_reason, when_down) = match self.asker {
+                Some(asker) => (
+                    Some(asker.agent),
+                    asker.cwd,
+                    asker.stop_reason,
+                    asker.when_down,
+                ),
                 None => (
                     None,
                     std::env::current_dir()
                         .ok()
                         .map(|dir| dir.display().to_string()),
                     StopReason::default(),
+                    WhenDown::Wait,
                 ),
             };
             let agent = self
@@ -447,6 +491,7 @@ impl Setup for InboxSetup {
                 let client = InboxClient::remote(&team.url, team.token.read()?)?;
                 let answerer = InboxAnswerer::new(client, agent, cwd)
                     .stopping_for(stop_reason)
+                    .when_down(when_down)
                     .audience(team.audience);
                 return Ok(Started {
                     answerer: Arc::new(answerer),
@@ -464,7 +509,8 @@ impl Setup for InboxSetup {
                 }
             };
             let answerer = InboxAnswerer::new(InboxClient::new(&state_dir)?, agent, cwd)
-                .stopping_for(stop_reason);
+                .stopping_for(stop_reason)
+                .when_down(when_down);
             // No address and no token here: this goes to standard error,
             // which MCP clients keep in their logs.
             let notice = match answerer.client.check() {
@@ -478,6 +524,11 @@ impl Setup for InboxSetup {
                         format!("the inbox answerer cannot start: {why}"),
                     ));
                 }
+                Err(_) if when_down == WhenDown::Pass => format!(
+                    "no inbox is running for {}; questions are left to the agent's own \
+                     terminal until `ask-user inbox serve` starts",
+                    state_dir.display()
+                ),
                 Err(_) => {
                     answerer.said_down.store(true, Ordering::Relaxed);
                     format!(

@@ -476,6 +476,36 @@ fn an_mcp_servers_form_in_claude_code_is_answered_through_the_hook() {
     );
 }
 
+/// With the hook installed and no inbox running, an MCP server's form is
+/// Claude Code's at once: the hook cannot ask anyone, so it leaves the form
+/// to the terminal instead of holding it ("running Elicitation hook") until
+/// an inbox starts.
+#[test]
+fn with_no_inbox_running_the_hook_leaves_a_form_to_claude_code() {
+    let _one = one_at_a_time();
+    let model = FakeModel::start(deploy().0);
+    let (dir, env) = hooked_home(&model, "[[answerer]]\nkind = \"inbox\"\n");
+    let empty = dir.path().join("empty.toml");
+    std::fs::write(&empty, "").unwrap();
+    let mcp = claude_mcp(dir.path(), &empty);
+    let args = [
+        "--mcp-config",
+        mcp.to_str().unwrap(),
+        "--allowedTools",
+        CLAUDE_TOOL,
+    ];
+    let tui = claude_in(dir.path(), &env, &args);
+    tui.wait_for(&["requests your input", "Accept"], BOUND);
+    tui.press(
+        DOWN,
+        &["Deploy: or in your own words: Type something"],
+        BOUND,
+    );
+    tui.keys("\x1b");
+    tui.wait_for(&[fake_model::DONE], BOUND);
+    assert_cancelled(&model, "Claude Code");
+}
+
 /// The person answers at Claude Code's terminal while the hook still asks
 /// in the inbox, which shows the question as Claude Code's in its folder:
 /// Claude Code leaves the hook running, so the next hook of the session

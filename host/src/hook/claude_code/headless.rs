@@ -138,7 +138,8 @@ pub async fn run(
     let cwd = std::env::current_dir()
         .ok()
         .map(|dir| dir.display().to_string());
-    let asker = asker(cwd.as_deref(), None);
+    // No terminal here: a question waits for the inbox to serve.
+    let asker = asker(cwd.as_deref(), None, ask_user_inbox::WhenDown::Wait);
     let send = async |input: &mut tokio::process::ChildStdin, line: String| {
         input.write_all(format!("{line}\n").as_bytes()).await
     };

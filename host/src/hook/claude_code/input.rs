@@ -12,7 +12,7 @@
 
 use std::path::Path;
 
-use ask_user_inbox::Asker;
+use ask_user_inbox::{Asker, WhenDown};
 use ask_user_seam::{Answer, AskRequest, Question, QuestionOption};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -44,14 +44,20 @@ impl HookInput {
     }
 
     /// What the inbox shows as asking ([`asker`]).
+    /// No inbox running, its question is left to Claude Code's terminal.
     pub fn asker(&self) -> Asker {
-        asker(self.cwd.as_deref(), self.mcp_server_name.as_deref())
+        asker(
+            self.cwd.as_deref(),
+            self.mcp_server_name.as_deref(),
+            WhenDown::Pass,
+        )
     }
 }
 
 /// What the inbox shows as asking: Claude Code, the folder it works in
-/// (`cwd`, the home folder as `~`), and for a form the MCP server's name.
-pub fn asker(cwd: Option<&str>, mcp_server: Option<&str>) -> Asker {
+/// (`cwd`, the home folder as `~`), and for a form the MCP server's name;
+/// `when_down`, what its ask does when no inbox runs.
+pub fn asker(cwd: Option<&str>, mcp_server: Option<&str>, when_down: WhenDown) -> Asker {
     let folder = cwd.map(|cwd| crate::text::folder(Path::new(cwd)));
     let mut agent = "Claude Code".to_owned();
     for part in [folder.as_deref(), mcp_server].into_iter().flatten() {
@@ -62,6 +68,7 @@ pub fn asker(cwd: Option<&str>, mcp_server: Option<&str>) -> Asker {
         agent,
         cwd: cwd.map(str::to_owned),
         stop_reason: Default::default(),
+        when_down,
     }
 }
 
@@ -414,7 +421,7 @@ mod tests {
     #[test]
     fn the_asker_is_claude_code_in_its_folder_and_a_forms_server() {
         let home = std::env::var("HOME").unwrap_or_default();
-        let label = |cwd: &str, server| asker(Some(cwd), server).agent;
+        let label = |cwd: &str, server| asker(Some(cwd), server, WhenDown::Pass).agent;
         if !home.is_empty() && home != "/" {
             assert_eq!(label(&home, None), "Claude Code · ~");
             assert_eq!(
@@ -423,9 +430,9 @@ mod tests {
             );
         }
         assert_eq!(label("/srv/app", None), "Claude Code · /srv/app");
-        assert_eq!(asker(None, None).agent, "Claude Code");
+        assert_eq!(asker(None, None, WhenDown::Pass).agent, "Claude Code");
         assert_eq!(
-            asker(Some("/srv/app"), None).cwd.as_deref(),
+            asker(Some("/srv/app"), None, WhenDown::Pass).cwd.as_deref(),
             Some("/srv/app")
         );
     }
