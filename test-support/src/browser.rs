@@ -119,4 +119,24 @@ impl Browser {
     pub async fn count(&self, css: &str) -> usize {
         self.client.find_all(Locator::Css(css)).await.unwrap().len()
     }
+
+    /// Waits until the page's status line says `text` (at most [`WAIT`]).
+    pub async fn status_says(&self, text: &str) {
+        let xpath = format!("//div[@id='status'][contains(., {text:?})]");
+        if let Err(error) = self
+            .client
+            .wait()
+            .at_most(WAIT)
+            .for_element(Locator::XPath(&xpath))
+            .await
+        {
+            let shown = self
+                .wait_for("#status")
+                .await
+                .text()
+                .await
+                .unwrap_or_default();
+            panic!("the status never said {text:?} ({error}); it says {shown:?}");
+        }
+    }
 }

@@ -43,6 +43,10 @@ pub use server::{InboxConfig, InboxServer};
 /// agents and commands.
 pub const SOCKET_FILE: &str = "inbox.sock";
 
+/// The port one user's page had at its last start, in the state
+/// directory: the next start takes it again when it is free.
+pub const PORT_FILE: &str = "inbox.port";
+
 /// The database file in the state directory.
 pub const DATABASE_FILE: &str = "inbox.sqlite";
 

@@ -1289,3 +1289,48 @@ fn one_users_inbox_keeps_its_questions_where_its_database_url_says() {
         "nothing is kept in the state folder's database"
     );
 }
+
+/// The page's address of one user's inbox outlives a restart (`kill -9`
+/// here): the port is kept in the state folder and taken again, so that a
+/// page open meanwhile finds it; when something else took it, any free one.
+#[test]
+fn a_restarted_inbox_serves_its_page_where_it_was() {
+    let address = |inbox: &Inbox| {
+        let link = inbox.page_link();
+        link.strip_prefix("http://")
+            .and_then(|rest| rest.split_once('/'))
+            .map(|(address, _)| address.to_owned())
+            .unwrap_or_else(|| panic!("not a link: {link}"))
+    };
+    let mut inbox = Inbox::new();
+    let before = address(&inbox);
+    inbox.kill9();
+    inbox.serve();
+    assert_eq!(address(&inbox), before, "the same port after a restart");
+
+    inbox.kill9();
+    let taken = std::net::TcpListener::bind(&before).unwrap();
+    inbox.serve();
+    let elsewhere = address(&inbox);
+    assert_ne!(elsewhere, before, "a port taken meanwhile is left alone");
+    drop(taken);
+}
+
+/// An open page whose inbox stopped (`kill -9`) says so within seconds,
+/// and what to do, instead of "Reconnecting…" for ever; its card stays.
+#[tokio::test]
+async fn a_page_whose_inbox_stopped_says_what_to_do() {
+    let _one = browser::BROWSER.lock().await;
+    let mut inbox = Inbox::new();
+    let _agent = inbox.agent("s1", &choice("Deploy now?", &["Yes", "No"]), &[]);
+    inbox.wait_for("the question", false, |q| q["agentWaiting"] == true);
+    let browser = browser::Browser::start().await;
+    browser.client.goto(&inbox.page_link()).await.unwrap();
+    browser.wait_for("form.batch").await;
+    inbox.kill9();
+    browser
+        .status_says("Cannot reach the inbox: if it stopped, start it again (ask-user inbox serve)")
+        .await;
+    assert_eq!(browser.count("form.batch").await, 1, "the card stays");
+    browser.close().await;
+}

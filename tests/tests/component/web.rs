@@ -162,18 +162,18 @@ async fn a_pending_call_appears_and_the_chosen_label_comes_back() {
     );
     let end = s.browser.wait_for(".ended").await.text().await.unwrap();
     assert_eq!(end, "Answers sent");
-    status_says(
-        &s.browser,
-        "Nothing waits for you now — you can close this tab",
-    )
-    .await;
+    s.browser
+        .status_says("Nothing waits for you now — you can close this tab")
+        .await;
     assert_eq!(
         s.browser.client.title().await.unwrap(),
         "ask-user: questions for you"
     );
     // When the agent's side stops serving the page, it says so.
     s.web.close().await;
-    status_says(&s.browser, "Not connected: nothing waits here now").await;
+    s.browser
+        .status_says("Not connected: nothing waits here now")
+        .await;
     s.browser.close().await;
 }
 
@@ -330,28 +330,8 @@ async fn dismissing_is_ask_cancelled() {
     let end = s.browser.wait_for(".ended").await.text().await.unwrap();
     assert_eq!(end, "Dismissed: the agent was told you will not answer");
     assert_eq!(s.browser.count("form.batch").await, 0);
-    status_says(&s.browser, "Nothing waits for you now").await;
+    s.browser.status_says("Nothing waits for you now").await;
     s.browser.close().await;
-}
-
-/// Waits until the status line says `text` (at most [`WAIT`]).
-async fn status_says(browser: &Browser, text: &str) {
-    let xpath = format!("//div[@id='status'][contains(., {text:?})]");
-    if let Err(error) = browser
-        .client
-        .wait()
-        .at_most(WAIT)
-        .for_element(fantoccini::Locator::XPath(&xpath))
-        .await
-    {
-        let shown = browser
-            .wait_for("#status")
-            .await
-            .text()
-            .await
-            .unwrap_or_default();
-        panic!("the status never said {text:?} ({error}); it says {shown:?}");
-    }
 }
 
 /// With one question answered and another still waiting, the page says
@@ -367,7 +347,7 @@ async fn the_page_never_suggests_closing_while_a_question_waits() {
     );
     s.browser.wait_for("form.batch").await;
     let second = s.call(one_question(&["A", "B"]), CancellationToken::new());
-    status_says(&s.browser, "2 waiting for your answer").await;
+    s.browser.status_says("2 waiting for your answer").await;
     assert_eq!(
         s.browser.client.title().await.unwrap(),
         "(2) ask-user: questions for you"
@@ -401,7 +381,7 @@ async fn the_page_never_suggests_closing_while_a_question_waits() {
         .click(r#"form.batch:has(fieldset[data-question="a"]) button.send"#)
         .await;
     assert!(!result(first).await.is_error);
-    status_says(&s.browser, "1 waiting for your answer").await;
+    s.browser.status_says("1 waiting for your answer").await;
     let shown = s.browser.wait_for("body").await.text().await.unwrap();
     assert!(!shown.contains("close this tab"), "{shown}");
     s.browser
@@ -409,11 +389,9 @@ async fn the_page_never_suggests_closing_while_a_question_waits() {
         .await;
     s.browser.click("form.batch button.send").await;
     assert!(!result(second).await.is_error);
-    status_says(
-        &s.browser,
-        "Nothing waits for you now — you can close this tab",
-    )
-    .await;
+    s.browser
+        .status_says("Nothing waits for you now — you can close this tab")
+        .await;
     s.browser.close().await;
 }
 

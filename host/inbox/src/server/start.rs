@@ -11,7 +11,7 @@ use axum::extract::Extension;
 use crate::access::{self, Caller};
 use crate::sessions::Sessions;
 use crate::store::{Opened, SqliteStore, Store, TeamStore};
-use crate::{DATABASE_FILE, SOCKET_FILE};
+use crate::{DATABASE_FILE, PORT_FILE, SOCKET_FILE};
 use ask_user_web::answer_page;
 use ask_user_web::serve::{PrivateSocket, Serving, listen};
 
@@ -77,11 +77,7 @@ impl InboxServer {
                 )
             }
         };
-        let listener = listen(
-            "the inbox",
-            std::net::SocketAddr::new(config.bind, config.port.unwrap_or(0)),
-        )
-        .await?;
+        let listener = listen_where_it_was(&dir, &config).await?;
         let inbox = Inbox::new(&config, store, Mode::Local, listener.local_addr()?)?;
         let socket = PrivateSocket::bind(&dir.join(SOCKET_FILE))?;
         // Only this user reaches the socket: every caller is the owner.
@@ -180,6 +176,52 @@ impl InboxServer {
             serving.stop().await;
         }
     }
+}
+
+/// One user's page listens on `config.port`; without one, on the port its
+/// last run had (kept in the state directory), so that a page open during
+/// a restart finds it again, else any free one. The port it has is kept.
+async fn listen_where_it_was(
+    dir: &FilePath,
+    config: &InboxConfig,
+) -> std::io::Result<tokio::net::TcpListener> {
+    let kept = dir.join(PORT_FILE);
+    let address = |port| std::net::SocketAddr::new(config.bind, port);
+    let listener = match config.port {
+        Some(port) => listen("the inbox", address(port)).await?,
+        None => {
+            let last = ask_user_seam::files::read_bounded(&kept, 16)
+                .ok()
+                .and_then(|text| text.trim().parse::<u16>().ok())
+                .filter(|port| *port != 0);
+            match last {
+                Some(port) => match listen("the inbox", address(port)).await {
+                    Ok(listener) => listener,
+                    // Taken meanwhile: any free one.
+                    Err(_) => listen("the inbox", address(0)).await?,
+                },
+                None => listen("the inbox", address(0)).await?,
+            }
+        }
+    };
+    let port = listener.local_addr()?.port();
+    if let Err(error) = write_private(&kept, &port.to_string()) {
+        tracing::warn!(%error, "the inbox could not keep its port for its next start");
+    }
+    Ok(listener)
+}
+
+/// Writes `text` to `path`, readable by this user alone.
+fn write_private(path: &FilePath, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?
+        .write_all(text.as_bytes())
 }
 
 /// Takes the state directory's lock and writes this process's id in it,
