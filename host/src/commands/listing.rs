@@ -53,6 +53,11 @@ fn listing(questions: &[QuestionView], width: usize, now: std::time::SystemTime)
             (State::Waiting, false) => {
                 "waiting (its agent is gone; answer it for when it asks again)".to_owned()
             }
+            // Withdrawn, with why, as its card says ("answered in Claude Code").
+            (State::Withdrawn, _) => match &view.settled_by {
+                Some(why) if !why.is_empty() => format!("withdrawn: {}", clean(why, false)),
+                _ => "withdrawn".to_owned(),
+            },
             (state, _) => match &view.answered_by {
                 Some(person) => format!("{} by {}", state.as_str(), clean(person, false)),
                 None => state.as_str().to_owned(),
@@ -114,6 +119,22 @@ mod tests {
         assert!(text.contains("    q [Plan] word0 word1"), "{text}");
         assert!(text.contains("word249"), "nothing is cut: {text}");
         assert!(text.contains("asked just now"), "{text}");
+    }
+
+    #[test]
+    fn a_withdrawn_question_says_why_as_its_card_does() {
+        let now = SystemTime::now();
+        let view: QuestionView = serde_json::from_value(serde_json::json!({
+            "id": "q1", "session": "s", "agent": "a", "askedAt": humantime::format_rfc3339(now).to_string(),
+            "state": "withdrawn", "agentWaiting": false, "settledBy": "answered in Claude Code",
+            "questions": [{"id": "q", "question": "Deploy?"}],
+        }))
+        .unwrap();
+        let text = listing(&[view], 80, now);
+        assert!(
+            text.contains("q1  withdrawn: answered in Claude Code"),
+            "{text}"
+        );
     }
 
     #[test]

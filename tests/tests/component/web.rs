@@ -169,10 +169,11 @@ async fn a_pending_call_appears_and_the_chosen_label_comes_back() {
         s.browser.client.title().await.unwrap(),
         "ask-user: questions for you"
     );
-    // When the agent's side stops serving the page, it says so.
+    // When the agent's side stops serving the page, what was sent stays
+    // said: not an alarm.
     s.web.close().await;
     s.browser
-        .status_says("Not connected: nothing waits here now")
+        .status_says("Your answers were sent: you can close this tab")
         .await;
     s.browser.close().await;
 }
@@ -347,7 +348,9 @@ async fn the_page_never_suggests_closing_while_a_question_waits() {
     );
     s.browser.wait_for("form.batch").await;
     let second = s.call(one_question(&["A", "B"]), CancellationToken::new());
-    s.browser.status_says("2 waiting for your answer").await;
+    s.browser
+        .status_says("2 questions wait for your answer")
+        .await;
     assert_eq!(
         s.browser.client.title().await.unwrap(),
         "(2) ask-user: questions for you"
@@ -381,7 +384,9 @@ async fn the_page_never_suggests_closing_while_a_question_waits() {
         .click(r#"form.batch:has(fieldset[data-question="a"]) button.send"#)
         .await;
     assert!(!result(first).await.is_error);
-    s.browser.status_says("1 waiting for your answer").await;
+    s.browser
+        .status_says("1 question waits for your answer")
+        .await;
     let shown = s.browser.wait_for("body").await.text().await.unwrap();
     assert!(!shown.contains("close this tab"), "{shown}");
     s.browser
@@ -439,6 +444,10 @@ async fn unanswered_questions_are_sent_as_skipped_only_when_confirmed() {
             {"id":"c","question":"Third?"}]}),
         CancellationToken::new(),
     );
+    // The person sees three questions, and is told of three.
+    s.browser
+        .status_says("3 questions wait for your answer")
+        .await;
     s.browser.click("button.send").await;
     let asked = s.browser.wait_for(".notice").await.text().await.unwrap();
     assert_eq!(asked, "3 unanswered — send them as skipped?");
