@@ -1141,8 +1141,9 @@ fn inbox_answer_without_a_file_asks_at_the_terminal() {
     );
 }
 
-/// After `kill -9` of its agent, a card says the agent is gone (and still
-/// takes an answer, for when it asks again), as `inbox list` does.
+/// After `kill -9` of its agent, a card says the agent is gone, where it
+/// stands out (and still takes an answer, for when it asks again), as
+/// `inbox list` does: its wait's connection closing says so at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_card_says_when_its_agent_is_gone() {
     let _one = browser::BROWSER.lock().await;
@@ -1159,7 +1160,7 @@ async fn a_card_says_when_its_agent_is_gone() {
         .wait()
         .at_most(BOUND)
         .for_element(fantoccini::Locator::XPath(
-            "//form[contains(@class, 'batch')]//span[@class='presence'][contains(., 'its agent is gone')]",
+            "//form[contains(@class, 'batch')]//span[contains(@class, 'presence')][contains(@class, 'gone')][contains(., 'its agent is gone')]",
         ))
         .await;
     assert!(gone.is_ok(), "the card never said its agent is gone");

@@ -67,6 +67,8 @@ struct Attached {
     /// Its agent's wait (or one user's owner's), not a person's: a person
     /// is woken as an agent is, and counts for nothing.
     present: bool,
+    /// The wait ended with a reply; dropped without one, its agent is gone.
+    replied: bool,
 }
 
 impl Attached {
@@ -83,6 +85,7 @@ impl Attached {
                 {
                     tracing::warn!(%error, "the inbox could not note that an agent waits");
                 }
+                inbox.agent_back(id);
                 inbox.waiters.attach(id)
             }
         };
@@ -90,15 +93,22 @@ impl Attached {
             inbox: inbox.clone(),
             id: id.to_owned(),
             present,
+            replied: false,
         };
         (attached, watch)
     }
 
-    async fn leave(inbox: Arc<Inbox>, id: String) {
+    /// Its agent's wait ended (`vanished`: without a reply, its connection
+    /// closed): when it was last here is written, then it is detached, and
+    /// a vanished agent's pages hear that it is gone.
+    async fn leave(inbox: Arc<Inbox>, id: String, vanished: bool) {
         if let Err(error) = inbox.store.seen(id.clone(), crate::now()).await {
             tracing::warn!(%error, "the inbox could not note that an agent waited");
         }
         inbox.waiters.detach(&id);
+        if vanished {
+            inbox.agent_vanished(&id);
+        }
     }
 }
 
@@ -110,7 +120,7 @@ impl Drop for Attached {
             return;
         }
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(Attached::leave(inbox, id));
+            runtime.spawn(Attached::leave(inbox, id, !self.replied));
         }
     }
 }
@@ -224,26 +234,35 @@ async fn question(
     // may not see is never held from expiry by it); read again right after,
     // so that nothing settled in between is missed.
     let mut watching: Option<(Attached, Watch)> = None;
-    loop {
-        let record = visible(&inbox, &caller, &id).await?;
-        if record.state != QuestionState::Waiting || wait.is_zero() {
-            if watching.is_some() {
-                revoked().await?;
+    let replied = async {
+        loop {
+            let record = visible(&inbox, &caller, &id).await?;
+            if record.state != QuestionState::Waiting || wait.is_zero() {
+                if watching.is_some() {
+                    revoked().await?;
+                }
+                return Ok(Json(inbox.view(record)));
             }
-            return Ok(Json(inbox.view(record)));
-        }
-        let Some((_, watch)) = &mut watching else {
-            watching = Some(Attached::new(&inbox, &id, presence).await);
-            continue;
-        };
-        tokio::select! {
-            _ = watch.mine.changed() => {}
-            _ = watch.all.changed() => revoked().await?,
-            () = reread(&inbox.mode) => {}
-            () = tokio::time::sleep_until(deadline) => return Ok(Json(inbox.view(record))),
-            () = inbox.closing.cancelled() => return Ok(Json(inbox.view(record))),
+            let Some((_, watch)) = &mut watching else {
+                watching = Some(Attached::new(&inbox, &id, presence).await);
+                continue;
+            };
+            tokio::select! {
+                _ = watch.mine.changed() => {}
+                _ = watch.all.changed() => revoked().await?,
+                () = reread(&inbox.mode) => {}
+                () = tokio::time::sleep_until(deadline) => return Ok(Json(inbox.view(record))),
+                () = inbox.closing.cancelled() => return Ok(Json(inbox.view(record))),
+            }
         }
     }
+    .await;
+    // Dropped before this (its connection closed mid-wait), the wait says
+    // its agent is gone.
+    if let Some((attached, _)) = &mut watching {
+        attached.replied = true;
+    }
+    replied
 }
 
 #[derive(Deserialize)]

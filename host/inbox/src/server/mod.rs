@@ -161,6 +161,12 @@ struct Inbox {
     mode: Mode,
     retention: Duration,
     closing: CancellationToken,
+    /// The questions whose agent's wait here ended without a reply (its
+    /// connection closed: the agent was killed, or its host went away),
+    /// until its agent waits again: gone now, not between two waits.
+    vanished: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// Tells the pages of a change of presence now, not at the next tick.
+    presence_now: tokio::sync::Notify,
 }
 
 /// One user's inbox, or one of a team's servers: what differs.
@@ -209,6 +215,8 @@ impl Inbox {
             mode,
             retention: config.retention,
             closing: CancellationToken::new(),
+            vanished: Default::default(),
+            presence_now: tokio::sync::Notify::new(),
         }))
     }
 
@@ -310,6 +318,7 @@ impl Inbox {
     /// team's pages hear of it from the database's announcement).
     fn left(&self, id: &str, frame: Value) {
         self.waiters.wake(id);
+        self.agent_back(id);
         // One user's pages: its owner sees every question.
         if !self.mode.announces() {
             let _ = self.frames.send(PageFrame::Show(Shown::to_everyone(frame)));
@@ -343,7 +352,24 @@ impl Inbox {
     fn agent_waiting(&self, record: &Record) -> bool {
         record.state == QuestionState::Waiting
             && (self.waiters.is_attached(&record.id)
-                || crate::now() - record.agent_seen_at < self.presence_millis())
+                || (crate::now() - record.agent_seen_at < self.presence_millis()
+                    && !self.vanished().contains(&record.id)))
+    }
+
+    fn vanished(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
+        self.vanished.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The agent's wait for `id` ended without a reply: it is gone, and
+    /// the pages hear so now.
+    fn agent_vanished(&self, id: &str) {
+        self.vanished().insert(id.to_owned());
+        self.presence_now.notify_one();
+    }
+
+    /// The agent of `id` waits again.
+    fn agent_back(&self, id: &str) {
+        self.vanished().remove(id);
     }
 
     /// How long after its agent was last seen a question counts as waited

@@ -48,6 +48,7 @@ pub(super) async fn presence(inbox: Arc<Inbox>) {
     loop {
         tokio::select! {
             () = tokio::time::sleep(PRESENCE_EVERY) => {}
+            () = inbox.presence_now.notified() => {}
             () = inbox.closing.cancelled() => return,
         }
         if inbox.frames.receiver_count() == 0 {
