@@ -197,11 +197,13 @@ impl Answerers for Chain {
     fn ask<'a>(
         &'a self,
         client: &'a dyn HookClient,
+        session: Option<&'a str>,
         asker: Asker,
         request: AskRequest,
         stop: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Reply, CliError>> {
-        self.ask_elsewhere(client, asker, request, stop).boxed()
+        self.ask_elsewhere(client, session, asker, request, stop)
+            .boxed()
     }
 
     fn say(&self, line: &str) {
@@ -216,6 +218,7 @@ impl Chain {
     async fn ask_elsewhere(
         &self,
         client: &dyn HookClient,
+        session: Option<&str>,
         asker: Asker,
         request: AskRequest,
         stop: &CancellationToken,
@@ -231,7 +234,7 @@ impl Chain {
         }
         let builder = HostBuilder::from_config(config).without_failed_answerers();
         let host = start(builder, self.component.clone()).await?;
-        let id = ask_user::new_id(&format!("{}-", client.name()))?;
+        let id = hook::session_key(client, session)?;
         let call = host.seam().scoped_call(id);
         let answered = host.seam().ask(request, Some(call.agent()), stop).await;
         drop(call);

@@ -99,10 +99,13 @@ pub type Reply = Option<Result<Vec<Answer>, AskError>>;
 /// gives them (it builds the host).
 pub trait Answerers: Sync {
     /// Asks `request` on behalf of `client`, shown as `asker`, until
-    /// `stop`. `Ok(None)`: no answerer but the terminal is configured.
+    /// `stop`; `session` is the client's own session, which groups its
+    /// questions in the inbox (none: a session of this ask alone).
+    /// `Ok(None)`: no answerer but the terminal is configured.
     fn ask<'a>(
         &'a self,
         client: &'a dyn HookClient,
+        session: Option<&'a str>,
         asker: Asker,
         request: AskRequest,
         stop: &'a CancellationToken,
@@ -110,4 +113,53 @@ pub trait Answerers: Sync {
 
     /// Tells the human one line (on standard error).
     fn say(&self, line: &str);
+}
+
+/// The inbox session of a client's `session` (`claude-code-<its id>`), so
+/// that every question of one run of the client shows together; a fresh
+/// one for none, or for an id that is not a plain token of at most 128
+/// letters, digits, `-` and `_` (it comes from the client's hook input).
+pub fn session_key(client: &dyn HookClient, session: Option<&str>) -> std::io::Result<String> {
+    let prefix = format!("{}-", client.name());
+    match session {
+        Some(id)
+            if !id.is_empty()
+                && id.len() <= 128
+                && id
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') =>
+        {
+            Ok(format!("{prefix}{id}"))
+        }
+        _ => ask_user_seam::secret::id(&prefix),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clients_session_groups_its_questions_unless_it_is_not_a_plain_token() {
+        let client = &claude_code::ClaudeCode;
+        let id = "0b9d3c6e-2f41-4a7e-9d55-1f0c8a7b6e21";
+        assert_eq!(
+            session_key(client, Some(id)).unwrap(),
+            format!("claude-code-{id}")
+        );
+        for odd in [
+            None,
+            Some(""),
+            Some("a b"),
+            Some("../x"),
+            Some(&*"x".repeat(129)),
+        ] {
+            let key = session_key(client, odd).unwrap();
+            assert!(
+                key.starts_with("claude-code-") && key.len() == 12 + 32,
+                "{key}"
+            );
+            assert_ne!(key, session_key(client, odd).unwrap(), "fresh each time");
+        }
+    }
 }

@@ -595,9 +595,28 @@ fn an_answer_in_the_inbox_reaches_claude_code_while_its_terminal_asks() {
     let inbox = Inbox::serve(&env, state.path());
     let tui = claude_in(state.path(), &env, &[]);
     tui.wait_for(&["Where should this release be deployed?"], BOUND);
-    let id = inbox.wait_for("the hook's question", |list| {
-        list["questions"][0]["id"].as_str().map(str::to_owned)
+    let (id, session) = inbox.wait_for("the hook's question", |list| {
+        let question = &list["questions"][0];
+        Some((
+            question["id"].as_str()?.to_owned(),
+            question["session"].as_str()?.to_owned(),
+        ))
     });
+    // Grouped as Claude Code's session: its id is its transcript's name.
+    let transcripts = state.path().join("home/.claude/projects");
+    let runs: Vec<String> = std::fs::read_dir(&transcripts)
+        .unwrap()
+        .flat_map(|project| std::fs::read_dir(project.unwrap().path()).unwrap())
+        .filter_map(|file| {
+            let name = file.unwrap().file_name().into_string().ok()?;
+            Some(name.strip_suffix(".jsonl")?.to_owned())
+        })
+        .collect();
+    assert!(
+        runs.iter()
+            .any(|run| session == format!("claude-code-{run}")),
+        "{session} is none of Claude Code's sessions {runs:?}"
+    );
     let answers = state.path().join("answers.json");
     let chosen = json!({"answers": [
         {"id": "q1", "selected": ["Production"]},

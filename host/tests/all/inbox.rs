@@ -567,6 +567,17 @@ async fn two_agents_are_answered_from_one_page() {
     browser.client.goto(&inbox.page_link()).await.unwrap();
     let shown = browser.client.current_url().await.unwrap();
     assert!(!shown.as_str().contains("ticket"), "{shown}");
+    // Each session's section is labelled by what asked, then the session.
+    let title = browser
+        .wait_for("section[data-session=\"beta\"] h2")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        title.contains("(pid ") && title.ends_with(" · session beta"),
+        "{title}"
+    );
     for (session, label) in [("beta", "No"), ("alpha", "pnpm")] {
         let card = format!("section[data-session=\"{session}\"] form.batch");
         let text = browser.wait_for(&card).await.text().await.unwrap();

@@ -140,6 +140,8 @@ pub async fn run(
         .map(|dir| dir.display().to_string());
     // No terminal here: a question waits for the inbox to serve.
     let asker = asker(cwd.as_deref(), None, ask_user_inbox::WhenDown::Wait);
+    // The run's questions show together, as one session's.
+    let session = ask_user_seam::secret::token()?;
     let send = async |input: &mut tokio::process::ChildStdin, line: String| {
         input.write_all(format!("{line}\n").as_bytes()).await
     };
@@ -187,7 +189,7 @@ pub async fn run(
                 };
                 let request = asked.request.clone();
                 match answerers
-                    .ask(&ClaudeCode, asker.clone(), request, &stop)
+                    .ask(&ClaudeCode, Some(&session), asker.clone(), request, &stop)
                     .await?
                 {
                     Some(Ok(answers)) => allow(&request_id, asked.allow(&answers)),

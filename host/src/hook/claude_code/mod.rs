@@ -128,7 +128,16 @@ async fn hook(
     };
     let request = asked.request().clone();
     Ok(
-        match answerers.ask(&ClaudeCode, asker, request, &stop).await? {
+        match answerers
+            .ask(
+                &ClaudeCode,
+                input.session_id.as_deref(),
+                asker,
+                request,
+                &stop,
+            )
+            .await?
+        {
             Some(Ok(answers)) => Some(asked.output(&answers).to_string()),
             // Not answered here: the terminal still asks.
             Some(Err(error)) => {
