@@ -431,20 +431,20 @@ fn a_headless_claude_codes_question_is_answered_through_the_users_answerers() {
     assert_scripted(&model);
 }
 
-/// An MCP server's form (ask-user's own, here) goes through the hook too:
-/// the user's answerers fill it in, and the model gets those answers.
+/// An MCP server's form (ask-user's own, here) goes through the hook too,
+/// as the batch the model asked: the user's answerers answer its questions
+/// by their ids and labels, and the model gets those answers.
 #[test]
 fn an_mcp_servers_form_in_claude_code_is_answered_through_the_hook() {
     let _one = one_at_a_time();
     let model = FakeModel::start(deploy().0);
-    // Every field answered, the own-words ones left empty (a skip).
+    // The form is ask-user's own: the hook reads it back as the batch the
+    // model asked (its ids, its labels), not a question per field.
     let answers = tempfile::NamedTempFile::new().unwrap();
     let form_answers = json!({"answers": [
-        {"id": "q01_target", "selected": ["Production: Users get the change now; roll back if it fails."]},
-        {"id": "q01_target_own", "selected": []},
-        {"id": "q02_checks", "selected": ["Unit tests"]},
-        {"id": "q02_checks_own", "selected": []},
-        {"id": "q03_note", "selected": [], "custom": "From the hook"},
+        {"id": "target", "selected": ["Production"]},
+        {"id": "checks", "selected": ["Unit tests"]},
+        {"id": "note", "selected": [], "custom": "From the hook"},
     ]});
     std::fs::write(answers.path(), form_answers.to_string()).unwrap();
     let script = format!(

@@ -241,6 +241,98 @@ impl<'r> Form<'r> {
     }
 }
 
+/// The batch and the client's rendering a form of ours was made from, read
+/// back from its schema: `None` unless the schema is exactly what
+/// [`Form::new`] makes of that batch (the round trip is the proof; a form
+/// of another server, or one rendered without lists, is read generically,
+/// [`received`]).
+pub fn read_back(schema: &Value) -> Option<(AskRequest, Renders)> {
+    let properties = schema.get("properties")?.as_object()?;
+    let renders = Renders {
+        arrays: true,
+        text_last: !properties.contains_key(SEND),
+    };
+    let mut questions: Vec<Question> = Vec::new();
+    for (key, property) in properties {
+        if key == SEND {
+            continue;
+        }
+        // `qNN_<id>`, its question's place counting from 1.
+        let place: usize = key.get(1..3)?.parse().ok()?;
+        let id = key.strip_prefix('q')?.get(3..)?;
+        if place == questions.len() {
+            // Its own words, or one of its options: made again below.
+            continue;
+        }
+        if place != questions.len() + 1 || key.as_bytes().get(3) != Some(&b'_') {
+            return None;
+        }
+        let text = property.get("description")?.as_str()?;
+        let title = property.get("title")?.as_str()?;
+        let mut question = Question::new(id, text);
+        question.header = (title != text).then(|| title.to_owned());
+        let listed = match property.get("type")?.as_str()? {
+            "array" => {
+                question.multi_select = Some(true);
+                property.get("items")?.get("anyOf")
+            }
+            _ => property.get("oneOf"),
+        };
+        if let Some(listed) = listed {
+            let options = listed
+                .as_array()?
+                .iter()
+                .map(|choice| {
+                    let label = choice.get("const")?.as_str()?;
+                    let title = choice.get("title")?.as_str()?;
+                    let mut option = ask_user_seam::QuestionOption::new(label);
+                    option.description = title
+                        .strip_prefix(label)
+                        .and_then(|rest| rest.strip_prefix(": "))
+                        .map(str::to_owned);
+                    Some(option)
+                })
+                .collect::<Option<Vec<_>>>()?;
+            question.options = Some(options);
+        }
+        questions.push(question);
+    }
+    let request = AskRequest { questions };
+    (!request.questions.is_empty() && Form::new(&request, renders).schema() == *schema)
+        .then_some((request, renders))
+}
+
+impl Form<'_> {
+    /// The content a person sends who answers the form with `answers` (the
+    /// other way of [`Form::answers`]): a skipped question's fields left
+    /// out; a single-select question's own words instead of its choice.
+    pub fn content(&self, answers: &[Answer]) -> Map<String, Value> {
+        let mut content = Map::new();
+        for field in &self.fields {
+            let q = &self.request.questions[field.question];
+            let Some(answer) = Answer::of(answers, &q.id) else {
+                continue;
+            };
+            let value = match &field.role {
+                Role::Text | Role::OwnWords => answer.custom.clone().map(Value::String),
+                Role::Choice if answer.custom.is_some() => None,
+                Role::Choice => answer.selected.first().cloned().map(Value::String),
+                Role::Choices => {
+                    Some(json!(answer.selected)).filter(|_| !answer.selected.is_empty())
+                }
+                Role::Option(label) => Some(json!(answer.selected.contains(label))),
+            };
+            if let Some(value) = value {
+                content.insert(field.key.clone(), value);
+            }
+        }
+        if !self.renders.text_last {
+            content.insert(SEND.to_owned(), Value::Bool(true));
+        }
+        content
+    }
+}
+
 /// A field's title: the question's header, else the question.
 fn title(q: &Question) -> String {
     q.header.clone().unwrap_or_else(|| q.question.clone())
@@ -322,6 +414,50 @@ mod tests {
             .keys()
             .map(String::as_str)
             .collect()
+    }
+
+    /// A form of ours reads back as its batch, and its answers go back as
+    /// the content the codec reads as those answers; a form the codec
+    /// would not make, or one without lists, is not taken for ours.
+    #[test]
+    fn a_form_of_ours_reads_back_as_its_batch_and_answers_both_ways() {
+        let asked = request();
+        for renders in [
+            ALL,
+            Renders {
+                arrays: true,
+                text_last: false,
+            },
+        ] {
+            let schema = Form::new(&asked, renders).schema();
+            let (read, read_renders) = read_back(&schema).expect("ours");
+            assert_eq!(read_renders, renders);
+            assert_eq!(
+                serde_json::to_value(&read.questions).unwrap(),
+                serde_json::to_value(&asked.questions).unwrap(),
+                "the batch as it was asked"
+            );
+            let form = Form::new(&read, renders);
+            let answers = vec![
+                Answer {
+                    custom: Some("Canary".into()),
+                    ..Answer::skipped("target".to_owned())
+                },
+                Answer {
+                    selected: vec!["Unit".into(), "E2E".into()],
+                    ..Answer::skipped("checks".to_owned())
+                },
+                Answer::skipped("note".to_owned()),
+            ];
+            assert_eq!(form.answers(&form.content(&answers)).unwrap(), answers);
+        }
+        assert!(read_back(&Form::new(&asked, CODEX).schema()).is_none());
+        let mut altered = Form::new(&asked, ALL).schema();
+        altered["properties"]["q01_target"]["title"] = json!("Somewhere");
+        assert!(read_back(&altered).is_none(), "not what the codec makes");
+        let mut extra = Form::new(&asked, ALL).schema();
+        extra["properties"]["q04_more"] = json!({"type": "string", "title": "More?"});
+        assert!(read_back(&extra).is_none());
     }
 
     #[test]

@@ -2,16 +2,22 @@
 //! questions, and our answers back as the form's `content`: what a hook
 //! that answers another server's forms (Claude Code's `Elicitation`) needs.
 //!
+//! A form `ask-user mcp` made is recognised (it is exactly what the codec
+//! makes of the batch it reads back to) and goes on as that batch, its
+//! answers back through the same codec. Any other form:
+//!
 //! Each property is a question, in order, its key the question's id (so
 //! that a script's rules can name it): a titled or plain string enum is a
 //! single choice, an array of one a multiple choice, a boolean a choice of
 //! "Yes" and "No", a string, a number or an integer a free answer. Labels
 //! are the choices' titles (their values where untitled). A form with any
-//! other property is not ours to answer.
+//! other property is left to the client.
 
 use ask_user_seam::limits::{MAX_HEADER_CHARS, MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTIONS};
 use ask_user_seam::{Answer, AskRequest, Question, QuestionOption};
 use serde_json::{Map, Value, json};
+
+use super::{Form, Renders, read_back};
 
 /// One field's kind, with what its answer becomes.
 #[derive(Debug)]
@@ -29,14 +35,30 @@ enum Kind {
 /// A form, as questions.
 #[derive(Debug)]
 pub struct ReceivedForm {
-    fields: Vec<(String, Kind)>,
+    reading: Reading,
     pub request: AskRequest,
+}
+
+/// How a form was read, and so how its answers go back.
+#[derive(Debug)]
+enum Reading {
+    /// A form `ask-user mcp` made: its batch as it was asked, answered
+    /// back through the same codec.
+    Ours(Renders),
+    /// Any other server's: each field a question.
+    Fields(Vec<(String, Kind)>),
 }
 
 impl ReceivedForm {
     /// The questions of `schema` (with the form's `message` shown with the
     /// first); `None` when a property is not one a person can answer here.
     pub fn from_schema(message: &str, schema: &Value) -> Option<ReceivedForm> {
+        if let Some((request, renders)) = read_back(schema) {
+            return Some(ReceivedForm {
+                reading: Reading::Ours(renders),
+                request,
+            });
+        }
         let properties = schema.get("properties")?.as_object()?;
         if properties.is_empty() || properties.len() > MAX_QUESTIONS {
             return None;
@@ -69,7 +91,7 @@ impl ReceivedForm {
             first.detail = Some(message.to_owned());
         }
         Some(ReceivedForm {
-            fields,
+            reading: Reading::Fields(fields),
             request: AskRequest { questions },
         })
     }
@@ -77,8 +99,12 @@ impl ReceivedForm {
     /// The form's `content` for `answers`: a skipped question, or own words
     /// where the field takes only its choices, leave its field out.
     pub fn content(&self, answers: &[Answer]) -> Map<String, Value> {
+        let fields = match &self.reading {
+            Reading::Ours(renders) => return Form::new(&self.request, *renders).content(answers),
+            Reading::Fields(fields) => fields,
+        };
         let mut content = Map::new();
-        for (key, kind) in &self.fields {
+        for (key, kind) in fields {
             let Some(answer) = Answer::of(answers, key) else {
                 continue;
             };
