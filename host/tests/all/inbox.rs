@@ -1346,3 +1346,39 @@ async fn a_page_whose_inbox_stopped_says_what_to_do() {
     assert_eq!(browser.count("form.batch").await, 1, "the card stays");
     browser.close().await;
 }
+
+/// A notification's link, opened in a fresh browser: one user's inbox
+/// sends no way in where a notification goes, so its page says, as a page a
+/// person reads, how to get in (`ask-user inbox page`); a one-time link
+/// opened a second time says it was used, the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notifications_link_opens_a_page_that_says_how_to_get_in() {
+    let _one = browser::BROWSER.lock().await;
+    let inbox = Inbox::notifying();
+    let _agent = inbox.agent("s1", &choice("Deploy now?", &["Yes", "No"]), &[]);
+    let webhook = (0..2)
+        .map(|_| inbox.hook())
+        .find(|hook| hook.head.starts_with("POST /hook"))
+        .expect("the webhook");
+    let body: Value = serde_json::from_str(&webhook.body).unwrap();
+    let url = body["url"].as_str().expect("the page's address").to_owned();
+    let browser = browser::Browser::start().await;
+    browser.client.goto(&url).await.unwrap();
+    let said = browser.wait_for("body").await.text().await.unwrap();
+    assert!(
+        said.contains("Open the page anew") && said.contains("ask-user inbox page"),
+        "{said}"
+    );
+    let link = inbox.page_link();
+    browser.client.goto(&link).await.unwrap();
+    browser.wait_for("#status").await;
+    let fresh = browser::Browser::start().await;
+    fresh.client.goto(&link).await.unwrap();
+    let said = fresh.wait_for("body").await.text().await.unwrap();
+    assert!(
+        said.contains("This link was used already") && said.contains("ask-user inbox page"),
+        "{said}"
+    );
+    fresh.close().await;
+    browser.close().await;
+}

@@ -202,7 +202,10 @@ impl Inbox {
         // nothing from it.
         let token = ask_user_seam::secret::token()?;
         Ok(Arc::new(Inbox {
-            gate: Gate::new(token, bound.port()),
+            gate: Gate::new(token, bound.port()).opened_by(
+                "On the machine the inbox runs on, run `ask-user inbox page`: it prints a \
+                 link that opens this page (each link works once).",
+            ),
             notifier: Arc::new(Notifier::new(
                 config.notify.clone(),
                 config.escalate.clone(),

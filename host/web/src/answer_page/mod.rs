@@ -165,6 +165,8 @@ pub struct Gate {
     port: u16,
     /// One-time links not used yet, and when each was made.
     tickets: Mutex<HashMap<String, Instant>>,
+    /// How a person gets in, said to a browser that came without a way in.
+    opened_by: &'static str,
 }
 
 impl Gate {
@@ -173,7 +175,16 @@ impl Gate {
             token,
             port,
             tickets: Mutex::new(HashMap::new()),
+            opened_by: "Open the address ask-user printed when it started: it carries the \
+                        way in.",
         }
+    }
+
+    /// Says `how` a person gets in (a sentence), to a browser that came
+    /// without a way in or with a link used already.
+    pub fn opened_by(mut self, how: &'static str) -> Self {
+        self.opened_by = how;
+        self
     }
 
     pub fn token(&self) -> &str {
@@ -310,6 +321,10 @@ impl Gate {
         let Some(ticket) = query.and_then(|q| q.0.ticket) else {
             return match self.admit(parts) {
                 Ok(()) => page_html(),
+                // A person's browser without the way in: a page saying how.
+                Err(refused) if refused.status() == StatusCode::UNAUTHORIZED => {
+                    self.closed("This page needs a way in that this browser does not have.")
+                }
                 Err(refused) => refused,
             };
         };
@@ -317,11 +332,9 @@ impl Gate {
             return refusal(status);
         }
         if !self.redeem(&ticket) {
-            return (
-                StatusCode::UNAUTHORIZED,
-                "this link was used already or has expired: `ask-user inbox page` prints a new one",
-            )
-                .into_response();
+            return self.closed(
+                "This link was used already, or has expired: each link opens the page once.",
+            );
         }
         let cookie = format!(
             "{}={}; Path=/; HttpOnly; SameSite=Strict",
@@ -362,6 +375,34 @@ impl<D: Desk> FromRequestParts<Arc<D>> for Admitted<D::Viewer> {
     async fn from_request_parts(parts: &mut Parts, desk: &Arc<D>) -> Result<Self, Response> {
         desk.admit(parts).await.map(Admitted)
     }
+}
+
+impl Gate {
+    /// The page a person's browser gets without a way in: `why`, and how
+    /// to get in (401, as HTML a person reads).
+    fn closed(&self, why: &str) -> Response {
+        let page = CLOSED
+            .replace("{why}", &html_text(why))
+            .replace("{how}", &html_text(self.opened_by));
+        let mut response = html(&page);
+        *response.status_mut() = StatusCode::UNAUTHORIZED;
+        response
+    }
+}
+
+/// The page of a browser without a way in.
+const CLOSED: &str = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+<title>ask-user: open the page anew</title><style>body { font: 1rem/1.5 system-ui, sans-serif; \
+max-width: 36rem; margin: 3rem auto; padding: 0 1rem; } code { background: #8882; padding: 0 .3rem; \
+border-radius: .2rem; }</style></head><body><h1>Open the page anew</h1><p>{why}</p><p>{how}</p>\
+</body></html>\n";
+
+/// `text` for HTML: what could be markup is escaped.
+fn html_text(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// The answer page, its script and style allowed by a nonce fresh for
