@@ -11,6 +11,7 @@ use ask_user::text::clean;
 use clap::Subcommand;
 use tokio_util::sync::CancellationToken;
 
+use super::service;
 use super::token::{self, DATABASE_ENV};
 use super::{CliError, Outcome, emit, listing, load_config, say, stop_requested};
 
@@ -55,6 +56,12 @@ pub enum Command {
     /// Print a link that opens the inbox's page in a browser. It works
     /// once: run this again for another browser.
     Page,
+    /// Keep this user's inbox running: write a systemd user unit (Linux)
+    /// or a launchd agent (macOS) that starts `inbox serve` at login and
+    /// again after a crash, and say the line that starts it now.
+    InstallService,
+    /// Take out exactly the service `install-service` wrote.
+    UninstallService,
     /// Answer a waiting question: at this terminal, or from a file.
     Answer {
         /// The question's id, as `inbox list` shows it.
@@ -145,6 +152,8 @@ pub async fn run(command: Command) -> Outcome {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::InstallService => service::install(),
+        Command::UninstallService => service::uninstall(),
         Command::Page => {
             let link = client(TeamArgs { url: None })?.page_link().await?;
             println!("{link}");

@@ -10,6 +10,7 @@ mod listing;
 #[cfg(test)]
 mod reference;
 pub mod serve;
+mod service;
 mod signals;
 pub mod token;
 

@@ -1100,3 +1100,80 @@ print(json.dumps({"type": "result", "is_error": False,
     assert_eq!(replies[1]["behavior"], "allow");
     assert_eq!(replies[1]["updatedInput"]["answers"], json!({"Go?": "Yes"}));
 }
+
+/// `inbox install-service` writes this user's systemd unit that keeps the
+/// inbox running (its state folder with it), says how to start it, leaves
+/// a file that is not its own alone, and `uninstall-service` takes out
+/// exactly what it wrote.
+#[test]
+fn the_inbox_is_kept_running_by_a_service_of_the_users() {
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("config");
+    let state = home.path().join("my state");
+    let run = |verb: &str| {
+        Command::new(env!("CARGO_BIN_EXE_ask-user"))
+            .args(["inbox", verb])
+            .env("HOME", home.path())
+            .env("XDG_CONFIG_HOME", &config)
+            .env("ASK_USER_STATE_DIR", &state)
+            .output()
+            .unwrap()
+    };
+    let said = |output: &Output| String::from_utf8_lossy(&output.stderr).into_owned();
+    let unit = config.join("systemd/user/ask-user-inbox.service");
+
+    let installed = run("install-service");
+    assert!(installed.status.success(), "{}", said(&installed));
+    assert!(
+        said(&installed).contains("systemctl --user enable --now ask-user-inbox"),
+        "{}",
+        said(&installed)
+    );
+    let text = std::fs::read_to_string(&unit).unwrap();
+    let program = env!("CARGO_BIN_EXE_ask-user");
+    assert!(
+        text.contains(&format!("ExecStart=\"{program}\" inbox serve\n")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "Environment=ASK_USER_STATE_DIR=\"{}\"\n",
+            state.display()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("Restart=on-failure") && text.contains("WantedBy=default.target"));
+    // systemd itself reads it, where it is installed.
+    if let Ok(verified) = Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&unit)
+        .output()
+    {
+        assert!(
+            verified.status.success() && verified.stderr.is_empty(),
+            "{}",
+            said(&verified)
+        );
+    }
+    let again = run("install-service");
+    assert!(again.status.success() && said(&again).contains("already"));
+
+    let removed = run("uninstall-service");
+    assert!(removed.status.success(), "{}", said(&removed));
+    assert!(!unit.exists());
+
+    // Somebody else's unit of that name stays as it is.
+    std::fs::write(&unit, "[Service]\nExecStart=/bin/true\n").unwrap();
+    let refused = run("install-service");
+    assert_eq!(refused.status.code(), Some(2), "{}", said(&refused));
+    assert!(
+        said(&refused).contains("not ask-user's"),
+        "{}",
+        said(&refused)
+    );
+    assert_eq!(run("uninstall-service").status.code(), Some(2));
+    assert_eq!(
+        std::fs::read_to_string(&unit).unwrap(),
+        "[Service]\nExecStart=/bin/true\n"
+    );
+}
