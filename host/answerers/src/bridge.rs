@@ -132,7 +132,7 @@ impl BridgeAnswerer {
             peer,
             // A withdrawn question is cancelled at the peer: queued at once,
             // so it is never lost.
-            pending: PendingQuestions::new("e", move |id| {
+            pending: PendingQuestions::new("e", move |id, _| {
                 let _ = withdrawn.send(remote::cancel(id));
             }),
             frames,

@@ -643,7 +643,8 @@ fn read_until(stream: &mut std::net::TcpStream, text: &str) -> String {
 }
 
 /// `--web` offers the question at the terminal and on the page at once: an
-/// answer at the terminal wins, and the page drops the question.
+/// answer at the terminal wins, and the page drops the question, saying it
+/// was answered at the terminal.
 #[test]
 fn with_web_the_terminal_is_offered_too_and_its_answer_wins() {
     let mut s = start(deploy(), "--web", false);
@@ -653,9 +654,13 @@ fn with_web_the_terminal_is_offered_too_and_its_answer_wins() {
     s.wait_for("Review your answers", 1);
     s.keys("\r");
     s.assert_sent(r#"{"answers":[{"id":"target","selected":["Production"]}]}"#);
+    // The page is told where it went, not that the agent withdrew it.
     read_until(
         &mut events,
-        &format!("\"type\":\"cancel\",\"eventId\":\"{event}\""),
+        &format!(
+            "\"type\":\"cancel\",\"eventId\":\"{event}\",\"reason\":\"withdrawn\",\
+             \"detail\":\"answered at the terminal\""
+        ),
     );
     s.assert_restored();
 }

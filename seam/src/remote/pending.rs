@@ -19,20 +19,26 @@ use crate::waterfall::Ask;
 /// side failed it (a malformed frame, the peer went away).
 pub type Settlement = Result<Outcome, String>;
 
+/// What a remote answerer does with a question withdrawn: its id, and how
+/// it was settled elsewhere when it was.
+pub type OnWithdraw = dyn Fn(&str, Option<&str>) + Send + Sync;
+
 /// The questions one remote answerer has open.
 ///
 /// [`open`](Self::open) gives each ask a fresh event id and its `waterfall`
 /// frame, and returns a [`Pending`] ticket. The first [`settle`](Self::settle)
 /// for an id wins; a later one is refused with [`NotPending`]. Dropping a
 /// ticket before its question was settled withdraws it: the question leaves
-/// the list and `on_withdraw` is told its id (to send `cancel`, say).
+/// the list and `on_withdraw` is told its id (to send `cancel`, say), and
+/// how it was settled elsewhere when another answerer racing this one did
+/// ([`Pending::telling`]).
 pub struct PendingQuestions {
     /// What asks, as a page says it (none: the agent's id).
     asker: Option<String>,
     prefix: &'static str,
     next_id: AtomicU64,
     state: Mutex<State>,
-    on_withdraw: Box<dyn Fn(&str) + Send + Sync>,
+    on_withdraw: Box<OnWithdraw>,
 }
 
 #[derive(Default)]
@@ -73,7 +79,10 @@ pub enum Unsettled {
 
 impl PendingQuestions {
     /// Event ids are `prefix` followed by a counter (`e1`, `e2`, …).
-    pub fn new(prefix: &'static str, on_withdraw: impl Fn(&str) + Send + Sync + 'static) -> Self {
+    pub fn new(
+        prefix: &'static str,
+        on_withdraw: impl Fn(&str, Option<&str>) + Send + Sync + 'static,
+    ) -> Self {
         PendingQuestions {
             asker: None,
             prefix,
@@ -122,6 +131,7 @@ impl PendingQuestions {
             frame,
             settled,
             open: true,
+            elsewhere: None,
         })
     }
 
@@ -220,6 +230,8 @@ pub struct Pending<'a> {
     frame: Value,
     settled: oneshot::Receiver<Settlement>,
     open: bool,
+    /// How another answerer racing this one settled it, once it did.
+    elsewhere: Option<crate::waterfall::Elsewhere>,
 }
 
 impl Pending<'_> {
@@ -231,6 +243,13 @@ impl Pending<'_> {
     /// The `waterfall` frame that announces the question.
     pub fn frame(&self) -> &Value {
         &self.frame
+    }
+
+    /// Withdrawn, it says how `elsewhere` settled it, when it did (an
+    /// answerer's [`Next::elsewhere`](crate::Next::elsewhere)).
+    pub fn telling(mut self, elsewhere: crate::waterfall::Elsewhere) -> Self {
+        self.elsewhere = Some(elsewhere);
+        self
     }
 
     /// Waits for the settlement. `None` when the list itself went away.
@@ -248,7 +267,8 @@ impl Pending<'_> {
 
     fn withdraw_now(&mut self) {
         if std::mem::take(&mut self.open) && self.questions.take(&self.id).is_some() {
-            (self.questions.on_withdraw)(&self.id);
+            let how = self.elsewhere.as_ref().and_then(|e| e.get());
+            (self.questions.on_withdraw)(&self.id, how);
         }
     }
 }
@@ -282,7 +302,8 @@ mod tests {
     fn recorded() -> (PendingQuestions, Arc<Mutex<Vec<String>>>) {
         let withdrawn = Arc::new(Mutex::new(Vec::new()));
         let seen = withdrawn.clone();
-        let questions = PendingQuestions::new("e", move |id| seen.lock().unwrap().push(id.into()));
+        let questions =
+            PendingQuestions::new("e", move |id, _| seen.lock().unwrap().push(id.into()));
         (questions, withdrawn)
     }
 

@@ -282,6 +282,75 @@ async fn a_question_answered_elsewhere_says_so() {
     s.browser.close().await;
 }
 
+/// Answers once told to, at "the terminal": what races a page in
+/// `ask-user ask --web`.
+struct AtTheTerminal(Arc<tokio::sync::Notify>);
+
+impl Answerer for AtTheTerminal {
+    fn name(&self) -> &str {
+        "terminal"
+    }
+
+    fn place(&self) -> &str {
+        "at the terminal"
+    }
+
+    fn answer<'a>(
+        &'a self,
+        _: &'a ask_user::Ask,
+        _: ask_user::Next<'a>,
+    ) -> ask_user::AnswerFuture<'a> {
+        Box::pin(async move {
+            self.0.notified().await;
+            Ok(vec![ask_user::Answer {
+                selected: vec!["A".into()],
+                ..ask_user::Answer::skipped("q".to_owned())
+            }])
+        })
+    }
+}
+
+/// A question the terminal racing the page answered first says so where
+/// its card was, not that the agent withdrew it.
+#[tokio::test]
+async fn a_question_answered_at_the_terminal_says_so() {
+    let turn = BROWSER.lock().await;
+    let h = Arc::new(Harness::new().await);
+    let web = Arc::new(
+        WebAnswerer::start(WebConfig {
+            grace: Some(WAIT),
+            ..WebConfig::default()
+        })
+        .await
+        .unwrap(),
+    );
+    let go = Arc::new(tokio::sync::Notify::new());
+    let terminal: Arc<dyn Answerer> = Arc::new(AtTheTerminal(go.clone()));
+    let race = ask_user::Race::new(vec![web.clone(), terminal]);
+    h.seam()
+        .waterfall()
+        .register_arc(Arc::new(race), Placement::default());
+    let browser = Browser::start().await;
+    browser.client.goto(&web.url()).await.unwrap();
+    browser.wait_for("#status").await;
+    let s = Setup {
+        h,
+        web,
+        browser,
+        _turn: turn,
+    };
+    let call = s.call(one_question(&["A", "B"]), CancellationToken::new());
+    s.browser.wait_for("form.batch").await;
+    go.notify_one();
+    assert_eq!(
+        result(call).await.text(),
+        r#"{"answers":[{"id":"q","selected":["A"]}]}"#
+    );
+    let end = s.browser.wait_for(".ended").await.text().await.unwrap();
+    assert_eq!(end, "Answered at the terminal");
+    s.browser.close().await;
+}
+
 #[tokio::test]
 async fn multi_select_and_own_words_come_back_together() {
     let s = setup().await;

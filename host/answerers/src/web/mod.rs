@@ -100,11 +100,13 @@ impl WebAnswerer {
         let shared = Arc::new(Shared {
             gate: Gate::new(ask_user_seam::secret::token()?, address.port()),
             // A question that leaves (answered, withdrawn) leaves every page.
-            pending: PendingQuestions::new("w", move |id| {
-                let _ = withdrawn.send(PageFrame::Show(Shown::to_everyone(cancel(
-                    id,
-                    Left::Withdrawn,
-                ))));
+            pending: PendingQuestions::new("w", move |id, elsewhere| {
+                // Settled by the terminal racing the page: the page says so.
+                let frame = match elsewhere {
+                    Some(how) => answer_page::withdrawn(id, how),
+                    None => cancel(id, Left::Withdrawn),
+                };
+                let _ = withdrawn.send(PageFrame::Show(Shown::to_everyone(frame)));
             })
             .asker(config.asker.clone()),
             frames,
@@ -310,9 +312,10 @@ impl Answerer for WebAnswerer {
                     .await;
             }
             // The page's list never closes, so a question always opens.
-            let Ok(mut pending) = shared.pending.open(ask) else {
+            let Ok(pending) = shared.pending.open(ask) else {
                 return next.run().await;
             };
+            let mut pending = pending.telling(next.elsewhere());
             let _ = shared
                 .frames
                 .send(PageFrame::Show(Shown::to_everyone(pending.frame().clone())));
