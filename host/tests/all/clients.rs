@@ -368,6 +368,21 @@ fn claude_in(dir: &Path, env: &[(&str, String)], args: &[&str]) -> Tui {
     )
 }
 
+/// Claude Code in `dir/home` with `env` and ask-user's MCP server, which
+/// has no answerers of its own: a form is the client's, its tool allowed.
+fn claude_with_our_server(dir: &Path, env: &[(&str, String)]) -> Tui {
+    let empty = dir.join("empty.toml");
+    std::fs::write(&empty, "").unwrap();
+    let mcp = claude_mcp(dir, &empty);
+    let args = [
+        "--mcp-config",
+        mcp.to_str().unwrap(),
+        "--allowedTools",
+        CLAUDE_TOOL,
+    ];
+    claude_in(dir, env, &args)
+}
+
 /// Claude Code's TUI with the hook installed ([`hooked_home`]).
 fn claude_with_hook(model: &FakeModel, config: &str) -> (Tui, tempfile::TempDir) {
     let (dir, env) = hooked_home(model, config);
@@ -452,18 +467,7 @@ fn an_mcp_servers_form_in_claude_code_is_answered_through_the_hook() {
         answers.path().display().to_string()
     );
     let (dir, env) = hooked_home(&model, &script);
-    // With ask-user's MCP server, without answerers of its own: the form
-    // is the client's.
-    let empty = dir.path().join("empty.toml");
-    std::fs::write(&empty, "").unwrap();
-    let mcp = claude_mcp(dir.path(), &empty);
-    let args = [
-        "--mcp-config",
-        mcp.to_str().unwrap(),
-        "--allowedTools",
-        CLAUDE_TOOL,
-    ];
-    let tui = claude_in(dir.path(), &env, &args);
+    let tui = claude_with_our_server(dir.path(), &env);
     tui.wait_for(&[fake_model::DONE], BOUND);
     assert_received(
         &model,
@@ -485,16 +489,7 @@ fn with_no_inbox_running_the_hook_leaves_a_form_to_claude_code() {
     let _one = one_at_a_time();
     let model = FakeModel::start(deploy().0);
     let (dir, env) = hooked_home(&model, "[[answerer]]\nkind = \"inbox\"\n");
-    let empty = dir.path().join("empty.toml");
-    std::fs::write(&empty, "").unwrap();
-    let mcp = claude_mcp(dir.path(), &empty);
-    let args = [
-        "--mcp-config",
-        mcp.to_str().unwrap(),
-        "--allowedTools",
-        CLAUDE_TOOL,
-    ];
-    let tui = claude_in(dir.path(), &env, &args);
+    let tui = claude_with_our_server(dir.path(), &env);
     tui.wait_for(&["requests your input", "Accept"], BOUND);
     tui.press(
         DOWN,
