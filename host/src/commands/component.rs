@@ -1,7 +1,7 @@
 //! `ask-user schema` and `ask-user component`: the tool's definition and
 //! the component itself, for a host to take.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use ask_user::HostBuilder;
@@ -23,16 +23,11 @@ pub async fn schema(component: Component) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `ask-user component`.
-pub fn write(args: Args) -> Outcome {
-    write_component(args.out.as_deref())
-}
-
-/// Writes the built-in component to `out`, or to standard output unless
-/// that is a terminal.
-fn write_component(out: Option<&Path>) -> Outcome {
+/// `ask-user component`: writes the built-in component to `out`, or to
+/// standard output unless that is a terminal.
+pub fn write(Args { out }: Args) -> Outcome {
     use std::io::{IsTerminal, Write};
-    let written = match out {
+    let written = match out.as_deref() {
         Some(path) => std::fs::write(path, ask_user::COMPONENT)
             .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display()))),
         None if std::io::stdout().is_terminal() => Err(CliError::new(

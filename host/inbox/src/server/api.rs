@@ -106,8 +106,10 @@ impl Attached {
             tracing::warn!(%error, "the inbox could not note that an agent waited");
         }
         inbox.waiters.detach(&id);
-        if vanished {
-            inbox.agent_vanished(&id);
+        match vanished {
+            true => inbox.agent_vanished(&id),
+            // It was here to the end of this wait, whatever an earlier one did.
+            false => inbox.agent_back(&id),
         }
     }
 }
