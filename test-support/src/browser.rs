@@ -139,4 +139,31 @@ impl Browser {
             panic!("the status never said {text:?} ({error}); it says {shown:?}");
         }
     }
+
+    /// A phone's screen, 390×844 (as an iPhone 12 to 15 shows a page).
+    pub async fn as_phone(&self) {
+        self.client.set_window_size(390, 844).await.unwrap();
+        let width = self
+            .client
+            .execute("return window.innerWidth", vec![])
+            .await
+            .unwrap();
+        assert!(
+            width.as_u64().is_some_and(|width| width <= 390),
+            "the window is {width} wide"
+        );
+    }
+
+    /// Whether the page fits its window's width: nothing to scroll sideways.
+    pub async fn fits_the_width(&self) -> bool {
+        self.client
+            .execute(
+                "return document.documentElement.scrollWidth <= window.innerWidth",
+                vec![],
+            )
+            .await
+            .unwrap()
+            .as_bool()
+            .unwrap_or(false)
+    }
 }

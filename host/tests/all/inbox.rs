@@ -1163,6 +1163,7 @@ async fn a_card_says_when_its_agent_is_gone() {
     inbox.wait_for("alpha", false, |q| q["session"] == "alpha");
     let browser = browser::Browser::start().await;
     browser.client.goto(&inbox.page_link()).await.unwrap();
+    browser.as_phone().await;
     let card = browser.wait_for("form.batch").await.text().await.unwrap();
     assert!(!card.contains("agent is gone"), "{card}");
     agent.kill9();
@@ -1175,6 +1176,7 @@ async fn a_card_says_when_its_agent_is_gone() {
         ))
         .await;
     assert!(gone.is_ok(), "the card never said its agent is gone");
+    assert!(browser.fits_the_width().await, "it reads on a phone");
     let listed = inbox.wait_for("gone", false, |q| q["agentWaiting"] == false);
     assert_eq!(listed["session"], "alpha");
     browser.close().await;
@@ -1337,6 +1339,8 @@ async fn a_page_whose_inbox_stopped_says_what_to_do() {
     let _agent = inbox.agent("s1", &choice("Deploy now?", &["Yes", "No"]), &[]);
     inbox.wait_for("the question", false, |q| q["agentWaiting"] == true);
     let browser = browser::Browser::start().await;
+    // On a phone, where a person away from the machine looks.
+    browser.as_phone().await;
     browser.client.goto(&inbox.page_link()).await.unwrap();
     browser.wait_for("form.batch").await;
     inbox.kill9();
@@ -1344,6 +1348,7 @@ async fn a_page_whose_inbox_stopped_says_what_to_do() {
         .status_says("Cannot reach the inbox: if it stopped, start it again (ask-user inbox serve)")
         .await;
     assert_eq!(browser.count("form.batch").await, 1, "the card stays");
+    assert!(browser.fits_the_width().await, "nothing to scroll sideways");
     browser.close().await;
 }
 
@@ -1363,12 +1368,14 @@ async fn a_notifications_link_opens_a_page_that_says_how_to_get_in() {
     let body: Value = serde_json::from_str(&webhook.body).unwrap();
     let url = body["url"].as_str().expect("the page's address").to_owned();
     let browser = browser::Browser::start().await;
+    browser.as_phone().await;
     browser.client.goto(&url).await.unwrap();
     let said = browser.wait_for("body").await.text().await.unwrap();
     assert!(
         said.contains("Open the page anew") && said.contains("ask-user inbox page"),
         "{said}"
     );
+    assert!(browser.fits_the_width().await, "it reads on a phone");
     let link = inbox.page_link();
     browser.client.goto(&link).await.unwrap();
     browser.wait_for("#status").await;
