@@ -164,7 +164,7 @@ fn settings(slots: Option<u32>) -> Config {
             .total_memories(slots * 2)
             .total_tables(slots * 8)
             .total_stacks(slots);
-        // Measured with perf on loops of calls (README, "Performance").
+        // Measured with perf on loops of calls (docs/src/performance.md).
         // Returning a slot's memory to the system one instance at a time
         // cost an madvise and a TLB shootdown per call: batches of 64 share
         // one. Tables are small: zeroing them in place beats faulting them

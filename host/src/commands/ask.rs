@@ -22,7 +22,7 @@ pub struct Args {
     /// A request it does not answer in full goes on to the next answerer.
     #[arg(long, value_name = "FILE")]
     answers: Option<PathBuf>,
-    /// The answerer chain from this TOML file (see the README).
+    /// The answerer chain from this TOML file (docs/src/reference/config.md).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Also answer in a browser: serves a page on 127.0.0.1 and prints its

@@ -41,7 +41,7 @@ impl FrontEnd for Mcp {
                 if std::io::stdin().is_terminal() {
                     say(
                         "waiting for an MCP client on standard input: an MCP client (Claude Code, \
-                         Codex…) starts this itself, see the README; Ctrl-C stops",
+                         Codex…) starts this itself (the docs: \"From an MCP client\"); Ctrl-C stops",
                     );
                 }
                 server.serve_stdio(stop).await

@@ -1,5 +1,5 @@
 //! `ask-user mcp` in the clients people use, each pointed at a model server
-//! of ours (`support/fake_model.rs`) that calls the tool with the README's
+//! of ours (`support/fake_model.rs`) that calls the tool with the book's
 //! example batch: Claude Code 2.1.328 and Codex 0.169.0 from npm
 //! (`host/tests/npm`). In each TUI (driven in a pty) the person fills in
 //! the form, and the model receives exactly their answers. Headless runs
@@ -30,7 +30,7 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     ONE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// The README's example batch, and the answers the script gives it.
+/// The book's example batch, and the answers the script gives it.
 fn deploy() -> (Value, Value) {
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
     let read = |name: &str| -> Value {
@@ -119,7 +119,7 @@ fn codex_home(dir: &Path, model: &FakeModel) -> PathBuf {
 }
 
 /// Codex's `-c` overrides that register `ask-user mcp --config config`, as
-/// the README does: required, or Codex (0.147 and later) gives the server a
+/// the book does: required, or Codex (0.147 and later) gives the server a
 /// second to start and runs the turn without its tool.
 fn codex_server(config: &Path) -> [String; 6] {
     [
@@ -305,7 +305,7 @@ fn own_questions() -> Value {
     })
 }
 
-/// A home for Claude Code with the hook installed as the README says and
+/// A home for Claude Code with the hook installed as the book says and
 /// `config` as the user's ask-user config, with the environment that runs
 /// Claude Code there (its state folder and settings are in the folder).
 fn hooked_home(
@@ -578,7 +578,7 @@ fn an_answer_at_the_terminal_withdraws_the_hooks_question_from_the_inbox() {
     assert!(hooks.is_empty(), "the hook is gone: {hooks:?}");
 }
 
-/// The README's recipe: the hook installed and the inbox in the config.
+/// The book's recipe (hooks): the hook installed and the inbox in the config.
 /// While Claude Code's terminal asks, the question waits in the inbox, and
 /// the answer given there (`ask-user inbox answer`, as the page does)
 /// reaches the model.
@@ -844,7 +844,7 @@ fn codex_exec_gets_the_config_answerers_answers() {
     codex
         .env("CODEX_HOME", &codex_home)
         .env("TEST_MODEL_KEY", "test")
-        // The server as the README registers it for a headless run.
+        // The server as the book registers it for a headless run.
         .args(codex_server(&config))
         .args(["exec", "--skip-git-repo-check", "Deploy the release"]);
     let status = finish(codex).status;

@@ -1255,7 +1255,7 @@ fn the_books_inbox_recipe_runs_as_written() {
                 assert!(output.status.success(), "{words:?}: {}", stderr(&output));
             }
             _ => {
-                // `inbox page`, `inbox list`: they say what the README says;
+                // `inbox page`, `inbox list`: they say what the book says;
                 // the list once the agent's question is stored.
                 if words[1..] == ["inbox", "list"] {
                     let hook = hooks.recv_timeout(BOUND).expect("the question's webhook");

@@ -247,7 +247,7 @@ async fn a_label_picked_twice_is_invalid_answer() {
 /// The largest call the limits allow: 16 questions whose ids and labels
 /// fill the 256 KiB of arguments with characters JSON writes as six bytes
 /// (`\u0001`), every label picked, and 16,000 such characters of own words
-/// on each (README, "Limits"); its arguments and answers.
+/// on each (docs/src/reference/limits.md); its arguments and answers.
 fn the_largest_call() -> (Value, Vec<Answer>) {
     let wide = |prefix: usize, n: usize| format!("{prefix:02}{}", "\u{1}".repeat(n - 2));
     let questions: Vec<Value> = (0..16)

@@ -538,7 +538,7 @@ fn the_tool_component_imports_nothing_but_the_seam() {
     );
 }
 
-/// Built at opt-level 3 (README, "Performance"): 94 KB; "s" saves 11 KB
+/// Built at opt-level 3 (docs/src/performance.md): 94 KB; "s" saves 11 KB
 /// and costs about 2 µs a call, a seventh of the call's sandbox overhead.
 #[test]
 fn the_tool_component_stays_under_100_kb() {
