@@ -226,7 +226,7 @@ pub fn frames(text: &str) {
     let Ok(frame) = serde_json::from_str::<UpFrame>(text) else {
         return;
     };
-    let questions = PendingQuestions::new("e", |_| {});
+    let questions = PendingQuestions::new("e", |_, _| {});
     let mut q = Question::new("q", "Which?");
     q.options = Some(vec![QuestionOption::new("A"), QuestionOption::new("B")]);
     let ask = Ask {
