@@ -251,17 +251,29 @@ impl Team {
     /// the servers' state, with no event to wait on from here: it is read
     /// again every 50 ms, for at most [`BOUND`].
     fn waiting(&self, server: &Server, token: &str) -> String {
-        let start = Instant::now();
-        loop {
+        poll(|| {
             let output = self.list(server, token, false);
             assert!(output.status.success(), "{}", stderr(&output));
             let list: Value = serde_json::from_slice(&output.stdout).unwrap();
-            if let Some(id) = list["questions"][0]["id"].as_str() {
-                return id.to_owned();
+            match list["questions"][0]["id"].as_str() {
+                Some(id) => Ok(id.to_owned()),
+                None => Err(format!("no question came: {list}")),
             }
-            assert!(start.elapsed() < BOUND, "no question came: {list}");
-            std::thread::sleep(Duration::from_millis(50));
+        })
+    }
+}
+
+/// Reads a state of the servers', with no event to wait on from here,
+/// again every 50 ms until `state` gives it, for at most [`BOUND`]; past
+/// it, fails saying what `state` said last.
+fn poll<T>(mut state: impl FnMut() -> Result<T, String>) -> T {
+    let start = Instant::now();
+    loop {
+        match state() {
+            Ok(value) => return value,
+            Err(said) => assert!(start.elapsed() < BOUND, "{said}"),
         }
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
@@ -465,14 +477,10 @@ fn a_question_whose_agent_waits_on_another_server_never_expires() {
         "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint - agent_seen_at > 1500 \
          FROM questions WHERE id = '{id}'"
     );
-    let start = Instant::now();
-    while psql(&team.database, &age).trim() != "t" {
-        assert!(
-            start.elapsed() < BOUND,
-            "the question never aged past the period"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    poll(|| match psql(&team.database, &age).trim() {
+        "t" => Ok(()),
+        _ => Err("the question never aged past the period".to_owned()),
+    });
     // ...then a witness whose agent is long gone: once the first server
     // expired it, a sweep ran that would have expired the question too.
     let ask = json!({"session": "witness", "agent": "gone", "request": {"questions": [
@@ -483,25 +491,19 @@ fn a_question_whose_agent_waits_on_another_server_never_expires() {
         &team.database,
         "UPDATE questions SET agent_seen_at = agent_seen_at - 600000 WHERE session = 'witness'",
     );
-    let start = Instant::now();
-    loop {
+    poll(|| {
         let listed: Value =
             serde_json::from_slice(&team.list(&sweeping, &alice, true).stdout).unwrap();
-        let witness = listed["questions"]
+        let expired = listed["questions"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|q| q["session"] == "witness")
-            .cloned();
-        if witness.is_some_and(|q| q["state"] == "expired") {
-            break;
+            .any(|q| q["session"] == "witness" && q["state"] == "expired");
+        match expired {
+            true => Ok(()),
+            false => Err(format!("the witness never expired: {listed}")),
         }
-        assert!(
-            start.elapsed() < BOUND,
-            "the witness never expired: {listed}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    });
     let listed: Value =
         serde_json::from_slice(&team.list(&sweeping, &alice, false).stdout).unwrap();
     assert_eq!(listed["questions"][0]["id"], id.as_str(), "{listed}");
