@@ -135,8 +135,7 @@ pub async fn run(command: Command, component: Component) -> Outcome {
     match command {
         Command::Install { client, settings } => {
             let path = settings_path(client, settings)?;
-            let program = std::env::current_exe()
-                .map_err(|e| CliError::new(format!("cannot tell where ask-user is: {e}")))?;
+            let program = super::program::lasting()?;
             let added = client.install(&path, &program, state.as_deref())?;
             say(&match added {
                 true => format!("added ask-user's hooks to {}", path.display()),

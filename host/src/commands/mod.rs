@@ -7,6 +7,7 @@ pub mod component;
 pub mod hook;
 pub mod inbox;
 mod listing;
+mod program;
 #[cfg(test)]
 mod reference;
 pub mod serve;

@@ -98,8 +98,7 @@ fn launchd(home: &Path, program: &Path, state: Option<&Path>) -> Service {
 
 /// Writes this user's service of the inbox.
 pub fn install() -> Outcome {
-    let program = std::env::current_exe()
-        .map_err(|e| CliError::new(format!("cannot tell where ask-user is: {e}")))?;
+    let program = super::program::lasting()?;
     let service = service(&program)?;
     match std::fs::read_to_string(&service.path) {
         Ok(there) if there == service.text => {
@@ -136,9 +135,8 @@ pub fn install() -> Outcome {
 
 /// Takes out the service `install` wrote, and nothing else.
 pub fn uninstall() -> Outcome {
-    let program = std::env::current_exe()
-        .map_err(|e| CliError::new(format!("cannot tell where ask-user is: {e}")))?;
-    let service = service(&program)?;
+    // Only the file's place matters here, not the program it runs.
+    let service = service(Path::new("ask-user"))?;
     match std::fs::read_to_string(&service.path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             say(&format!(
