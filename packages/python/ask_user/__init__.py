@@ -31,8 +31,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Optional, Union
 
-import wasmtime
-from wasmtime.component import Component, Linker, Record, Variant
+try:
+    import wasmtime
+    from wasmtime.component import Component, Linker, Record, Variant
+except ImportError as missing:  # the command's users need no wasmtime-py
+    raise ImportError(
+        "ask_user's host library runs the component on wasmtime-py, which is not "
+        "installed: pip install 'ask-user[host]' (the ask-user command needs nothing)"
+    ) from missing
 
 __all__ = ["Host", "Agents", "Agent", "AskError", "Answerer", "DEFAULT_MAX_DELEGATED_ASKS"]
 
