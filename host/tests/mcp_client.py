@@ -4,8 +4,9 @@ as the user would. Prints one JSON object: the tool names, the forms it was
 shown, and the tool result.
 
 usage: mcp_client.py SERVER MODE USER ARGUMENTS_FILE
-  SERVER the ask-user command (launched as `ask-user mcp`), or the URL of
-         `ask-user mcp --http` (the token in $ASK_USER_MCP_TOKEN)
+  SERVER the ask-user command (launched as `ask-user mcp`; a command line
+         such as `npx --yes ask-user` is split as a shell does), or the URL
+         of `ask-user mcp --http` (the token in $ASK_USER_MCP_TOKEN)
   MODE   legacy (the initialize handshake, 2025-11-25) or 2026-07-28
   USER   the form's content as JSON to accept it, or decline, or cancel
 """
@@ -13,6 +14,7 @@ usage: mcp_client.py SERVER MODE USER ARGUMENTS_FILE
 import asyncio
 import json
 import os
+import shlex
 import sys
 
 import httpx2
@@ -34,7 +36,8 @@ async def main(ask_user, mode, user, arguments_file):
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
         server = streamable_http_client(ask_user, http_client=http)
     else:
-        server = StdioServerParameters(command=ask_user, args=["mcp", "--config", "/dev/null"])
+        command, *args = [ask_user] if os.path.exists(ask_user) else shlex.split(ask_user)
+        server = StdioServerParameters(command=command, args=[*args, "mcp", "--config", "/dev/null"])
     async with Client(server, elicitation_callback=elicit, mode=mode) as client:
         tools = await client.list_tools()
         with open(arguments_file) as file:
