@@ -1,6 +1,7 @@
 //! The book holds together: every link between its pages (and from the
-//! README into it) leads to a page that exists, and every "SPEC §N" the
-//! code and the docs cite names a section of the specification.
+//! README into it) leads to a page that exists, and to a heading of it
+//! when it names one, and every "SPEC §N" the code and the docs cite names
+//! a section of the specification.
 
 use std::path::Path;
 
@@ -17,8 +18,17 @@ fn every_link_between_pages_leads_to_one() {
             if file.is_empty() || file.contains("://") || file.starts_with("mailto:") {
                 continue;
             }
-            if !dir.join(file).exists() {
+            let Ok(linked) = std::fs::read_to_string(dir.join(file)) else {
                 broken.push(format!("{}: {target}", page.display()));
+                continue;
+            };
+            if let Some((_, anchor)) = target.split_once('#')
+                && !linked
+                    .lines()
+                    .filter_map(|line| line.strip_prefix('#'))
+                    .any(|heading| anchor_of(heading.trim_start_matches('#')) == anchor)
+            {
+                broken.push(format!("{}: {target} (no such heading)", page.display()));
             }
         }
     }
@@ -27,6 +37,21 @@ fn every_link_between_pages_leads_to_one() {
         "links to nothing:\n{}",
         broken.join("\n")
     );
+}
+
+/// The id mdBook gives a heading: lower case, words joined by `-`, other
+/// punctuation left out.
+fn anchor_of(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            c if c.is_whitespace() => Some('-'),
+            _ => None,
+        })
+        .collect()
 }
 
 #[test]
