@@ -10,6 +10,7 @@ import os
 import pathlib
 import platform
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -159,11 +160,14 @@ def test_uvx_runs_the_wheels_command_and_hooks_are_kept_out_of_its_cache(user):
     assert not settings.exists()
 
 
+def tarballs() -> list:
+    """The npm packages: this platform's, and the launcher's that names it."""
+    return [one("npm", f"ask-user-linux-{ARCH[1]}-gnu-{VERSION}.tgz"), one("npm", f"ask-user-{VERSION}.tgz")]
+
+
 def npx(user):
-    """`npx ask-user`, from the tarballs alone (this platform's and the
-    launcher's package)."""
-    tarballs = [one("npm", f"ask-user-linux-{ARCH[1]}-gnu-{VERSION}.tgz"), one("npm", f"ask-user-{VERSION}.tgz")]
-    return ["npx", "--yes", *(f"--package={t}" for t in tarballs), "--", "ask-user"]
+    """`npx ask-user`, from the tarballs alone."""
+    return ["npx", "--yes", *(f"--package={t}" for t in tarballs()), "--", "ask-user"]
 
 
 def test_npx_runs_the_command_from_the_tarballs_and_hooks_are_kept_out_of_its_cache(user):
@@ -176,28 +180,61 @@ def test_npx_runs_the_command_from_the_tarballs_and_hooks_are_kept_out_of_its_ca
     assert not settings.exists()
 
 
-def test_the_launcher_passes_on_the_exit_status_and_a_sigterm(user):
+def test_the_launcher_passes_on_the_exit_status_sigterm_and_the_commands_end(user):
     (user["work"] / "package.json").write_text('{"private": true}')
-    tarballs = [one("npm", f"ask-user-linux-{ARCH[1]}-gnu-{VERSION}.tgz"), one("npm", f"ask-user-{VERSION}.tgz")]
-    run(["npm", "install", "--silent", *map(str, tarballs)], user)
+    run(["npm", "install", "--silent", *map(str, tarballs())], user)
     launcher = user["work"] / "node_modules/.bin/ask-user"
     missing = run([launcher, "ask", "nowhere.json"], user, check=False)
     assert missing.returncode == 2 and "nowhere.json" in missing.stderr, missing
 
-    # An MCP client stops its server with SIGTERM to the process it started.
-    server = subprocess.Popen([launcher, "mcp", "--config", "/dev/null"], cwd=user["work"], env=user["env"],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              start_new_session=True)
+    # An MCP client stops its server with SIGTERM to the process it started:
+    # the command stops as it does on its own (status 0), and the launcher with it.
+    server = serving(launcher, user)
     try:
-        children = wait_for(lambda: child_pids(server.pid), "the launcher starts the command")
+        children = child_pids(server.pid)
         server.send_signal(signal.SIGTERM)
-        assert server.wait(timeout=30) == -signal.SIGTERM, "the launcher ends as the command did"
+        assert server.wait(timeout=30) == 0, "the launcher ends as the command did"
         wait_for(lambda: not any(alive(pid) for pid in children), "the command ends too")
     finally:
-        try:
-            os.killpg(server.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        kill_group(server)
+    # A command killed by a signal: the launcher ends by the same signal.
+    server = serving(launcher, user)
+    try:
+        for pid in child_pids(server.pid):
+            os.kill(pid, signal.SIGKILL)
+        assert server.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        kill_group(server)
+
+
+def kill_group(server: subprocess.Popen):
+    """Whatever is left of the launcher's process group."""
+    try:
+        os.killpg(server.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    server.wait(timeout=30)
+
+
+def serving(launcher, user) -> subprocess.Popen:
+    """`ask-user mcp` through the launcher, in a process group of its own,
+    once it has answered MCP's initialize (so it is past setting itself up)."""
+    server = subprocess.Popen([launcher, "mcp", "--config", "/dev/null"], cwd=user["work"], env=user["env"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
+    try:
+        server.stdin.write(json.dumps(initialize).encode() + b"\n")
+        server.stdin.flush()
+        readable, _, _ = select.select([server.stdout], [], [], 30)
+        assert readable, "within 30 s: the server answers initialize"
+        assert json.loads(server.stdout.readline())["id"] == 1
+        assert child_pids(server.pid), "the launcher runs the command as its child"
+    except BaseException:
+        kill_group(server)
+        raise
+    return server
 
 
 def child_pids(pid: int) -> list:
