@@ -72,8 +72,10 @@ def run(command, user, check=True, timeout=300):
 
 
 def asks_and_serves_mcp(command: list, user):
-    """`command` (the installed ask-user) answers the example from its answers
-    file, and serves MCP to the official SDK: one tool, its form answered."""
+    """`command` (the installed ask-user) is the release's version, answers
+    the example from its answers file, and serves MCP to the official SDK:
+    one tool, its form answered."""
+    assert run([*command, "--version"], user).stdout == f"ask-user {VERSION}\n"
     asked = run([*command, "ask", "deploy.json", "--answers", "deploy.answers.json"], user)
     assert json.loads(asked.stdout)["structuredContent"]["answers"] == ANSWERED
 
