@@ -3,8 +3,10 @@
 //! One user's inbox serves its API on a socket only that user can reach:
 //! every caller there is [`Caller::Owner`]. A team's inbox serves it over
 //! the network, and every request carries a token (`Authorization: Bearer
-//! askusr_…`), looked up in the database on each request (a revoked token
-//! is refused everywhere at once): an agent's token asks, waits for,
+//! askusr_…`), looked up in the database, or in the server's memory of the
+//! tokens it found while it hears the database's announcements
+//! ([`crate::store::token_cache`]: a revoked token is refused everywhere
+//! within an announcement's latency): an agent's token asks, waits for,
 //! confirms and withdraws its own questions only; a person's token lists
 //! and answers the questions whose audience is empty or shares one of their
 //! groups. A question an identity may not see is "not found" to it.
@@ -90,7 +92,7 @@ pub fn forbidden(why: String) -> Response {
     (StatusCode::FORBIDDEN, why).into_response()
 }
 
-/// The team's middleware: the request's token, looked up now, becomes its
+/// The team's middleware: the request's token, looked up, becomes its
 /// [`Caller`]; 401 without a token, or with one unknown or revoked.
 pub async fn authenticate(
     State(store): State<Arc<dyn Tokens>>,

@@ -61,6 +61,7 @@ use ask_user_seam::{AskError, ErrorCode};
 
 use crate::notify::{Escalation, Notifications, Notifier};
 use crate::sessions::Sessions;
+use crate::store::team::Heard;
 use crate::store::{
     NewQuestion, Person, Record, Settled, SettledBy, Settlement, State as QuestionState, Store,
     StoreError,
@@ -328,21 +329,21 @@ impl Inbox {
         }
     }
 
-    /// A team's database announced question `id` (asked, or settled by any
-    /// server), or, with `None`, that anything may have changed (a token
-    /// was revoked, or announcements were lost with a connection): its
-    /// waiters read it again (every waiter, with `None`), and open pages
-    /// hear of it through `feed` ([`tell_pages`]); with `None`, every page
-    /// reconnects, is admitted again, and reads what waits.
-    fn announced(&self, id: Option<&str>, feed: &tokio::sync::mpsc::UnboundedSender<String>) {
-        match id {
-            Some(id) => {
+    /// What a team's database announced: a question (asked, or settled by
+    /// any server) is read again by its waiters, and open pages hear of it
+    /// through `feed` ([`tell_pages`]); anything else (a token revoked, the
+    /// listening connection lost or made again) may have changed anything:
+    /// every waiter reads again, and every page reconnects, is admitted
+    /// again, and reads what waits.
+    fn announced(&self, heard: Heard, feed: &tokio::sync::mpsc::UnboundedSender<String>) {
+        match heard {
+            Heard::Question(id) => {
                 self.waiters.wake(id);
                 if self.frames.receiver_count() > 0 {
                     let _ = feed.send(id.to_owned());
                 }
             }
-            None => {
+            Heard::Revoked | Heard::Lost | Heard::Listening => {
                 self.waiters.wake_all();
                 let _ = self.frames.send(PageFrame::Reconnect);
             }

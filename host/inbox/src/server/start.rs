@@ -10,6 +10,8 @@ use axum::extract::Extension;
 
 use crate::access::{self, Caller};
 use crate::sessions::Sessions;
+use crate::store::team::{Heard, Tokens};
+use crate::store::token_cache::TokenCache;
 use crate::store::{Opened, SqliteStore, Store, TeamStore};
 use crate::{DATABASE_FILE, PORT_FILE, SOCKET_FILE};
 use ask_user_web::answer_page;
@@ -117,10 +119,11 @@ impl InboxServer {
             Mode::Team(sessions.clone()),
             listener.local_addr()?,
         )?;
-        let tokens: Arc<dyn crate::store::team::Tokens> = store.clone();
+        // Tokens are checked from memory while announcements are heard.
+        let tokens = Arc::new(TokenCache::new(store.clone()));
         let app = api(inbox.clone())
             .layer(axum::middleware::from_fn_with_state(
-                tokens,
+                tokens.clone() as Arc<dyn Tokens>,
                 access::authenticate,
             ))
             .merge(answer_page::routes(inbox.clone()))
@@ -129,7 +132,10 @@ impl InboxServer {
         let listening = {
             let (store, closing, inbox) = (store.clone(), inbox.closing.clone(), inbox.clone());
             async move {
-                let announced = Arc::new(move |id: Option<&str>| inbox.announced(id, &feed));
+                let announced = Arc::new(move |heard: Heard| {
+                    tokens.heard(heard);
+                    inbox.announced(heard, &feed);
+                });
                 store.listen(closing, announced).await;
             }
         };

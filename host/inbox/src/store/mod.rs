@@ -21,6 +21,7 @@ use ask_user_seam::AskRequest;
 pub mod postgres;
 pub mod sqlite;
 pub mod team;
+pub(crate) mod token_cache;
 
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;

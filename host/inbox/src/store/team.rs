@@ -102,18 +102,32 @@ pub trait Outbox: Send + Sync {
 /// Every question asked or settled, and every token revoked, announced to
 /// every server (a question's id only: the store stays the truth).
 pub trait Announcements: Send + Sync {
-    /// Listens until `closing`, calling `announced` with each question's id
-    /// announced, and with `None` when anything may have changed (a token
-    /// was revoked, or announcements may have been lost with a connection).
+    /// Listens until `closing`, telling `announced` what it [`Heard`]: each
+    /// question announced, each token revoked, and when it stops and starts
+    /// listening (it starts not listening).
     fn listen<'a>(&'a self, closing: CancellationToken, announced: Announced) -> BoxFuture<'a, ()>;
 
     /// The questions `ids` that exist and can be read, in the order asked.
     fn records<'a>(&'a self, ids: &'a [String]) -> StoreFuture<'a, Vec<Record>>;
 }
 
-/// What hears each announcement: a question's id, or `None` when anything
-/// may have changed.
-pub type Announced = Arc<dyn Fn(Option<&str>) + Send + Sync>;
+/// What a server heard of the others, through its store's announcements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Heard<'a> {
+    /// Question `id` was asked or settled.
+    Question(&'a str),
+    /// A token was revoked.
+    Revoked,
+    /// The listening connection is gone: until [`Heard::Listening`], what
+    /// is announced goes unheard.
+    Lost,
+    /// Listening (again): what was announced while not listening is
+    /// unknown, so anything may have changed.
+    Listening,
+}
+
+/// What hears each announcement.
+pub type Announced = Arc<dyn Fn(Heard<'_>) + Send + Sync>;
 
 /// The stages of a question's notifications.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

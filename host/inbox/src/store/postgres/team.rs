@@ -2,8 +2,8 @@
 //! as digests, the outbox claimed with `FOR UPDATE SKIP LOCKED`, and the
 //! announcements on [`CHANNEL`]: one connection per server process listens
 //! (not one per waiter), and each announcement is passed on; a lost
-//! connection is passed on as "anything may have changed" (an announcement
-//! may have been lost with it), and is made again.
+//! connection is passed on (announcements may be lost with it), and one is
+//! made again, which is passed on once it listens.
 
 use std::time::Duration;
 
@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{CHANNEL, COLUMNS, PgStore, announce, identity, record};
 use crate::store::team::{
-    Announced, Announcements, CLAIM_LEASE, Identity, Notice, Outbox, Role, SESSION_LIFETIME,
+    Announced, Announcements, CLAIM_LEASE, Heard, Identity, Notice, Outbox, Role, SESSION_LIFETIME,
     SignIns, TOKEN_PREFIX, TokenRow, Tokens,
 };
 use crate::store::{BoxFuture, Millis, Record, Store, StoreError, StoreFuture};
@@ -236,9 +236,13 @@ impl Outbox for PgStore {
 impl Announcements for PgStore {
     fn listen<'a>(&'a self, closing: CancellationToken, announced: Announced) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            let wake = || announced(None);
             loop {
-                let mut listener = match PgListener::connect_with(&self.pool).await {
+                let listening = async {
+                    let mut listener = PgListener::connect_with(&self.pool).await?;
+                    listener.listen(CHANNEL).await?;
+                    Ok::<_, sqlx::Error>(listener)
+                };
+                let mut listener = match listening.await {
                     Ok(listener) => listener,
                     Err(error) => {
                         tracing::warn!(%error, "the inbox cannot listen for other servers' answers");
@@ -248,36 +252,30 @@ impl Announcements for PgStore {
                         }
                     }
                 };
-                if let Err(error) = listener.listen(CHANNEL).await {
-                    tracing::warn!(%error, "the inbox cannot listen for other servers' answers");
-                    tokio::select! {
-                        () = tokio::time::sleep(RETRY) => continue,
-                        () = closing.cancelled() => return,
-                    }
-                }
-                // Listening again: whatever was announced meanwhile is read now.
-                wake();
+                announced(Heard::Listening);
                 loop {
                     let received = tokio::select! {
                         received = listener.try_recv() => received,
                         () = closing.cancelled() => return,
                     };
                     match received {
-                        // An empty announcement (a token revoked): anything may have changed.
-                        Ok(Some(notification)) => {
-                            announced(Some(notification.payload()).filter(|id| !id.is_empty()))
-                        }
-                        // The connection was lost: listen again (the listener
-                        // connects anew on the next call).
+                        // An empty announcement: a token was revoked.
+                        Ok(Some(notification)) => announced(match notification.payload() {
+                            "" => Heard::Revoked,
+                            id => Heard::Question(id),
+                        }),
+                        // The connection was lost (or failed): listen anew, on
+                        // a connection of its own, and say when it listens.
                         Ok(None) => {
                             tracing::warn!(
                                 "the inbox's listening connection was lost; listening again"
                             );
-                            wake();
+                            announced(Heard::Lost);
+                            break;
                         }
                         Err(error) => {
                             tracing::warn!(%error, "the inbox's listening connection failed");
-                            wake();
+                            announced(Heard::Lost);
                             break;
                         }
                     }
