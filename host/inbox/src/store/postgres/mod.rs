@@ -18,8 +18,11 @@
 //!   (again only when its claimer died before sending, after
 //!   [`CLAIM_LEASE`](crate::store::team::CLAIM_LEASE)).
 //! - Identities: tokens are stored as their SHA-256 only (a token is 128
-//!   random bits, so a fast digest is enough), looked up on every request,
-//!   so a revocation holds everywhere at once.
+//!   random bits, so a fast digest is enough); a revocation is announced,
+//!   so that servers may keep identities in memory while they listen
+//!   ([`crate::store::token_cache`]).
+//! - An ask is one round trip: the function `ask_user_ask` (a migration
+//!   step) does under a lock what a transaction of six statements did.
 
 pub mod schema;
 mod team;
@@ -88,44 +91,14 @@ impl PgStore {
         now: Millis,
     ) -> Result<(Record, bool), StoreError> {
         let fingerprint = fingerprint(&question.request)?;
-        let mut transaction = self.pool.begin().await?;
-        // One ask of a session at a time: two servers re-attaching the same
-        // batch make one question, not two.
-        sqlx::query("SELECT pg_advisory_xact_lock(hashtext($1))")
-            .bind(&question.session)
-            .execute(&mut *transaction)
-            .await?;
-        let again = sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM questions WHERE session = $1 AND fingerprint = $2 \
-             AND owner IS NOT DISTINCT FROM $4 AND asked_at >= $3 AND (state = 'waiting' OR \
-             (state IN ('answered', 'cancelled') AND delivered_at IS NULL)) \
-             ORDER BY seq DESC LIMIT 1"
-        ))
-        .bind(&question.session)
-        .bind(&fingerprint)
-        .bind(since)
-        .bind(&question.owner)
-        .fetch_optional(&mut *transaction)
-        .await?;
-        if let Some(row) = again {
-            let mut found = record(&row).map_err(|u| StoreError::Corrupt(u.why))?;
-            sqlx::query("UPDATE questions SET agent_seen_at = $2 WHERE id = $1")
-                .bind(&found.id)
-                .bind(now)
-                .execute(&mut *transaction)
-                .await?;
-            transaction.commit().await?;
-            found.agent_seen_at = now;
-            return Ok((found, true));
-        }
         let request = serde_json::to_string(&question.request).map_err(StoreError::backend)?;
-        let id = new_id()?;
-        sqlx::query(
-            "INSERT INTO questions (id, session, agent, cwd, request, fingerprint, owner, \
-             audience, asked_at, agent_seen_at, state) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, 'waiting')",
+        // One round trip (schema's `ask_user_ask`): seen again, or written
+        // with its notification and announcement.
+        let (again, id): (bool, String) = sqlx::query_as(
+            "SELECT again, question FROM ask_user_ask($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+             $11, $12)",
         )
-        .bind(&id)
+        .bind(new_id()?)
         .bind(&question.session)
         .bind(&question.agent)
         .bind(&question.cwd)
@@ -133,18 +106,21 @@ impl PgStore {
         .bind(fingerprint)
         .bind(&question.owner)
         .bind(&question.audience)
+        .bind(since)
         .bind(now)
-        .execute(&mut *transaction)
+        .bind(team::stage(Notice::Asked))
+        .bind(CHANNEL)
+        .fetch_one(&self.pool)
         .await?;
-        sqlx::query("INSERT INTO outbox (question_id, stage, due_at) VALUES ($1, $2, $3)")
-            .bind(&id)
-            .bind(team::stage(Notice::Asked))
-            .bind(now)
-            .execute(&mut *transaction)
-            .await?;
-        announce(&mut transaction, &id).await?;
-        transaction.commit().await?;
-        Ok((Record::asked(id, question, now), false))
+        if !again {
+            return Ok((Record::asked(id, question, now), false));
+        }
+        match self.get(&id).await? {
+            Some(found) => Ok((found, true)),
+            None => Err(StoreError::Conflict(format!(
+                "question {id} was settled and removed meanwhile: ask again"
+            ))),
+        }
     }
 
     async fn get(&self, id: &str) -> Result<Option<Record>, StoreError> {
@@ -433,6 +409,64 @@ pub(crate) mod tests {
         let kept = PgStore::get(&store, &record.id).await.unwrap().unwrap();
         assert_eq!(kept.answered_by, Some(format!("p{}", won[0])));
         assert_eq!(kept.outcome.unwrap()["n"], won[0]);
+    }
+
+    #[tokio::test]
+    async fn an_ask_waits_for_its_sessions_lock_and_then_sees_what_its_holder_wrote() {
+        let store = PgStore::connect(&database().await).await.unwrap();
+        // Another server, mid-ask for the same batch: its transaction holds
+        // the session's lock and has written the question, not yet committed.
+        let question = asked("s", "Deploy?");
+        let mut other = store.pool.begin().await.unwrap();
+        sqlx::query("SELECT pg_advisory_xact_lock(hashtext($1))")
+            .bind(&question.session)
+            .execute(&mut *other)
+            .await
+            .unwrap();
+        sqlx::query(
+            "INSERT INTO questions (id, session, agent, request, fingerprint, asked_at, \
+             agent_seen_at, state) VALUES ('theirs', $1, 'a', $2, $3, 10, 10, 'waiting')",
+        )
+        .bind(&question.session)
+        .bind(serde_json::to_string(&question.request).unwrap())
+        .bind(fingerprint(&question.request).unwrap())
+        .execute(&mut *other)
+        .await
+        .unwrap();
+        let ours = tokio::spawn({
+            let store = store.clone();
+            async move { store.ask(question, 0, 20).await.unwrap() }
+        });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let waiting: i64 = sqlx::query_scalar(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'advisory' \
+                 AND datname = current_database()",
+            )
+            .fetch_one(&store.pool)
+            .await
+            .unwrap();
+            if waiting == 1 {
+                break;
+            }
+            assert!(
+                !ours.is_finished(),
+                "the ask went on without the session's lock"
+            );
+            assert!(
+                std::time::Instant::now() < deadline,
+                "within 10 s: the ask waits for the lock"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        other.commit().await.unwrap();
+        let (record, again) = ours.await.unwrap();
+        assert_eq!(
+            (record.id.as_str(), again),
+            ("theirs", true),
+            "one question, seen again"
+        );
+        assert_eq!(record.agent_seen_at, 20);
     }
 
     #[tokio::test]

@@ -15,7 +15,7 @@ const MIGRATION_LOCK: i64 = 0x0061_736b_7573_6572;
 
 /// The schema's steps: `MIGRATIONS[n]` brings a database of version `n`
 /// (0: empty) to `n + 1`. Released steps never change; a new one is added.
-pub const MIGRATIONS: &[&str] = &[QUESTIONS_TOKENS_OUTBOX, SESSIONS];
+pub const MIGRATIONS: &[&str] = &[QUESTIONS_TOKENS_OUTBOX, SESSIONS, ASK_IN_ONE_ROUND_TRIP];
 
 const QUESTIONS_TOKENS_OUTBOX: &str = "
 CREATE TABLE ask_user_schema (version INTEGER NOT NULL);
@@ -69,6 +69,43 @@ CREATE TABLE sessions (
     expires_at BIGINT NOT NULL
 );
 CREATE INDEX sessions_by_expiry ON sessions (expires_at);
+";
+
+/// An ask is one round trip ([`super::PgStore`]'s `ask`): under the
+/// session's lock (two servers re-attaching the same batch make one
+/// question), the question still open that the same batch asked is seen
+/// again; else the question, its notification and its announcement are
+/// written. Each statement reads what committed before it, the lock's
+/// holder's too.
+const ASK_IN_ONE_ROUND_TRIP: &str = "
+CREATE FUNCTION ask_user_ask(
+    new_id TEXT, of_session TEXT, of_agent TEXT, of_cwd TEXT, of_request TEXT,
+    of_fingerprint TEXT, of_owner TEXT, of_audience TEXT[], since BIGINT, at_ms BIGINT,
+    asked_stage INTEGER, channel TEXT)
+RETURNS TABLE (again BOOLEAN, question TEXT) LANGUAGE plpgsql AS $$
+DECLARE
+    found TEXT;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtext(of_session));
+    SELECT q.id INTO found FROM questions q
+        WHERE q.session = of_session AND q.fingerprint = of_fingerprint
+        AND q.owner IS NOT DISTINCT FROM of_owner AND q.asked_at >= since
+        AND (q.state = 'waiting' OR (q.state IN ('answered', 'cancelled') AND q.delivered_at IS NULL))
+        ORDER BY q.seq DESC LIMIT 1;
+    IF found IS NOT NULL THEN
+        UPDATE questions SET agent_seen_at = at_ms WHERE id = found;
+        RETURN QUERY SELECT true, found;
+        RETURN;
+    END IF;
+    INSERT INTO questions (id, session, agent, cwd, request, fingerprint, owner, audience,
+        asked_at, agent_seen_at, state)
+        VALUES (new_id, of_session, of_agent, of_cwd, of_request, of_fingerprint, of_owner,
+        of_audience, at_ms, at_ms, 'waiting');
+    INSERT INTO outbox (question_id, stage, due_at) VALUES (new_id, asked_stage, at_ms);
+    PERFORM pg_notify(channel, new_id);
+    RETURN QUERY SELECT false, new_id;
+END
+$$;
 ";
 
 /// Brings the database to [`SCHEMA_VERSION`] in one transaction under the
