@@ -18,8 +18,10 @@ use serde_json::{Value, json};
 /// How long anything here may take on a loaded machine.
 const BOUND: Duration = Duration::from_secs(60);
 
-/// A waiter reads its question again this often without a wake-up (the
-/// server's slow timer); a wake-up through the database comes well before.
+/// A wake-up through the database comes well within this: a waiter is
+/// never woken by a timer of its own, so one that takes longer was woken by
+/// something slower (a server's probe finding its listening connection
+/// dead takes three times this).
 const REREAD: Duration = Duration::from_secs(5);
 
 fn ask_user() -> Command {
@@ -616,6 +618,56 @@ fn a_lost_listening_connection_still_wakes_its_waiters() {
     let took = ended.saturating_duration_since(answered_at);
     assert!(took < REREAD, "the agent woke {took:?} after the answer");
     assert_eq!(chose, json!(["No"]));
+}
+
+#[test]
+fn a_listening_connection_that_hears_nothing_is_found_and_made_again() {
+    let team = Team::new();
+    let agent_token = team.token("ci-runner", "agent", &[]);
+    let alice = team.token("alice", "person", &[]);
+    let (a, b) = (team.serve(), team.serve());
+    let agent = team.agent(&a, &agent_token, &[], "Deploy?");
+    let id = team.waiting(&b, &alice);
+    // Every server's listening connection stays open and hears nothing (its
+    // backend stopped, as one behind a dead network would be): no error,
+    // no end of the connection, only silence.
+    let listening = "SELECT string_agg(pid::text, ' ') FROM pg_stat_activity \
+                     WHERE datname = current_database() AND query ILIKE 'LISTEN%'";
+    let stopped: Vec<libc::pid_t> = psql(&team.database, listening)
+        .split_whitespace()
+        .map(|pid| pid.parse().unwrap())
+        .collect();
+    assert_eq!(stopped.len(), 2, "two servers, one listener each");
+    struct Resume(Vec<libc::pid_t>);
+    impl Drop for Resume {
+        fn drop(&mut self) {
+            for &pid in &self.0 {
+                // SAFETY: a signal to a process of this test's cluster.
+                unsafe { libc::kill(pid, libc::SIGCONT) };
+            }
+        }
+    }
+    let _resume = Resume(stopped.clone());
+    for &pid in &stopped {
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0, "stop {pid}");
+    }
+    let answered = team.answer(&b, &alice, &id, "No");
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    // Each server finds its probes unheard and listens anew (within BOUND;
+    // it takes about 15 s), and server a's agent hears the answer.
+    poll(|| {
+        let now = psql(&team.database, listening);
+        let anew = now
+            .split_whitespace()
+            .filter(|pid| !stopped.contains(&pid.parse().unwrap()))
+            .count();
+        match anew {
+            2 => Ok(()),
+            _ => Err(format!("listening anew: {anew} of 2 servers")),
+        }
+    });
+    assert_eq!(agent.chose(), json!(["No"]));
 }
 
 #[test]

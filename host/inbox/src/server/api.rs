@@ -197,19 +197,6 @@ struct WaitQuery {
     wait: Option<f64>,
 }
 
-/// How often a wait in a team's inbox reads its question again though
-/// nothing announced a change (an announcement lost with its connection,
-/// say). One user's inbox hears of every change in this process.
-const REREAD: Duration = Duration::from_secs(5);
-
-/// Resolves after [`REREAD`] in a team's inbox; never in one user's.
-async fn reread(mode: &Mode) {
-    match mode {
-        Mode::Team(_) => tokio::time::sleep(REREAD).await,
-        Mode::Local => std::future::pending().await,
-    }
-}
-
 async fn question(
     State(inbox): State<Arc<Inbox>>,
     Extension(caller): Extension<Caller>,
@@ -252,7 +239,6 @@ async fn question(
             tokio::select! {
                 _ = watch.mine.changed() => {}
                 _ = watch.all.changed() => revoked().await?,
-                () = reread(&inbox.mode) => {}
                 () = tokio::time::sleep_until(deadline) => return Ok(Json(inbox.view(record))),
                 () = inbox.closing.cancelled() => return Ok(Json(inbox.view(record))),
             }

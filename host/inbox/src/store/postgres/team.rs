@@ -3,7 +3,9 @@
 //! announcements on [`CHANNEL`]: one connection per server process listens
 //! (not one per waiter), and each announcement is passed on; a lost
 //! connection is passed on (announcements may be lost with it), and one is
-//! made again, which is passed on once it listens.
+//! made again, which is passed on once it listens. A connection that dies
+//! without a word is found by the server's own probe, announced every few
+//! seconds, no longer coming back.
 
 use std::time::Duration;
 
@@ -20,6 +22,16 @@ use crate::store::{BoxFuture, Millis, Record, Store, StoreError, StoreFuture};
 
 /// How long to wait before listening again after the database refused.
 const RETRY: Duration = Duration::from_secs(1);
+
+/// How often a server announces its probe, which its listening connection
+/// must hear; after this many probes unheard, the connection is taken for
+/// lost (one that died silently, with no reset, say) and made again.
+const PROBE: Duration = Duration::from_secs(5);
+const PROBES_MISSED: u32 = 3;
+
+/// What a probe's announcement starts with: never a question's id, nor
+/// empty (a revocation).
+const PROBE_PREFIX: &str = "~probe-";
 
 impl Tokens for PgStore {
     fn create_token<'a>(
@@ -236,6 +248,15 @@ impl Outbox for PgStore {
 impl Announcements for PgStore {
     fn listen<'a>(&'a self, closing: CancellationToken, announced: Announced) -> BoxFuture<'a, ()> {
         Box::pin(async move {
+            // This server's probe: announced through the pool, it must come
+            // back through the listening connection.
+            let probe = match ask_user_seam::secret::id(PROBE_PREFIX) {
+                Ok(probe) => probe,
+                Err(error) => {
+                    tracing::warn!(%error, "the inbox cannot listen for other servers' answers");
+                    return;
+                }
+            };
             loop {
                 let listening = async {
                     let mut listener = PgListener::connect_with(&self.pool).await?;
@@ -253,28 +274,57 @@ impl Announcements for PgStore {
                     }
                 };
                 announced(Heard::Listening);
+                let mut probing = tokio::time::interval(PROBE);
+                let mut probe_heard = tokio::time::Instant::now();
                 loop {
-                    let received = tokio::select! {
-                        received = listener.try_recv() => received,
-                        () = closing.cancelled() => return,
+                    let received = {
+                        let mut next = std::pin::pin!(listener.try_recv());
+                        loop {
+                            tokio::select! {
+                                received = &mut next => break Some(received),
+                                _ = probing.tick() => {
+                                    if probe_heard.elapsed() > PROBE * PROBES_MISSED {
+                                        break None;
+                                    }
+                                    if let Err(error) = sqlx::query("SELECT pg_notify($1, $2)")
+                                        .bind(CHANNEL)
+                                        .bind(&probe)
+                                        .execute(&self.pool)
+                                        .await
+                                    {
+                                        tracing::warn!(%error, "the inbox cannot probe its listening connection");
+                                    }
+                                }
+                                () = closing.cancelled() => return,
+                            }
+                        }
                     };
                     match received {
-                        // An empty announcement: a token was revoked.
-                        Ok(Some(notification)) => announced(match notification.payload() {
-                            "" => Heard::Revoked,
-                            id => Heard::Question(id),
-                        }),
-                        // The connection was lost (or failed): listen anew, on
-                        // a connection of its own, and say when it listens.
-                        Ok(None) => {
-                            tracing::warn!(
-                                "the inbox's listening connection was lost; listening again"
-                            );
-                            announced(Heard::Lost);
-                            break;
-                        }
-                        Err(error) => {
-                            tracing::warn!(%error, "the inbox's listening connection failed");
+                        Some(Ok(Some(notification))) => match notification.payload() {
+                            payload if payload == probe => {
+                                probe_heard = tokio::time::Instant::now()
+                            }
+                            // Another server's probe.
+                            payload if payload.starts_with(PROBE_PREFIX) => {}
+                            // An empty announcement: a token was revoked.
+                            "" => announced(Heard::Revoked),
+                            id => announced(Heard::Question(id)),
+                        },
+                        // The connection was lost, failed, or hears nothing
+                        // (its probes stopped coming back): listen anew, on a
+                        // connection of its own, and say when it listens.
+                        lost => {
+                            match lost {
+                                Some(Err(error)) => {
+                                    tracing::warn!(%error, "the inbox's listening connection failed")
+                                }
+                                Some(Ok(None)) => tracing::warn!(
+                                    "the inbox's listening connection was lost; listening again"
+                                ),
+                                _ => tracing::warn!(
+                                    "the inbox's listening connection hears nothing; listening again"
+                                ),
+                            }
                             announced(Heard::Lost);
                             break;
                         }
