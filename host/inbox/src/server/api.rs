@@ -72,21 +72,28 @@ struct Attached {
 }
 
 impl Attached {
-    /// Attaches a wait for `id`; what it watches for wake-ups. A team's
-    /// servers share presence through the database: the wait's start is
-    /// written there too, so that no server expires a question whose agent
-    /// waits on another ([`sweep`]).
-    async fn new(inbox: &Arc<Inbox>, id: &str, present: bool) -> (Self, Watch) {
+    /// Attaches a wait for `id`; what it watches for wake-ups, and the
+    /// question as it was read once watched, when that was read here. A
+    /// team's servers share presence through the database: the wait's
+    /// start is written there too (reading the question in the same step),
+    /// so that no server expires a question whose agent waits on another
+    /// ([`sweep`]).
+    async fn new(inbox: &Arc<Inbox>, id: &str, present: bool) -> (Self, Watch, Option<Record>) {
+        let mut read = None;
         let watch = match present {
             false => inbox.waiters.watch(id),
             true => {
-                if let Mode::Team(_) = inbox.mode
-                    && let Err(error) = inbox.store.seen(id.to_owned(), crate::now()).await
-                {
-                    tracing::warn!(%error, "the inbox could not note that an agent waits");
+                let watch = inbox.waiters.attach(id);
+                if let Mode::Team(_) = inbox.mode {
+                    match inbox.store.seen(id.to_owned(), crate::now()).await {
+                        Ok(record) => read = record,
+                        Err(error) => {
+                            tracing::warn!(%error, "the inbox could not note that an agent waits")
+                        }
+                    }
                 }
                 inbox.agent_back(id);
-                inbox.waiters.attach(id)
+                watch
             }
         };
         let attached = Attached {
@@ -95,7 +102,7 @@ impl Attached {
             present,
             replied: false,
         };
-        (attached, watch)
+        (attached, watch, read)
     }
 
     /// Its agent's wait ended (`vanished`: without a reply, its connection
@@ -223,9 +230,15 @@ async fn question(
     // may not see is never held from expiry by it); read again right after,
     // so that nothing settled in between is missed.
     let mut watching: Option<(Attached, Watch)> = None;
+    // The question as read when it was first watched, when that was read.
+    let mut read = None;
     let replied = async {
         loop {
-            let record = visible(&inbox, &caller, &id).await?;
+            let record = match read.take() {
+                Some(record) if caller.may_see(&record) => record,
+                Some(_) => return Err(ApiError::NotFound(id.clone())),
+                None => visible(&inbox, &caller, &id).await?,
+            };
             if record.state != QuestionState::Waiting || wait.is_zero() {
                 if watching.is_some() {
                     revoked().await?;
@@ -233,7 +246,8 @@ async fn question(
                 return Ok(Json(inbox.view(record)));
             }
             let Some((_, watch)) = &mut watching else {
-                watching = Some(Attached::new(&inbox, &id, presence).await);
+                let (attached, watch, record) = Attached::new(&inbox, &id, presence).await;
+                (watching, read) = (Some((attached, watch)), record);
                 continue;
             };
             tokio::select! {

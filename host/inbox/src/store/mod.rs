@@ -410,8 +410,9 @@ pub trait Store: Send + Sync + 'static {
     /// wins.
     fn settle(&self, id: String, settlement: Settlement, now: Millis) -> StoreFuture<'_, Settled>;
 
-    /// Its agent was waiting for `id` at `now`.
-    fn seen(&self, id: String, now: Millis) -> StoreFuture<'_, ()>;
+    /// Its agent was waiting for `id` at `now`; the question as it is then
+    /// (`None`: there is no such question), read in the same step.
+    fn seen(&self, id: String, now: Millis) -> StoreFuture<'_, Option<Record>>;
 
     /// Its agent got the outcome of `id`.
     fn delivered(&self, id: String, now: Millis) -> StoreFuture<'_, ()>;
@@ -641,7 +642,13 @@ pub(crate) mod tests {
         let waiting_before = store.list(false, 0).await.unwrap().records.len();
         let (old, _) = store.ask(asked("e", "Old?"), 0, 100).await.unwrap();
         let (seen, _) = store.ask(asked("e", "Seen?"), 0, 100).await.unwrap();
-        store.seen(seen.id.clone(), 1000).await.unwrap();
+        let read = store.seen(seen.id.clone(), 1000).await.unwrap().unwrap();
+        assert_eq!(
+            (read.id.as_str(), read.agent_seen_at),
+            (seen.id.as_str(), 1000)
+        );
+        assert_eq!(read.state, State::Waiting, "seen is read as it is");
+        assert!(store.seen("q1".into(), 1000).await.unwrap().is_none());
         let (attached, _) = store.ask(asked("e", "Attached?"), 0, 100).await.unwrap();
         let expired = store
             .expire(500, 2000, vec![attached.id.clone()])

@@ -424,12 +424,14 @@ impl Store for SqliteStore {
         self.blocking(move |db| db.settle(&id, settlement, now))
     }
 
-    fn seen(&self, id: String, now: Millis) -> StoreFuture<'_, ()> {
+    fn seen(&self, id: String, now: Millis) -> StoreFuture<'_, Option<Record>> {
         self.blocking(move |db| {
-            db.stamp(
-                &id,
-                "UPDATE questions SET agent_seen_at = ?2 WHERE id = ?1",
-                now,
+            one(
+                &db.connection(),
+                &format!(
+                    "UPDATE questions SET agent_seen_at = ?2 WHERE id = ?1 RETURNING {COLUMNS}"
+                ),
+                params![id, now],
             )
         })
     }

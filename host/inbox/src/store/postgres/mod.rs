@@ -124,10 +124,26 @@ impl PgStore {
     }
 
     async fn get(&self, id: &str) -> Result<Option<Record>, StoreError> {
-        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM questions WHERE id = $1"))
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+        self.one(
+            &format!("SELECT {COLUMNS} FROM questions WHERE id = $1"),
+            id,
+            None,
+        )
+        .await
+    }
+
+    /// The question `query` reads of `id` (and `now`, when given).
+    async fn one(
+        &self,
+        query: &str,
+        id: &str,
+        now: Option<Millis>,
+    ) -> Result<Option<Record>, StoreError> {
+        let mut query = sqlx::query(query).bind(id);
+        if let Some(now) = now {
+            query = query.bind(now);
+        }
+        let row = query.fetch_optional(&self.pool).await?;
         row.map(|row| {
             record(&row).map_err(|Unreadable { id, why }| {
                 StoreError::Corrupt(format!(
@@ -258,14 +274,12 @@ impl Store for PgStore {
         Box::pin(async move { PgStore::settle(self, &id, settlement, now).await })
     }
 
-    fn seen(&self, id: String, now: Millis) -> StoreFuture<'_, ()> {
+    fn seen(&self, id: String, now: Millis) -> StoreFuture<'_, Option<Record>> {
         Box::pin(async move {
-            self.stamp(
-                "UPDATE questions SET agent_seen_at = $2 WHERE id = $1",
-                &id,
-                now,
-            )
-            .await
+            let update = format!(
+                "UPDATE questions SET agent_seen_at = $2 WHERE id = $1 RETURNING {COLUMNS}"
+            );
+            self.one(&update, &id, Some(now)).await
         })
     }
 
