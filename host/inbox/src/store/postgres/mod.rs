@@ -74,6 +74,8 @@ impl PgStore {
     /// Connects to the database at `url` (`postgres://…`) and brings it to
     /// [`schema::SCHEMA_VERSION`], or refuses a newer one.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        // 16 connections a server: on 2 cores, 8 took 1,000 waiting agents
+        // in 0.33 s and 32 in 0.42 s, against 0.31 s (the inbox bench).
         let pool = PgPoolOptions::new()
             .max_connections(16)
             .acquire_timeout(std::time::Duration::from_secs(10))
