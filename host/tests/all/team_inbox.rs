@@ -331,6 +331,21 @@ impl Drop for Server {
 }
 
 /// An `ask-user ask`; killed when dropped.
+impl Team {
+    /// A team with two servers; the agent `ci-runner` asks "Deploy?"
+    /// through the first and waits there, and the person `alice` (her token
+    /// given) sees it through the second (its id given).
+    fn agent_waiting() -> (Team, Server, Server, Agent, String, String) {
+        let team = Team::new();
+        let agent_token = team.token("ci-runner", "agent", &[]);
+        let alice = team.token("alice", "person", &[]);
+        let (a, b) = (team.serve(), team.serve());
+        let agent = team.agent(&a, &agent_token, &[], "Deploy?");
+        let id = team.waiting(&b, &alice);
+        (team, a, b, agent, alice, id)
+    }
+}
+
 struct Agent(Option<Child>);
 
 impl Agent {
@@ -444,12 +459,7 @@ fn only_the_audience_answers_and_an_agent_token_answers_nothing() {
 /// ends, refused, as every request of that token is).
 #[test]
 fn a_revoked_agents_open_wait_gets_no_answer_given_after_it() {
-    let team = Team::new();
-    let agent_token = team.token("ci-runner", "agent", &[]);
-    let alice = team.token("alice", "person", &[]);
-    let (a, b) = (team.serve(), team.serve());
-    let agent = team.agent(&a, &agent_token, &[], "Deploy?");
-    let id = team.waiting(&b, &alice);
+    let (team, _a, b, agent, alice, id) = Team::agent_waiting();
     team.revoke("ci-runner");
     // Answered after the revocation (or refused, if the question went).
     let _ = team.answer(&b, &alice, &id, "Yes");
@@ -581,12 +591,7 @@ fn a_revoked_token_is_refused_on_every_server_at_once() {
 
 #[test]
 fn a_server_killed_while_its_agent_waits_loses_nothing() {
-    let team = Team::new();
-    let agent_token = team.token("ci-runner", "agent", &[]);
-    let alice = team.token("alice", "person", &[]);
-    let (mut a, b) = (team.serve(), team.serve());
-    let agent = team.agent(&a, &agent_token, &[], "Deploy?");
-    let id = team.waiting(&b, &alice);
+    let (team, mut a, b, agent, alice, id) = Team::agent_waiting();
     let address = a.address().to_owned();
     a.kill9();
     let answered = team.answer(&b, &alice, &id, "Yes");
@@ -598,12 +603,7 @@ fn a_server_killed_while_its_agent_waits_loses_nothing() {
 
 #[test]
 fn a_lost_listening_connection_still_wakes_its_waiters() {
-    let team = Team::new();
-    let agent_token = team.token("ci-runner", "agent", &[]);
-    let alice = team.token("alice", "person", &[]);
-    let (a, b) = (team.serve(), team.serve());
-    let agent = team.agent(&a, &agent_token, &[], "Deploy?");
-    let id = team.waiting(&b, &alice);
+    let (team, _a, b, agent, alice, id) = Team::agent_waiting();
     // Every server's listening connection, ended from SQL.
     let ended = psql(
         &team.database,
@@ -622,12 +622,7 @@ fn a_lost_listening_connection_still_wakes_its_waiters() {
 
 #[test]
 fn a_listening_connection_that_hears_nothing_is_found_and_made_again() {
-    let team = Team::new();
-    let agent_token = team.token("ci-runner", "agent", &[]);
-    let alice = team.token("alice", "person", &[]);
-    let (a, b) = (team.serve(), team.serve());
-    let agent = team.agent(&a, &agent_token, &[], "Deploy?");
-    let id = team.waiting(&b, &alice);
+    let (team, _a, b, agent, alice, id) = Team::agent_waiting();
     // Every server's listening connection stays open and hears nothing (its
     // backend stopped, as one behind a dead network would be): no error,
     // no end of the connection, only silence.
