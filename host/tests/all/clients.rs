@@ -490,15 +490,7 @@ fn with_no_inbox_running_the_hook_leaves_a_form_to_claude_code() {
     let model = FakeModel::start(deploy().0);
     let (dir, env) = hooked_home(&model, "[[answerer]]\nkind = \"inbox\"\n");
     let tui = claude_with_our_server(dir.path(), &env);
-    tui.wait_for(&["requests your input", "Accept"], BOUND);
-    tui.press(
-        DOWN,
-        &["Deploy: or in your own words: Type something"],
-        BOUND,
-    );
-    tui.keys("\x1b");
-    tui.wait_for(&[fake_model::DONE], BOUND);
-    assert_cancelled(&model, "Claude Code");
+    dismiss_claude_codes_form(&tui, &model);
 }
 
 /// The person answers at Claude Code's terminal while the hook still asks
@@ -734,13 +726,9 @@ fn audit_fifo(path: &Path) -> mpsc::Receiver<Audit> {
     audit
 }
 
-/// Dismissing the form in either client: the model is told the user
-/// cancelled, never that questions were skipped.
-#[test]
-fn cancelling_the_form_in_either_client_tells_the_model_so() {
-    let _one = one_at_a_time();
-    let claude = FakeModel::start(deploy().0);
-    let (tui, _dir) = claude_tui(&claude);
+/// Dismisses the form Claude Code shows in `tui` for the deploy batch, and
+/// checks that `model` was told the user cancelled.
+fn dismiss_claude_codes_form(tui: &Tui, model: &FakeModel) {
     tui.wait_for(&["requests your input", "Accept"], BOUND);
     // Once the form has the keys (Esc before it would stop the turn).
     tui.press(
@@ -751,7 +739,17 @@ fn cancelling_the_form_in_either_client_tells_the_model_so() {
     // Once: a second Esc would reach the client itself.
     tui.keys("\x1b");
     tui.wait_for(&[fake_model::DONE], BOUND);
-    assert_cancelled(&claude, "Claude Code");
+    assert_cancelled(model, "Claude Code");
+}
+
+/// Dismissing the form in either client: the model is told the user
+/// cancelled, never that questions were skipped.
+#[test]
+fn cancelling_the_form_in_either_client_tells_the_model_so() {
+    let _one = one_at_a_time();
+    let claude = FakeModel::start(deploy().0);
+    let (tui, _dir) = claude_tui(&claude);
+    dismiss_claude_codes_form(&tui, &claude);
 
     let codex = FakeModel::start(deploy().0);
     let (tui, _dir) = codex_tui(&codex);
