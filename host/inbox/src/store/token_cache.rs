@@ -4,7 +4,10 @@
 //! them all when a token is revoked anywhere. A server that is not
 //! listening (at its start, or after losing its listening connection)
 //! serves nothing from memory: a revocation it could not hear would
-//! otherwise go unseen; once it listens again, it starts afresh.
+//! otherwise go unseen; once it listens again, it starts afresh. A
+//! connection that dies silently is known lost only when the store's probe
+//! finds it (15–20 s on PostgreSQL): until then, a revocation may go
+//! unheard here.
 //!
 //! Only tokens found are kept: an unknown token is looked up each time
 //! (a new token needs no announcement). Page sessions are looked up each
