@@ -370,22 +370,23 @@ pub enum TokenSource {
 }
 
 impl TokenSource {
-    /// The token, or why it cannot be had.
-    pub fn read(&self) -> std::io::Result<String> {
+    /// The token, or why it cannot be had; `what` names it in the error
+    /// ("the inbox token").
+    pub fn read(&self, what: &str) -> std::io::Result<String> {
         let invalid = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
         let token = match self {
             TokenSource::Env(name) => std::env::var(name)
-                .map_err(|_| invalid(format!("the inbox token's variable {name} is not set")))?,
+                .map_err(|_| invalid(format!("{what}'s variable {name} is not set")))?,
             TokenSource::File(path) => {
                 let metadata = std::fs::metadata(path).map_err(|e| {
                     std::io::Error::new(
                         e.kind(),
-                        format!("cannot read the inbox token {}: {e}", path.display()),
+                        format!("cannot read {what} {}: {e}", path.display()),
                     )
                 })?;
                 if std::os::unix::fs::PermissionsExt::mode(&metadata.permissions()) & 0o077 != 0 {
                     return Err(invalid(format!(
-                        "the inbox token {} may be read by others: chmod 600 it",
+                        "{what} {} may be read by others: chmod 600 it",
                         path.display()
                     )));
                 }
@@ -394,7 +395,7 @@ impl TokenSource {
         };
         let token = token.trim().to_owned();
         if token.is_empty() {
-            return Err(invalid("the inbox token is empty".to_owned()));
+            return Err(invalid(format!("{what} is empty")));
         }
         Ok(token)
     }
@@ -488,7 +489,7 @@ impl Setup for InboxSetup {
                 .or(asker)
                 .unwrap_or_else(|| format!("{} (pid {})", program(), std::process::id()));
             if let Some(team) = self.team {
-                let client = InboxClient::remote(&team.url, team.token.read()?)?;
+                let client = InboxClient::remote(&team.url, team.token.read("the inbox token")?)?;
                 let answerer = InboxAnswerer::new(client, agent, cwd)
                     .stopping_for(stop_reason)
                     .when_down(when_down)
@@ -562,7 +563,7 @@ fn program() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::notify::{Channel, ChannelKind, Channels, Note};
+    use crate::notify::{Channel, ChannelKind, Channels, Configured, Note};
     use crate::server::{InboxConfig, InboxServer};
     use ask_user_seam::{AgentRegistry, Answer, Delegated, Placement, Question, UserQuestions};
     use tokio::sync::mpsc::UnboundedSender;
@@ -579,8 +580,8 @@ mod tests {
             "told"
         }
 
-        fn configure(&self, _: &toml::Value) -> Result<Option<Arc<dyn Channel>>, String> {
-            Ok(Some(Arc::new(Told(self.0.clone()))))
+        fn configure(&self, _: &toml::Value) -> Result<Configured, String> {
+            Ok(Configured::Notifies(Arc::new(Told(self.0.clone()))))
         }
     }
 

@@ -21,6 +21,9 @@ pub struct RawInbox {
     public_url: Option<String>,
     /// Read by the channels' registry ([`Channels`]).
     notify: Option<toml::Spanned<toml::Table>>,
+    /// The same registry's, under another name: where a channel with a
+    /// table of its own reads best (`[inbox.channels.telegram]`).
+    channels: Option<toml::Spanned<toml::Table>>,
     /// `after`, and channels as in `notify`.
     escalate: Option<toml::Spanned<toml::Table>>,
 }
@@ -40,7 +43,7 @@ pub struct InboxSettings {
     pub public_url: Option<String>,
     /// `[inbox.escalate]`.
     pub escalate: Option<Escalation>,
-    /// `[inbox.notify]`: the channels to notify.
+    /// `[inbox.notify]` and `[inbox.channels]`: the channels.
     pub notify: Notifications,
 }
 
@@ -57,12 +60,7 @@ impl InboxSettings {
             database: raw.database,
             public_url: raw.public_url,
             escalate: raw.escalate.map(escalation).transpose()?,
-            notify: match raw.notify {
-                Some(table) => Channels::builtin()
-                    .configure(table.get_ref())
-                    .map_err(|problem| (table.span(), problem))?,
-                None => Notifications::default(),
-            },
+            notify: channels(raw.notify, raw.channels)?,
         })
     }
 
@@ -77,6 +75,23 @@ impl InboxSettings {
         config.notify = self.notify;
         config
     }
+}
+
+/// `[inbox.notify]` and `[inbox.channels]`, read by one registry.
+fn channels(
+    notify: Option<toml::Spanned<toml::Table>>,
+    channels: Option<toml::Spanned<toml::Table>>,
+) -> Result<Notifications, (Range<usize>, String)> {
+    let registry = Channels::builtin();
+    let mut notifications = Notifications::default();
+    for (name, table) in [("[inbox.notify]", notify), ("[inbox.channels]", channels)] {
+        if let Some(table) = table {
+            registry
+                .add(table.get_ref(), name, &mut notifications)
+                .map_err(|problem| (table.span(), problem))?;
+        }
+    }
+    Ok(notifications)
 }
 
 /// `[inbox.escalate]`: `after = "30m"` and the channels, as in
@@ -108,6 +123,16 @@ fn escalation(table: toml::Spanned<toml::Table>) -> Result<Escalation, (Range<us
         return Err((
             span,
             "[inbox.escalate] names no channel (ntfy, webhook)".to_owned(),
+        ));
+    }
+    if let Some(channel) = channels.two_way().first() {
+        return Err((
+            span,
+            format!(
+                "[inbox.escalate] {}: a two-way channel shows every question as it is asked; \
+                 escalate by ntfy or webhook",
+                channel.name()
+            ),
         ));
     }
     Ok(Escalation { after, channels })

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use super::{Channel, ChannelKind, Note};
+use super::{Channel, ChannelKind, Configured, Note};
 
 pub(super) struct Desktop;
 
@@ -15,10 +15,10 @@ impl ChannelKind for Desktop {
         "desktop"
     }
 
-    fn configure(&self, value: &toml::Value) -> Result<Option<Arc<dyn Channel>>, String> {
+    fn configure(&self, value: &toml::Value) -> Result<Configured, String> {
         match value.as_bool() {
-            Some(true) => Ok(Some(Arc::new(DesktopChannel))),
-            Some(false) => Ok(None),
+            Some(true) => Ok(Configured::Notifies(Arc::new(DesktopChannel))),
+            Some(false) => Ok(Configured::Off),
             None => Err(format!("{value} is not true or false")),
         }
     }

@@ -1,10 +1,16 @@
-//! Telling the human that an agent is waiting. Each channel is opt-in, by
-//! its key in `[inbox.notify]` (`desktop = true`, `ntfy = "https://…"`,
-//! `webhook = "https://…"`), and is a [`ChannelKind`] in the [`Channels`]
-//! registry: a new channel is one module here and one line in
-//! [`Channels::builtin`]. Each notification runs on its own task within
-//! [`NOTIFY_TIMEOUT`]; one that fails is logged, and never delays or fails
-//! an ask.
+//! Telling the human that an agent is waiting, and taking their answer
+//! where they are. Each channel is opt-in, by its key in `[inbox.notify]`
+//! or `[inbox.channels]` (one registry, two names for its table:
+//! `desktop = true`, `ntfy = "https://…"`, `webhook = "https://…"`,
+//! `[inbox.channels.telegram]`), and is a [`ChannelKind`] in the
+//! [`Channels`] registry: a new channel is one module here and one line in
+//! [`Channels::builtin`].
+//!
+//! A channel either notifies ([`Channel`]: each notification runs on its
+//! own task within [`NOTIFY_TIMEOUT`]; one that fails is logged, and never
+//! delays or fails an ask) or is two-way ([`TwoWay`]: it runs while the
+//! inbox serves, shows each question where the human is, and answers it
+//! through the inbox's [`Desk`], by the same rules as the page).
 //!
 //! No notification carries the page's token. A channel that stays on this
 //! machine (the desktop) gets a one-time link ([`Note::link`]: it works
@@ -24,7 +30,11 @@ use crate::store::Record;
 
 mod desktop;
 mod ntfy;
+mod telegram;
+pub mod two_way;
 mod webhook;
+
+pub use two_way::{Desk, Event, TwoWay};
 
 /// How long one notification may take.
 pub const NOTIFY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -34,9 +44,19 @@ pub const NOTIFY_TIMEOUT: Duration = Duration::from_secs(10);
 pub trait ChannelKind: Send + Sync + 'static {
     fn name(&self) -> &'static str;
 
-    /// The channel `value` configures; `None` when the value turns it off
-    /// (`desktop = false`). An error says what the value should be.
-    fn configure(&self, value: &toml::Value) -> Result<Option<Arc<dyn Channel>>, String>;
+    /// The channel `value` configures. An error says what the value should
+    /// be.
+    fn configure(&self, value: &toml::Value) -> Result<Configured, String>;
+}
+
+/// What a channel's value configured.
+pub enum Configured {
+    /// Nothing: the value turns it off (`desktop = false`).
+    Off,
+    /// A channel that notifies.
+    Notifies(Arc<dyn Channel>),
+    /// A channel that shows the questions and takes their answers.
+    TwoWay(Arc<dyn TwoWay>),
 }
 
 /// A channel, configured.
@@ -95,12 +115,14 @@ pub struct Channels {
 }
 
 impl Channels {
-    /// The channels that ship with the inbox: desktop, ntfy, webhook.
+    /// The channels that ship with the inbox: desktop, ntfy, webhook,
+    /// telegram.
     pub fn builtin() -> Self {
         let mut channels = Channels { kinds: Vec::new() };
         channels.register(desktop::Desktop);
         channels.register(ntfy::Ntfy);
         channels.register(webhook::Webhook);
+        channels.register(telegram::Telegram);
         channels
     }
 
@@ -119,20 +141,42 @@ impl Channels {
     /// order. A key that names no channel, or a value a channel does not
     /// take, is an error that says which and what would do.
     pub fn configure(&self, table: &toml::Table) -> Result<Notifications, String> {
-        let mut channels = Vec::new();
+        let mut notifications = Notifications::default();
+        self.add(table, "[inbox.notify]", &mut notifications)?;
+        Ok(notifications)
+    }
+
+    /// Adds the channels `table` (called `name` in errors) configures to
+    /// `notifications`; a channel configured twice is an error.
+    pub fn add(
+        &self,
+        table: &toml::Table,
+        name: &str,
+        notifications: &mut Notifications,
+    ) -> Result<(), String> {
         for (key, value) in table {
             let kind = self.kinds.iter().find(|k| k.name() == key).ok_or_else(|| {
                 format!(
-                    "[inbox.notify] has no channel `{key}`; the channels are {}",
+                    "{name} has no channel `{key}`; the channels are {}",
                     self.names().join(", ")
                 )
             })?;
-            let channel = kind
+            if notifications.names().contains(&kind.name()) {
+                return Err(format!(
+                    "{name} {key}: the channel is configured twice ([inbox.notify] and \
+                     [inbox.channels] are one table); keep one"
+                ));
+            }
+            match kind
                 .configure(value)
-                .map_err(|why| format!("[inbox.notify] {key}: {why}"))?;
-            channels.extend(channel);
+                .map_err(|why| format!("{name} {key}: {why}"))?
+            {
+                Configured::Off => {}
+                Configured::Notifies(channel) => notifications.channels.push(channel),
+                Configured::TwoWay(channel) => notifications.two_way.push(channel),
+            }
         }
-        Ok(Notifications { channels })
+        Ok(())
     }
 }
 
@@ -142,21 +186,32 @@ impl Default for Channels {
     }
 }
 
-/// The channels to notify.
+/// The channels configured: those that notify, and the two-way ones.
 #[derive(Debug, Clone, Default)]
 pub struct Notifications {
     channels: Vec<Arc<dyn Channel>>,
+    two_way: Vec<Arc<dyn TwoWay>>,
 }
 
 impl Notifications {
     /// Whether no channel is configured.
     pub fn is_empty(&self) -> bool {
-        self.channels.is_empty()
+        self.channels.is_empty() && self.two_way.is_empty()
     }
 
-    /// The names of the channels, in order.
+    /// The names of the channels, those that notify first.
     pub fn names(&self) -> Vec<&'static str> {
-        self.channels.iter().map(|c| c.name()).collect()
+        let two_way = self.two_way.iter().map(|c| c.name());
+        self.channels
+            .iter()
+            .map(|c| c.name())
+            .chain(two_way)
+            .collect()
+    }
+
+    /// The two-way channels.
+    pub fn two_way(&self) -> &[Arc<dyn TwoWay>] {
+        &self.two_way
     }
 }
 
@@ -306,7 +361,7 @@ mod tests {
     #[test]
     fn each_key_names_a_channel_and_a_mistake_says_what_would_do() {
         let channels = Channels::builtin();
-        assert_eq!(channels.names(), ["desktop", "ntfy", "webhook"]);
+        assert_eq!(channels.names(), ["desktop", "ntfy", "webhook", "telegram"]);
         let on = channels
             .configure(&table(
                 "desktop = true\nwebhook = \"https://hooks.example/x\"",
@@ -322,7 +377,8 @@ mod tests {
         );
         let unknown = channels.configure(&table("slack = \"x\"")).unwrap_err();
         assert!(
-            unknown.contains("no channel `slack`") && unknown.contains("desktop, ntfy, webhook"),
+            unknown.contains("no channel `slack`")
+                && unknown.contains("desktop, ntfy, webhook, telegram"),
             "{unknown}"
         );
         let wrong = channels.configure(&table("ntfy = 3")).unwrap_err();

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use super::{Channel, ChannelKind, Note};
+use super::{Channel, ChannelKind, Configured, Note};
 
 pub(super) struct Ntfy;
 
@@ -15,8 +15,8 @@ impl ChannelKind for Ntfy {
         "ntfy"
     }
 
-    fn configure(&self, value: &toml::Value) -> Result<Option<Arc<dyn Channel>>, String> {
-        Ok(Some(Arc::new(NtfyChannel {
+    fn configure(&self, value: &toml::Value) -> Result<Configured, String> {
+        Ok(Configured::Notifies(Arc::new(NtfyChannel {
             topic: super::url(value)?,
         })))
     }

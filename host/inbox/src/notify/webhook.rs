@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::{Channel, ChannelKind, Note};
+use super::{Channel, ChannelKind, Configured, Note};
 
 pub(super) struct Webhook;
 
@@ -18,8 +18,8 @@ impl ChannelKind for Webhook {
         "webhook"
     }
 
-    fn configure(&self, value: &toml::Value) -> Result<Option<Arc<dyn Channel>>, String> {
-        Ok(Some(Arc::new(WebhookChannel {
+    fn configure(&self, value: &toml::Value) -> Result<Configured, String> {
+        Ok(Configured::Notifies(Arc::new(WebhookChannel {
             url: super::url(value)?,
         })))
     }

@@ -59,7 +59,7 @@ use tokio_util::sync::CancellationToken;
 use ask_user_seam::remote::{Outcome, Unsettled};
 use ask_user_seam::{AskError, ErrorCode};
 
-use crate::notify::{Escalation, Notifications, Notifier};
+use crate::notify::{Desk, Escalation, Event, Notifications, Notifier};
 use crate::sessions::Sessions;
 use crate::store::team::Heard;
 use crate::store::{
@@ -168,7 +168,15 @@ struct Inbox {
     vanished: std::sync::Mutex<std::collections::HashSet<String>>,
     /// Tells the pages of a change of presence now, not at the next tick.
     presence_now: tokio::sync::Notify,
+    /// Questions asked and questions that left, for the two-way channels.
+    events: broadcast::Sender<Event>,
+    /// Where its files are.
+    state_dir: PathBuf,
 }
+
+/// How many events a two-way channel may fall behind before it reads
+/// every question again.
+const EVENT_BACKLOG: usize = 1024;
 
 /// One user's inbox, or one of a team's servers: what differs.
 enum Mode {
@@ -221,6 +229,8 @@ impl Inbox {
             closing: CancellationToken::new(),
             vanished: Default::default(),
             presence_now: tokio::sync::Notify::new(),
+            events: broadcast::channel(EVENT_BACKLOG).0,
+            state_dir: config.state_dir.clone(),
         }))
     }
 
@@ -240,6 +250,7 @@ impl Inbox {
         // its notifications go once from the database's outbox.
         if !reattached && !self.mode.announces() {
             let _ = self.frames.send(PageFrame::Show(frame(&record, true)));
+            let _ = self.events.send(Event::Asked(record.id.clone()));
             self.notifier
                 .arrived(&record, || self.gate.ticket(&self.address).ok());
         }
@@ -323,6 +334,7 @@ impl Inbox {
     fn left(&self, id: &str, frame: Value) {
         self.waiters.wake(id);
         self.agent_back(id);
+        let _ = self.events.send(Event::Left(id.to_owned()));
         // One user's pages: its owner sees every question.
         if !self.mode.announces() {
             let _ = self.frames.send(PageFrame::Show(Shown::to_everyone(frame)));
@@ -403,6 +415,49 @@ impl Inbox {
             answered_by,
             settled_at: record.settled_at.map(crate::rfc3339),
         }
+    }
+}
+
+impl Desk for Inbox {
+    fn waiting(&self) -> crate::store::StoreFuture<'_, Vec<Record>> {
+        Box::pin(async move {
+            let listing = self.store.list(false, 0).await?;
+            pages::report(&listing.unreadable);
+            Ok(listing.records)
+        })
+    }
+
+    fn get(&self, id: String) -> crate::store::StoreFuture<'_, Option<Record>> {
+        self.store.get(id)
+    }
+
+    fn answer(
+        &self,
+        id: String,
+        answers: Vec<ask_user_seam::Answer>,
+        channel: &'static str,
+        person: Person,
+    ) -> crate::store::BoxFuture<'_, Result<(), Unsettled>> {
+        Box::pin(async move {
+            let outcome = Outcome::Result {
+                value: ask_user_seam::remote::ResultValue { answers },
+            };
+            let by = SettledBy::Channel(channel.to_owned());
+            match self.settle(&id, outcome, by, Some(person)).await {
+                Ok(()) => Ok(()),
+                Err(Unanswered::Unsettled(unsettled)) => Err(unsettled),
+                // Told no more than of a question that left.
+                Err(Unanswered::OutsideAudience) => Err(Unsettled::NotPending),
+            }
+        })
+    }
+
+    fn events(&self) -> broadcast::Receiver<Event> {
+        self.events.subscribe()
+    }
+
+    fn state_dir(&self) -> &std::path::Path {
+        &self.state_dir
     }
 }
 

@@ -67,6 +67,10 @@ impl InboxServer {
         // anywhere else.
         let dir = ask_user_seam::files::private_dir(&config.state_dir)?;
         let lock = lock(&dir)?;
+        let config = InboxConfig {
+            state_dir: dir.clone(),
+            ..config
+        };
         let store: Arc<dyn Store> = match store {
             Some(store) => store,
             None => {
@@ -85,15 +89,19 @@ impl InboxServer {
         // Only this user reaches the socket: every caller is the owner.
         let api = api(inbox.clone()).layer(Extension(Caller::Owner));
         let pages = answer_page::routes(inbox.clone());
+        let mut tasks = vec![
+            tokio::spawn(sweep(inbox.clone())),
+            tokio::spawn(presence(inbox.clone())),
+        ];
+        for channel in config.notify.two_way() {
+            tasks.push(tokio::spawn(channel.clone().run(inbox.clone())));
+        }
         Ok(InboxServer {
             serving: vec![
                 Serving::start(listener, pages),
                 Serving::start_with(socket, api, MAX_API_CONNECTIONS),
             ],
-            tasks: vec![
-                tokio::spawn(sweep(inbox.clone())),
-                tokio::spawn(presence(inbox.clone())),
-            ],
+            tasks,
             inbox,
             _lock: Some(lock),
         })
@@ -105,6 +113,16 @@ impl InboxServer {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::Unsupported,
                 "desktop notifications are one user's: a team's inbox notifies by ntfy or webhook",
+            ));
+        }
+        if let Some(channel) = config.notify.two_way().first() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                format!(
+                    "the {} channel answers one user's inbox for now; a team's inbox notifies by \
+                     ntfy or webhook",
+                    channel.name()
+                ),
             ));
         }
         let listener = listen(

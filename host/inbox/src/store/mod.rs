@@ -264,6 +264,8 @@ pub enum SettledBy {
     Page,
     /// A human, from the command line (`inbox answer`) or the API.
     Command,
+    /// A human, in a two-way channel: its name (`telegram`).
+    Channel(String),
     /// Its agent, which stopped waiting, and why ("answered in Claude
     /// Code", "the call was aborted").
     Agent(String),
@@ -272,12 +274,13 @@ pub enum SettledBy {
 }
 
 impl SettledBy {
-    /// As stored and shown: `page`, `command`, `retention`, or the agent's
-    /// reason.
+    /// As stored and shown: `page`, `command`, `retention`, a channel's
+    /// name, or the agent's reason.
     pub fn as_str(&self) -> &str {
         match self {
             SettledBy::Page => "page",
             SettledBy::Command => "command",
+            SettledBy::Channel(name) => name,
             SettledBy::Agent(reason) => reason,
             SettledBy::Retention => "retention",
         }
@@ -290,7 +293,8 @@ impl SettledBy {
             (State::Withdrawn, _) => SettledBy::Agent(text),
             (_, "page") => SettledBy::Page,
             (_, "retention") => SettledBy::Retention,
-            _ => SettledBy::Command,
+            (_, "command") => SettledBy::Command,
+            _ => SettledBy::Channel(text),
         }
     }
 }
@@ -464,6 +468,13 @@ pub(crate) mod tests {
             owner: None,
             audience: Vec::new(),
         }
+    }
+
+    /// A waiting record of `request`, as a store would give it.
+    pub fn record_of(request: AskRequest) -> Record {
+        let mut question = asked("s1", "");
+        question.request = request;
+        Record::asked("q-test".into(), question, 0)
     }
 
     fn answered(by: SettledBy, person: Option<Person>) -> Settlement {

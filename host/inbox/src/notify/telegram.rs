@@ -1,0 +1,1240 @@
+//! `[inbox.channels.telegram]`: every question in a Telegram chat, answered
+//! there, through a bot of the user's, over the Bot API's long polling
+//! (`getUpdates`: the inbox opens the connection; no webhook, no port, no
+//! public address).
+//!
+//! ```toml
+//! [inbox.channels.telegram]
+//! token_env = "ASK_USER_TELEGRAM_TOKEN"  # or token_file = "/abs/path" (mode 0600)
+//! chat = 123456789                       # where questions are posted
+//! allow = [123456789]                    # who may answer: required
+//! api_url = "https://api.telegram.org"   # the default
+//! ```
+//!
+//! One message per question of a batch: its header, question, detail and
+//! options (HTML, everything the model wrote escaped), with a keyboard: a
+//! button per option; for a multi-select question, buttons that toggle a ✓
+//! and a Send; "Type your own answer" (the reply to the bot's prompt is the
+//! own words); Skip. A batch is answered once each of its questions is, by
+//! the page's rules; every message then says what became of it, wherever it
+//! was answered, dismissed, withdrawn or expired, and loses its keyboard.
+//!
+//! A button carries an opaque key the inbox maps (`c12.0.3`: choose option
+//! 3 of question 0 of the batch posted under key 12), never an answer: a
+//! client can send any data for a button, so every press is checked (the
+//! person allowed, the chat, the message, the option). Only the people in
+//! `allow` (Telegram user ids) answer; anyone can message a bot, so a
+//! channel without the list is refused at start-up. The token reaches no
+//! log, no error and no process argument (the Bot API wants it in the
+//! address it is called at; that address is never shown).
+//!
+//! The update offset, the questions posted and the answers given so far
+//! are kept in `telegram.json` in the state directory and written before
+//! the next updates are asked for: a restart neither loses an answer nor
+//! takes one twice (an update taken again settles nothing twice: the first
+//! answer wins).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use ask_user_seam::Answer;
+use ask_user_seam::remote::Unsettled;
+
+use super::two_way::{Backoff, Desk, Event, Kept, TwoWay, answer_line, answers_of, outcome_line};
+use super::{ChannelKind, Configured};
+use crate::answerer::TokenSource;
+use crate::store::{BoxFuture, Person, Record};
+
+/// The Bot API's own address.
+const DEFAULT_API: &str = "https://api.telegram.org";
+
+/// How long one `getUpdates` waits for an update.
+const POLL: Duration = Duration::from_secs(30);
+
+/// How long any other call may take.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The longest `retry_after` obeyed, and how many times a call is tried
+/// again after a 429.
+const MOST_RETRY_AFTER: Duration = Duration::from_secs(60);
+const RETRIES: usize = 5;
+
+/// A message's text may have 4096 characters; the model's words are cut
+/// well within it.
+const MAX_MESSAGE_CHARS: usize = 3900;
+
+/// Where a cut piece goes on.
+const CONTINUED: &str = "…(continued on the page)";
+
+pub(super) struct Telegram;
+
+/// `[inbox.channels.telegram]` as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Table {
+    token_env: Option<String>,
+    token_file: Option<PathBuf>,
+    chat: Option<i64>,
+    allow: Option<Vec<i64>>,
+    api_url: Option<String>,
+}
+
+impl ChannelKind for Telegram {
+    fn name(&self) -> &'static str {
+        "telegram"
+    }
+
+    fn configure(&self, value: &toml::Value) -> Result<Configured, String> {
+        let table: Table = value
+            .clone()
+            .try_into()
+            .map_err(|e: toml::de::Error| e.message().to_owned())?;
+        let chat = table.chat.ok_or(
+            "needs chat = <the chat's id>, where the questions are posted (message the bot, then \
+             open getUpdates as the docs say to read it)",
+        )?;
+        let allow = table.allow.filter(|allow| !allow.is_empty()).ok_or(
+            "needs allow = [<Telegram user id>, …], the people who may answer: anyone can \
+             message a bot, so nobody answers unless listed",
+        )?;
+        let token = match (table.token_env, table.token_file) {
+            (Some(name), None) => TokenSource::Env(name),
+            (None, Some(path)) if path.is_absolute() => TokenSource::File(path),
+            (None, Some(path)) => {
+                return Err(format!(
+                    "token_file {} must be an absolute path",
+                    path.display()
+                ));
+            }
+            _ => {
+                return Err(
+                    "needs the bot's token from token_env = \"VARIABLE\" or token_file = \
+                     \"/path\" (one of them; never inline)"
+                        .to_owned(),
+                );
+            }
+        };
+        let token = token
+            .read("the Telegram bot token")
+            .map_err(|e| e.to_string())?;
+        if !bot_token(&token) {
+            return Err(
+                "the Telegram bot token does not look like one (digits, a colon, then letters, \
+                 digits, - and _), as @BotFather gives it"
+                    .to_owned(),
+            );
+        }
+        let api_url = table.api_url.unwrap_or_else(|| DEFAULT_API.to_owned());
+        if !api_url.starts_with("https://") && !api_url.starts_with("http://") {
+            return Err(format!(
+                "api_url {api_url} is not an http:// or https:// URL"
+            ));
+        }
+        let http = crate::http_client(None).map_err(|e| e.to_string())?;
+        Ok(Configured::TwoWay(Arc::new(TelegramChannel {
+            api: Api {
+                base: Secret(format!("{}/bot{token}", api_url.trim_end_matches('/'))),
+                http,
+            },
+            chat,
+            allow,
+        })))
+    }
+}
+
+/// Whether `token` has a bot token's shape: nothing in it can change the
+/// address it is put in.
+fn bot_token(token: &str) -> bool {
+    token.split_once(':').is_some_and(|(bot, secret)| {
+        !bot.is_empty()
+            && bot.bytes().all(|b| b.is_ascii_digit())
+            && !secret.is_empty()
+            && secret
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    })
+}
+
+/// Text that must never be shown: its `Debug` says so and no more.
+#[derive(Clone)]
+struct Secret(String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("(secret)")
+    }
+}
+
+#[derive(Debug)]
+struct TelegramChannel {
+    api: Api,
+    chat: i64,
+    allow: Vec<i64>,
+}
+
+/// The Bot API at `base` (its address with the token).
+#[derive(Debug, Clone)]
+struct Api {
+    base: Secret,
+    http: reqwest::Client,
+}
+
+/// Why a call failed.
+#[derive(Debug)]
+enum Failure {
+    /// The service could not be reached or failed: try again later.
+    Down(String),
+    /// The Bot API refused the call (a message deleted, a query too old):
+    /// the same call would fail again.
+    Refused(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Down(why) | Failure::Refused(why) => f.write_str(why),
+        }
+    }
+}
+
+/// The Bot API's reply.
+#[derive(Deserialize)]
+struct Reply<T> {
+    ok: bool,
+    result: Option<T>,
+    error_code: Option<u16>,
+    description: Option<String>,
+    parameters: Option<ReplyParameters>,
+}
+
+#[derive(Deserialize)]
+struct ReplyParameters {
+    retry_after: Option<u64>,
+}
+
+impl Api {
+    /// Calls `method` with `body`, waiting as long as a 429 says (a few
+    /// times).
+    async fn call<T: serde::de::DeserializeOwned>(
+        &self,
+        method: &str,
+        body: &Value,
+        timeout: Duration,
+    ) -> Result<T, Failure> {
+        let mut retries = 0;
+        loop {
+            let response = self
+                .http
+                .post(format!("{}/{method}", self.base.0))
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.to_string())
+                .timeout(timeout)
+                .send()
+                .await
+                // The address holds the token: the error is told without it.
+                .map_err(|e| Failure::Down(format!("{method}: {}", e.without_url())))?;
+            let status = response.status();
+            let read = response.bytes().await.map_err(|e| e.without_url());
+            let reply: Reply<T> = match read.map(|bytes| serde_json::from_slice(&bytes)) {
+                Ok(Ok(reply)) => reply,
+                Ok(Err(_)) | Err(_) if status.is_server_error() || status.is_success() => {
+                    return Err(Failure::Down(format!(
+                        "{method}: the Bot API replied {status}"
+                    )));
+                }
+                Ok(Err(_)) | Err(_) => {
+                    return Err(Failure::Refused(format!(
+                        "{method}: the Bot API replied {status}"
+                    )));
+                }
+            };
+            let description = reply.description.unwrap_or_default();
+            match (reply.ok, reply.result, reply.error_code) {
+                (true, Some(result), _) => return Ok(result),
+                (true, None, _) => {
+                    return Err(Failure::Down(format!("{method}: a reply with no result")));
+                }
+                (false, _, Some(429)) if retries < RETRIES => {
+                    retries += 1;
+                    let wait = reply
+                        .parameters
+                        .and_then(|p| p.retry_after)
+                        .map_or(Duration::from_secs(1), Duration::from_secs)
+                        .min(MOST_RETRY_AFTER);
+                    tracing::info!(method, ?wait, "the Bot API asks to wait (429)");
+                    tokio::time::sleep(wait).await;
+                }
+                (false, _, Some(code)) if code == 429 || code >= 500 => {
+                    return Err(Failure::Down(format!("{method}: {code} {description}")));
+                }
+                (false, _, code) => {
+                    return Err(Failure::Refused(format!(
+                        "{method}: {} {description}",
+                        code.unwrap_or(status.as_u16())
+                    )));
+                }
+            }
+        }
+    }
+
+    /// The updates from `offset` on, waiting up to [`POLL`] for one.
+    async fn updates(self, offset: i64) -> Result<Vec<Update>, Failure> {
+        let body = json!({
+            "offset": offset,
+            "timeout": POLL.as_secs(),
+            "allowed_updates": ["message", "callback_query"],
+        });
+        self.call("getUpdates", &body, POLL + CALL_TIMEOUT).await
+    }
+}
+
+/// What `getUpdates` gives: a message or a button pressed (other kinds are
+/// not asked for).
+#[derive(Debug, Deserialize)]
+struct Update {
+    update_id: i64,
+    message: Option<Message>,
+    callback_query: Option<CallbackQuery>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Message {
+    message_id: i64,
+    from: Option<User>,
+    chat: Chat,
+    text: Option<String>,
+    reply_to_message: Option<Box<Message>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Chat {
+    id: i64,
+}
+
+#[derive(Debug, Deserialize)]
+struct User {
+    id: i64,
+    #[serde(default)]
+    first_name: String,
+    username: Option<String>,
+}
+
+impl User {
+    /// As the inbox names who answered.
+    fn name(&self) -> String {
+        match &self.username {
+            Some(username) => format!("@{username}"),
+            None if !self.first_name.is_empty() => self.first_name.clone(),
+            None => format!("Telegram user {}", self.id),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct CallbackQuery {
+    id: String,
+    from: User,
+    message: Option<Message>,
+    data: Option<String>,
+}
+
+/// What the channel keeps across restarts.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct State {
+    /// The next update to ask for: every one before it was handled.
+    offset: i64,
+    /// The key the next question posted gets.
+    next_key: u64,
+    /// The questions posted and still waiting, by key.
+    posted: BTreeMap<u64, Posted>,
+}
+
+/// A batch posted: its messages, and what was answered so far.
+#[derive(Debug, Serialize, Deserialize)]
+struct Posted {
+    /// The inbox's question id.
+    id: String,
+    /// The message of each question of the batch, in order (fewer while
+    /// posting it failed half-way).
+    messages: Vec<i64>,
+    /// Each question's answer, once given here.
+    answers: Vec<Option<Answer>>,
+    /// The options ticked of each multi-select question.
+    chosen: Vec<BTreeSet<usize>>,
+    /// The prompts for own words: the prompt's message, and its question.
+    prompts: BTreeMap<i64, usize>,
+}
+
+/// A button: what it does, to which batch (by key) and question.
+#[derive(Debug, PartialEq)]
+enum Press {
+    Choose {
+        key: u64,
+        question: usize,
+        option: usize,
+    },
+    Toggle {
+        key: u64,
+        question: usize,
+        option: usize,
+    },
+    Send {
+        key: u64,
+        question: usize,
+    },
+    OwnWords {
+        key: u64,
+        question: usize,
+    },
+    Skip {
+        key: u64,
+        question: usize,
+    },
+}
+
+impl Press {
+    /// The button's data: at most 21 bytes, far from Telegram's 64.
+    fn data(&self) -> String {
+        match *self {
+            Press::Choose {
+                key,
+                question,
+                option,
+            } => format!("c{key}.{question}.{option}"),
+            Press::Toggle {
+                key,
+                question,
+                option,
+            } => format!("t{key}.{question}.{option}"),
+            Press::Send { key, question } => format!("s{key}.{question}"),
+            Press::OwnWords { key, question } => format!("o{key}.{question}"),
+            Press::Skip { key, question } => format!("k{key}.{question}"),
+        }
+    }
+
+    /// Reads a button's data; `None` for anything this channel never made.
+    fn parse(data: &str) -> Option<Press> {
+        let mut chars = data.chars();
+        let op = chars.next()?;
+        let numbers: Vec<u64> = chars
+            .as_str()
+            .split('.')
+            .map(|n| n.parse().ok())
+            .collect::<Option<_>>()?;
+        let index = |n: u64| usize::try_from(n).ok();
+        Some(match (op, numbers.as_slice()) {
+            ('c', &[key, q, o]) => Press::Choose {
+                key,
+                question: index(q)?,
+                option: index(o)?,
+            },
+            ('t', &[key, q, o]) => Press::Toggle {
+                key,
+                question: index(q)?,
+                option: index(o)?,
+            },
+            ('s', &[key, q]) => Press::Send {
+                key,
+                question: index(q)?,
+            },
+            ('o', &[key, q]) => Press::OwnWords {
+                key,
+                question: index(q)?,
+            },
+            ('k', &[key, q]) => Press::Skip {
+                key,
+                question: index(q)?,
+            },
+            _ => return None,
+        })
+    }
+
+    fn key(&self) -> u64 {
+        match *self {
+            Press::Choose { key, .. }
+            | Press::Toggle { key, .. }
+            | Press::Send { key, .. }
+            | Press::OwnWords { key, .. }
+            | Press::Skip { key, .. } => key,
+        }
+    }
+
+    fn question(&self) -> usize {
+        match *self {
+            Press::Choose { question, .. }
+            | Press::Toggle { question, .. }
+            | Press::Send { question, .. }
+            | Press::OwnWords { question, .. }
+            | Press::Skip { question, .. } => question,
+        }
+    }
+}
+
+type Polling = Pin<Box<dyn Future<Output = Result<Vec<Update>, Failure>> + Send>>;
+
+impl TwoWay for TelegramChannel {
+    fn name(&self) -> &'static str {
+        "telegram"
+    }
+
+    fn run(self: Arc<Self>, desk: Arc<dyn Desk>) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let mut events = desk.events();
+            let kept = Kept::new(&*desk, "telegram");
+            let mut run = Run {
+                channel: &self,
+                desk: &*desk,
+                state: kept.load(),
+                kept,
+            };
+            run.serve(&mut events).await;
+        })
+    }
+}
+
+/// The channel at work.
+struct Run<'a> {
+    channel: &'a TelegramChannel,
+    desk: &'a dyn Desk,
+    state: State,
+    kept: Kept,
+}
+
+impl Run<'_> {
+    /// Shows the waiting questions, then takes updates and events until the
+    /// inbox stops. What failed (the service down) is done again at the
+    /// next catch-up, after a backoff.
+    async fn serve(&mut self, events: &mut tokio::sync::broadcast::Receiver<Event>) {
+        let api = self.channel.api.clone();
+        let mut backoff = Backoff::new();
+        let mut caught_up = false;
+        let mut polling: Polling = Box::pin(api.clone().updates(self.state.offset));
+        loop {
+            if !caught_up {
+                match self.catch_up().await {
+                    Ok(()) => caught_up = true,
+                    Err(failure) => {
+                        let wait = backoff.failed();
+                        tracing::warn!(%failure, ?wait, "telegram: the questions could not be shown; trying again");
+                        tokio::time::sleep(wait).await;
+                        continue;
+                    }
+                }
+            }
+            tokio::select! {
+                event = events.recv() => {
+                    let done = match event {
+                        Ok(Event::Asked(id)) => self.post_id(&id).await,
+                        Ok(Event::Left(id)) => self.left(&id).await,
+                        // Fell behind: read everything again.
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => Err(Failure::Down("events missed".into())),
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                    };
+                    if let Err(failure) = done {
+                        tracing::warn!(%failure, "telegram: a question could not be shown; trying again");
+                        caught_up = false;
+                    }
+                }
+                updates = &mut polling => {
+                    match updates {
+                        Ok(updates) => {
+                            backoff.reset();
+                            for update in updates {
+                                self.state.offset = self.state.offset.max(update.update_id + 1);
+                                if let Err(failure) = self.handle(update).await {
+                                    tracing::warn!(%failure, "telegram: an update could not be handled in full");
+                                    caught_up = false;
+                                }
+                            }
+                            self.save();
+                            polling = Box::pin(api.clone().updates(self.state.offset));
+                        }
+                        Err(failure) => {
+                            let wait = backoff.failed();
+                            tracing::warn!(%failure, ?wait, "telegram: cannot take updates; trying again");
+                            let (api, offset) = (api.clone(), self.state.offset);
+                            polling = Box::pin(async move {
+                                tokio::time::sleep(wait).await;
+                                api.updates(offset).await
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn save(&self) {
+        if let Err(error) = self.kept.save(&self.state) {
+            tracing::warn!(%error, "telegram: its state could not be kept");
+        }
+    }
+
+    /// Every waiting question shown (in full), and every one that left
+    /// said so.
+    async fn catch_up(&mut self) -> Result<(), Failure> {
+        let waiting = self
+            .desk
+            .waiting()
+            .await
+            .map_err(|e| Failure::Down(e.to_string()))?;
+        let gone: Vec<String> = self
+            .state
+            .posted
+            .values()
+            .filter(|posted| !waiting.iter().any(|record| record.id == posted.id))
+            .map(|posted| posted.id.clone())
+            .collect();
+        for id in gone {
+            self.left(&id).await?;
+        }
+        for record in &waiting {
+            self.post(record).await?;
+        }
+        Ok(())
+    }
+
+    async fn post_id(&mut self, id: &str) -> Result<(), Failure> {
+        match self.desk.get(id.to_owned()).await {
+            Ok(Some(record)) if record.state == crate::store::State::Waiting => {
+                self.post(&record).await
+            }
+            Ok(_) => Ok(()),
+            Err(error) => Err(Failure::Down(error.to_string())),
+        }
+    }
+
+    /// Posts what is not posted yet of `record`: a message per question.
+    async fn post(&mut self, record: &Record) -> Result<(), Failure> {
+        let count = record.request.questions.len();
+        let key = match self.state.posted.iter().find(|(_, p)| p.id == record.id) {
+            Some((_, posted)) if posted.messages.len() == count => return Ok(()),
+            Some((&key, _)) => key,
+            None => {
+                let key = self.state.next_key;
+                self.state.next_key += 1;
+                self.state.posted.insert(
+                    key,
+                    Posted {
+                        id: record.id.clone(),
+                        messages: Vec::new(),
+                        answers: vec![None; count],
+                        chosen: vec![BTreeSet::new(); count],
+                        prompts: BTreeMap::new(),
+                    },
+                );
+                key
+            }
+        };
+        while let Some(posted) = self.state.posted.get(&key)
+            && posted.messages.len() < count
+        {
+            let question = posted.messages.len();
+            let body = json!({
+                "chat_id": self.channel.chat,
+                "text": text(record, question, None),
+                "parse_mode": "HTML",
+                "reply_markup": keyboard(record, key, question, &posted.chosen[question]),
+            });
+            let sent: SentMessage = self
+                .channel
+                .api
+                .call("sendMessage", &body, CALL_TIMEOUT)
+                .await
+                .inspect_err(|_| self.save())?;
+            if let Some(posted) = self.state.posted.get_mut(&key) {
+                posted.messages.push(sent.message_id);
+            }
+        }
+        self.save();
+        Ok(())
+    }
+
+    /// Question `id` left: each of its messages says how, and loses its
+    /// keyboard. A message that cannot be edited any more (deleted) is
+    /// passed over.
+    async fn left(&mut self, id: &str) -> Result<(), Failure> {
+        let Some((&key, posted)) = self.state.posted.iter().find(|(_, p)| p.id == id) else {
+            return Ok(());
+        };
+        let record = match self.desk.get(id.to_owned()).await {
+            Ok(Some(record)) => record,
+            Ok(None) => {
+                self.state.posted.remove(&key);
+                self.save();
+                return Ok(());
+            }
+            Err(error) => return Err(Failure::Down(error.to_string())),
+        };
+        let answers = answers_of(&record);
+        let outcome = outcome_line(&record);
+        for (question, &message) in posted.messages.iter().enumerate() {
+            let mut footer = format!("<b>{}</b>", escape(&cut(&outcome, 300)));
+            if let Some(answer) = record
+                .request
+                .questions
+                .get(question)
+                .and_then(|q| Answer::of(&answers, &q.id))
+            {
+                footer.push_str(&format!(": {}", escape(&cut(&answer_line(answer), 500))));
+            }
+            let body = json!({
+                "chat_id": self.channel.chat,
+                "message_id": message,
+                "text": text(&record, question, Some(&footer)),
+                "parse_mode": "HTML",
+            });
+            match self.edit(&body).await {
+                Ok(()) => {}
+                Err(Failure::Refused(why)) => {
+                    tracing::debug!(why, "telegram: a message could not be edited")
+                }
+                Err(down) => return Err(down),
+            }
+        }
+        self.state.posted.remove(&key);
+        self.save();
+        Ok(())
+    }
+
+    async fn edit(&self, body: &Value) -> Result<(), Failure> {
+        // Edited, the reply is the message (or `true`): nothing to read.
+        self.channel
+            .api
+            .call::<Value>("editMessageText", body, CALL_TIMEOUT)
+            .await
+            .map(drop)
+    }
+
+    async fn handle(&mut self, update: Update) -> Result<(), Failure> {
+        if let Some(query) = update.callback_query {
+            return self.pressed(query).await;
+        }
+        if let Some(message) = update.message {
+            return self.replied(message).await;
+        }
+        Ok(())
+    }
+
+    /// A button was pressed.
+    async fn pressed(&mut self, query: CallbackQuery) -> Result<(), Failure> {
+        if !self.channel.allow.contains(&query.from.id) {
+            tracing::info!(
+                user = query.from.id,
+                "telegram: a button was pressed by someone not in allow; refused"
+            );
+            return self
+                .tell(
+                    &query.id,
+                    &format!(
+                        "You may not answer these questions: your Telegram id, {}, is not in \
+                         this inbox's allow list.",
+                        query.from.id
+                    ),
+                    true,
+                )
+                .await;
+        }
+        let message = query
+            .message
+            .as_ref()
+            .filter(|message| message.chat.id == self.channel.chat);
+        let press = query.data.as_deref().and_then(Press::parse);
+        let found = press.as_ref().zip(message).and_then(|(press, message)| {
+            let posted = self.state.posted.get(&press.key())?;
+            (posted.messages.get(press.question()) == Some(&message.message_id)).then_some(press)
+        });
+        let Some(press) = found else {
+            return self
+                .tell(&query.id, "This question is no longer waiting.", false)
+                .await;
+        };
+        let (key, question) = (press.key(), press.question());
+        let Some(record) = self.record(key).await? else {
+            return self
+                .tell(&query.id, "This question is no longer waiting.", false)
+                .await;
+        };
+        let Some(asked) = record.request.questions.get(question) else {
+            return self.tell(&query.id, "No such question.", false).await;
+        };
+        let labels: Vec<&str> = asked
+            .options
+            .iter()
+            .flatten()
+            .map(|o| o.label.as_str())
+            .collect();
+        let label = |option: usize| labels.get(option).map(|l| (*l).to_owned());
+        let posted = self.state.posted.get_mut(&key).expect("found above");
+        let answer = match *press {
+            Press::Choose { option, .. } => match label(option) {
+                Some(label) => Answer {
+                    id: asked.id.clone(),
+                    selected: vec![label],
+                    custom: None,
+                },
+                None => return self.tell(&query.id, "No such option.", false).await,
+            },
+            Press::Toggle { option, .. } => {
+                if label(option).is_none() {
+                    return self.tell(&query.id, "No such option.", false).await;
+                }
+                let chosen = &mut posted.chosen[question];
+                if !chosen.remove(&option) {
+                    chosen.insert(option);
+                }
+                let body = json!({
+                    "chat_id": self.channel.chat,
+                    "message_id": posted.messages[question],
+                    "reply_markup": keyboard(&record, key, question, &posted.chosen[question]),
+                });
+                let marked = self
+                    .channel
+                    .api
+                    .call::<Value>("editMessageReplyMarkup", &body, CALL_TIMEOUT)
+                    .await;
+                self.tell(&query.id, "", false).await?;
+                return marked.map(drop).or_else(refused_is_done);
+            }
+            Press::Send { .. } => Answer {
+                id: asked.id.clone(),
+                selected: posted.chosen[question]
+                    .iter()
+                    .filter_map(|&option| label(option))
+                    .collect(),
+                custom: None,
+            },
+            Press::Skip { .. } => Answer::skipped(asked.id.clone()),
+            Press::OwnWords { .. } => {
+                let body = json!({
+                    "chat_id": self.channel.chat,
+                    "text": format!(
+                        "✍ Reply to this message with your answer to: {}",
+                        escape(&cut(&clean(&asked.question), 200))
+                    ),
+                    "parse_mode": "HTML",
+                    "reply_parameters": {"message_id": posted.messages[question]},
+                    "reply_markup": {"force_reply": true, "input_field_placeholder": "Your answer"},
+                });
+                let prompt: SentMessage = self
+                    .channel
+                    .api
+                    .call("sendMessage", &body, CALL_TIMEOUT)
+                    .await?;
+                posted.prompts.insert(prompt.message_id, question);
+                return self
+                    .tell(&query.id, "Type your answer as a reply.", false)
+                    .await;
+            }
+        };
+        let told = self.answered(key, question, answer, &query.from).await;
+        self.tell(&query.id, &told, told.starts_with("Not")).await
+    }
+
+    /// A message: the reply to a prompt for own words is that answer;
+    /// anything else is passed over.
+    async fn replied(&mut self, message: Message) -> Result<(), Failure> {
+        let (Some(from), Some(text), Some(to)) =
+            (&message.from, &message.text, &message.reply_to_message)
+        else {
+            return Ok(());
+        };
+        if message.chat.id != self.channel.chat {
+            return Ok(());
+        }
+        let Some((key, question)) = self.state.posted.iter().find_map(|(&key, posted)| {
+            posted
+                .prompts
+                .get(&to.message_id)
+                .map(|&question| (key, question))
+        }) else {
+            return Ok(());
+        };
+        if !self.channel.allow.contains(&from.id) {
+            tracing::info!(
+                user = from.id,
+                "telegram: own words from someone not in allow; passed over"
+            );
+            return Ok(());
+        }
+        let Some(record) = self.record(key).await? else {
+            return Ok(());
+        };
+        let Some(asked) = record.request.questions.get(question) else {
+            return Ok(());
+        };
+        let posted = self.state.posted.get_mut(&key).expect("found above");
+        posted.prompts.remove(&to.message_id);
+        // Own words add to a multi-select question's ticks, and replace a
+        // single choice.
+        let selected = match asked.multi_select.unwrap_or(false) {
+            true => {
+                let labels: Vec<&String> =
+                    asked.options.iter().flatten().map(|o| &o.label).collect();
+                posted.chosen[question]
+                    .iter()
+                    .filter_map(|&option| labels.get(option).map(|l| (*l).clone()))
+                    .collect()
+            }
+            false => Vec::new(),
+        };
+        let answer = Answer {
+            id: asked.id.clone(),
+            selected,
+            custom: Some(text.clone()),
+        };
+        let told = self.answered(key, question, answer, from).await;
+        let body = json!({
+            "chat_id": self.channel.chat,
+            "text": escape(&told),
+            "parse_mode": "HTML",
+            "reply_parameters": {"message_id": message.message_id},
+        });
+        self.channel
+            .api
+            .call::<Value>("sendMessage", &body, CALL_TIMEOUT)
+            .await
+            .map(drop)
+            .or_else(refused_is_done)
+    }
+
+    /// The record of the batch posted under `key`, while it waits; one
+    /// that left is said so on its messages.
+    async fn record(&mut self, key: u64) -> Result<Option<Record>, Failure> {
+        let Some(posted) = self.state.posted.get(&key) else {
+            return Ok(None);
+        };
+        let id = posted.id.clone();
+        match self.desk.get(id.clone()).await {
+            Ok(Some(record)) if record.state == crate::store::State::Waiting => Ok(Some(record)),
+            Ok(_) => {
+                self.left(&id).await?;
+                Ok(None)
+            }
+            Err(error) => Err(Failure::Down(error.to_string())),
+        }
+    }
+
+    /// Question `question` of the batch under `key` has `answer` from
+    /// `from`: once every question has one, the batch is answered. What
+    /// to tell them.
+    async fn answered(&mut self, key: u64, question: usize, answer: Answer, from: &User) -> String {
+        let Some(posted) = self.state.posted.get_mut(&key) else {
+            return "Not answered: this question is no longer waiting.".to_owned();
+        };
+        posted.answers[question] = Some(answer);
+        let Some(answers) = posted.answers.iter().cloned().collect::<Option<Vec<_>>>() else {
+            let left = posted.answers.iter().filter(|a| a.is_none()).count();
+            return format!("Noted; {left} more to answer before it is sent.");
+        };
+        let id = posted.id.clone();
+        let person = Person {
+            name: from.name(),
+            groups: Vec::new(),
+        };
+        match self
+            .desk
+            .answer(id.clone(), answers, "telegram", person)
+            .await
+        {
+            // Its messages are edited when the inbox says it left.
+            Ok(()) => "Answered.".to_owned(),
+            Err(Unsettled::NotPending) => {
+                "Not answered: it was answered elsewhere or withdrawn.".to_owned()
+            }
+            Err(Unsettled::Misfit(error)) => {
+                if let Some(posted) = self.state.posted.get_mut(&key) {
+                    posted.answers[question] = None;
+                }
+                format!("Not answered: {}", error.message())
+            }
+            Err(Unsettled::Unrecorded(why)) => {
+                tracing::warn!(why, "telegram: an answer could not be recorded");
+                if let Some(posted) = self.state.posted.get_mut(&key) {
+                    posted.answers[question] = None;
+                }
+                "Not answered: the inbox could not record it; try again.".to_owned()
+            }
+        }
+    }
+
+    /// Answers a button press (its spinner stops), with `text` as a toast,
+    /// or an alert.
+    async fn tell(&self, query: &str, text: &str, alert: bool) -> Result<(), Failure> {
+        let body = json!({"callback_query_id": query, "text": text, "show_alert": alert});
+        self.channel
+            .api
+            .call::<Value>("answerCallbackQuery", &body, CALL_TIMEOUT)
+            .await
+            .map(drop)
+            // Too old to answer (after a restart): nothing to stop.
+            .or_else(refused_is_done)
+    }
+}
+
+/// A call the Bot API refused is done with: it would be refused again.
+fn refused_is_done(failure: Failure) -> Result<(), Failure> {
+    match failure {
+        Failure::Refused(why) => {
+            tracing::debug!(why, "telegram: a call was refused");
+            Ok(())
+        }
+        down => Err(down),
+    }
+}
+
+#[derive(Deserialize)]
+struct SentMessage {
+    message_id: i64,
+}
+
+/// The message of question `question` of `record` (HTML), and `footer`
+/// (HTML already) under it. The model's words are escaped, and cut to fit
+/// a message.
+fn text(record: &Record, question: usize, footer: Option<&str>) -> String {
+    let questions = &record.request.questions;
+    let asked = &questions[question];
+    let mut head = String::new();
+    if let Some(header) = &asked.header {
+        head.push_str(&format!("<b>{}</b>", escape(&cut(&clean(header), 64))));
+    }
+    if questions.len() > 1 {
+        if !head.is_empty() {
+            head.push_str(" · ");
+        }
+        head.push_str(&format!("question {} of {}", question + 1, questions.len()));
+    }
+    let mut parts = Vec::new();
+    if !head.is_empty() {
+        parts.push(head);
+    }
+    parts.push(escape(&cut(&clean(&asked.question), 1500)));
+    if let Some(detail) = &asked.detail {
+        parts.push(format!("<i>{}</i>", escape(&cut(&clean(detail), 1000))));
+    }
+    let options = asked.options.as_deref().unwrap_or_default();
+    let line = |option: &ask_user_seam::QuestionOption, described: bool| {
+        let label = format!("• <b>{}</b>", escape(&cut(&clean(&option.label), 100)));
+        match &option.description {
+            Some(description) if described => {
+                format!("{label} — {}", escape(&cut(&clean(description), 200)))
+            }
+            _ => label,
+        }
+    };
+    let mut footers = vec![format!(
+        "<i>{} · session {}</i>",
+        escape(&cut(&clean(&record.agent), 100)),
+        escape(&cut(&clean(&record.session), 100))
+    )];
+    footers.extend(footer.map(str::to_owned));
+    let used = |parts: &[String]| {
+        parts
+            .iter()
+            .chain(&footers)
+            .map(|p| p.chars().count() + 2)
+            .sum::<usize>()
+    };
+    // The options as they fit: with their descriptions, else without,
+    // else as many as fit (all are on the buttons).
+    let room = MAX_MESSAGE_CHARS.saturating_sub(used(&parts));
+    let described: Vec<String> = options.iter().map(|o| line(o, true)).collect();
+    let mut lines = match described
+        .iter()
+        .map(|l| l.chars().count() + 1)
+        .sum::<usize>()
+        <= room
+    {
+        true => described,
+        false => options.iter().map(|o| line(o, false)).collect(),
+    };
+    let mut length: usize = lines.iter().map(|l| l.chars().count() + 1).sum();
+    let mut dropped = 0;
+    while length > room.saturating_sub(40) && !lines.is_empty() {
+        length -= lines.pop().map_or(0, |l| l.chars().count() + 1);
+        dropped += 1;
+    }
+    if dropped > 0 {
+        lines.push(format!("…and {dropped} more (on the buttons)"));
+    }
+    if !lines.is_empty() {
+        parts.push(lines.join("\n"));
+    }
+    parts.extend(footers);
+    parts.join("\n\n")
+}
+/// The keyboard of question `question` of `record`, posted under `key`,
+/// with `chosen` ticked (a multi-select question's).
+fn keyboard(record: &Record, key: u64, question: usize, chosen: &BTreeSet<usize>) -> Value {
+    let asked = &record.request.questions[question];
+    let multi = asked.multi_select.unwrap_or(false);
+    let button = |text: String, press: Press| json!({"text": text, "callback_data": press.data()});
+    let mut rows: Vec<Value> = asked
+        .options
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(option, o)| {
+            let label = cut(&clean(&o.label), 60);
+            json!([match multi {
+                true => button(
+                    format!(
+                        "{} {label}",
+                        if chosen.contains(&option) {
+                            "☑"
+                        } else {
+                            "☐"
+                        }
+                    ),
+                    Press::Toggle {
+                        key,
+                        question,
+                        option
+                    },
+                ),
+                false => button(
+                    label,
+                    Press::Choose {
+                        key,
+                        question,
+                        option
+                    }
+                ),
+            }])
+        })
+        .collect();
+    if multi {
+        rows.push(json!([button(
+            "Send ✓".into(),
+            Press::Send { key, question }
+        )]));
+    }
+    rows.push(json!([
+        button(
+            "✍ Type your own answer".into(),
+            Press::OwnWords { key, question }
+        ),
+        button("Skip".into(), Press::Skip { key, question }),
+    ]));
+    json!({"inline_keyboard": rows})
+}
+
+/// The model's words as text: no control characters but newlines.
+fn clean(text: &str) -> String {
+    ask_user_seam::text::clean(text, true).into_owned()
+}
+
+/// `text` cut to `most` characters, saying where the rest is.
+fn cut(text: &str, most: usize) -> String {
+    match text.char_indices().nth(most) {
+        Some((at, _)) => format!("{}{CONTINUED}", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// `text` for Telegram's HTML: the three characters it reads escaped.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ask_user_seam::{AskRequest, Question, QuestionOption};
+
+    fn record(questions: Vec<Question>) -> Record {
+        crate::store::tests::record_of(AskRequest { questions })
+    }
+
+    #[test]
+    fn a_buttons_data_is_read_back_and_nothing_else_is() {
+        for press in [
+            Press::Choose {
+                key: u64::MAX,
+                question: 15,
+                option: 31,
+            },
+            Press::Toggle {
+                key: 3,
+                question: 0,
+                option: 2,
+            },
+            Press::Send {
+                key: 3,
+                question: 1,
+            },
+            Press::OwnWords {
+                key: 0,
+                question: 0,
+            },
+            Press::Skip {
+                key: 7,
+                question: 2,
+            },
+        ] {
+            let data = press.data();
+            assert!(data.len() <= 64, "{data}");
+            assert_eq!(Press::parse(&data), Some(press));
+        }
+        for forged in [
+            "", "x1.2", "c1.2", "c1.2.3.4", "c-1.0.0", "s1.a", "k1", "c1..0",
+        ] {
+            assert_eq!(Press::parse(forged), None, "{forged}");
+        }
+    }
+
+    #[test]
+    fn a_token_is_a_bot_tokens_shape_or_refused() {
+        assert!(bot_token("123456:ABC-def_789"));
+        for bad in [
+            "", "123456", ":abc", "12a:abc", "1:a/b", "1:a?b", "1:a b", "1:",
+        ] {
+            assert!(!bot_token(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_models_words_are_escaped_and_cut_to_fit_a_message() {
+        let mut asked = Question::new("q", "<b>Deploy</b> & \u{1b}[2Jgo?");
+        asked.header = Some("<i>".into());
+        asked.options = Some(
+            (0..32)
+                .map(|n| {
+                    let mut option = QuestionOption::new(format!("{n}{}", "L".repeat(200)));
+                    option.description = Some("D".repeat(1000));
+                    option
+                })
+                .collect(),
+        );
+        let long = Question::new("r", "Q".repeat(4000));
+        let record = record(vec![asked, long]);
+        let first = text(&record, 0, None);
+        assert!(
+            first.starts_with(
+                "<b>&lt;i&gt;</b> · question 1 of 2\n\n&lt;b&gt;Deploy&lt;/b&gt; &amp; [2Jgo?"
+            ),
+            "{first}"
+        );
+        assert!(
+            first.chars().count() <= MAX_MESSAGE_CHARS,
+            "{}",
+            first.chars().count()
+        );
+        let second = text(&record, 1, Some("<b>Answered</b>"));
+        assert!(second.contains(CONTINUED) && second.ends_with("<b>Answered</b>"));
+        assert!(second.chars().count() <= MAX_MESSAGE_CHARS);
+        let keys = keyboard(&record, 9, 0, &BTreeSet::new());
+        let rows = keys["inline_keyboard"].as_array().unwrap();
+        assert_eq!(rows.len(), 33);
+        assert_eq!(rows[31][0]["callback_data"], "c9.0.31");
+    }
+}

@@ -1,0 +1,232 @@
+//! What every two-way channel shares: the inbox's [`Desk`] it answers
+//! through (the page's rules: first answer wins, answers checked against
+//! the question), the [`Event`]s it hears, a file that keeps what it
+//! showed across restarts ([`Kept`]), how it waits before trying again
+//! ([`Backoff`]), and how a question's outcome reads ([`outcome_line`]).
+
+use std::fmt::Debug;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio::sync::broadcast;
+
+use ask_user_seam::Answer;
+use ask_user_seam::remote::Unsettled;
+
+use crate::store::{BoxFuture, Person, Record, SettledBy, State, StoreFuture};
+
+/// A channel that shows the inbox's questions where the human is and takes
+/// their answers there, over connections it opens itself.
+pub trait TwoWay: Send + Sync + Debug + 'static {
+    /// Its kind's name, for the log and as who settled a question.
+    fn name(&self) -> &'static str;
+
+    /// Runs while the inbox serves (it is dropped when the inbox stops):
+    /// shows every waiting question, answers them through `desk`, and says
+    /// on what it showed when a question left. A failure to reach its
+    /// service is logged and tried again; it never ends the inbox.
+    fn run(self: Arc<Self>, desk: Arc<dyn Desk>) -> BoxFuture<'static, ()>;
+}
+
+/// What the inbox gives a two-way channel.
+pub trait Desk: Send + Sync + 'static {
+    /// The questions waiting now.
+    fn waiting(&self) -> StoreFuture<'_, Vec<Record>>;
+
+    /// The question `id`, in whatever state.
+    fn get(&self, id: String) -> StoreFuture<'_, Option<Record>>;
+
+    /// Answers `id` with `answers` from `person` on `channel`, by the
+    /// page's rules: checked against its questions, and only while it
+    /// waits.
+    fn answer(
+        &self,
+        id: String,
+        answers: Vec<Answer>,
+        channel: &'static str,
+        person: Person,
+    ) -> BoxFuture<'_, Result<(), Unsettled>>;
+
+    /// Questions asked and questions that left, from now on.
+    fn events(&self) -> broadcast::Receiver<Event>;
+
+    /// Where a channel keeps its files: the inbox's state directory.
+    fn state_dir(&self) -> &Path;
+}
+
+/// What happened to a question.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// Question `id` was asked.
+    Asked(String),
+    /// Question `id` left the waiting state (answered anywhere, dismissed,
+    /// withdrawn or expired).
+    Left(String),
+}
+
+/// A channel's state, kept in a file of the state directory (mode 0600,
+/// replaced whole, so that a crash leaves the old state or the new one).
+pub struct Kept {
+    path: PathBuf,
+}
+
+impl Kept {
+    /// `<state dir>/<name>.json`.
+    pub fn new(desk: &dyn Desk, name: &str) -> Self {
+        Kept {
+            path: desk.state_dir().join(format!("{name}.json")),
+        }
+    }
+
+    /// What was kept; nothing kept yet, or a file that cannot be read
+    /// (logged), is the default.
+    pub fn load<T: DeserializeOwned + Default>(&self) -> T {
+        match ask_user_seam::files::read_bounded(&self.path, 16 << 20) {
+            Ok(text) => serde_json::from_str(&text).unwrap_or_else(|error| {
+                tracing::warn!(file = %self.path.display(), %error, "a channel's state could not be read; it starts again");
+                T::default()
+            }),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => T::default(),
+            Err(error) => {
+                tracing::warn!(file = %self.path.display(), %error, "a channel's state could not be read; it starts again");
+                T::default()
+            }
+        }
+    }
+
+    /// Keeps `state`: written beside the file, flushed, and moved over it.
+    pub fn save<T: Serialize>(&self, state: &T) -> std::io::Result<()> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let next = self.path.with_extension("json.next");
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&next)?;
+        file.write_all(&serde_json::to_vec(state).map_err(std::io::Error::other)?)?;
+        file.sync_all()?;
+        std::fs::rename(&next, &self.path)
+    }
+}
+
+/// How long to wait before trying a service again: one second, doubled at
+/// each failure up to a minute, and one second again after a success.
+#[derive(Debug)]
+pub struct Backoff {
+    next: Duration,
+}
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_secs(1);
+    const MOST: Duration = Duration::from_secs(60);
+
+    pub fn new() -> Self {
+        Backoff { next: Self::FIRST }
+    }
+
+    /// It failed: how long to wait now.
+    pub fn failed(&mut self) -> Duration {
+        let wait = self.next;
+        self.next = (self.next * 2).min(Self::MOST);
+        wait
+    }
+
+    /// It worked.
+    pub fn reset(&mut self) {
+        self.next = Self::FIRST;
+    }
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// An answer as one line: the labels chosen and the own words, or
+/// "skipped".
+pub fn answer_line(answer: &Answer) -> String {
+    let mut parts: Vec<String> = answer.selected.clone();
+    if let Some(custom) = &answer.custom {
+        parts.push(format!("“{custom}”"));
+    }
+    match parts.is_empty() {
+        true => "skipped".to_owned(),
+        false => parts.join(", "),
+    }
+}
+
+/// What became of `record`, which left the waiting state, in a line: how,
+/// where and by whom ("Answered in Telegram by @ana", "Withdrawn: the
+/// call was aborted").
+pub fn outcome_line(record: &Record) -> String {
+    let place = match &record.settled_by {
+        Some(SettledBy::Page) => " on the page".to_owned(),
+        Some(SettledBy::Command) => " from the command line".to_owned(),
+        Some(SettledBy::Channel(name)) => format!(" in {}", title(name)),
+        Some(SettledBy::Agent(_) | SettledBy::Retention) | None => String::new(),
+    };
+    let by = record
+        .answered_by
+        .as_deref()
+        .map(|name| format!(" by {name}"))
+        .unwrap_or_default();
+    match (record.state, &record.settled_by) {
+        (State::Answered | State::Waiting, _) => format!("Answered{place}{by}"),
+        (State::Cancelled, _) => format!("Dismissed{place}{by}"),
+        (State::Withdrawn, Some(SettledBy::Agent(reason))) if !reason.is_empty() => {
+            format!("Withdrawn: {reason}")
+        }
+        (State::Withdrawn, _) => "Withdrawn by its agent".to_owned(),
+        (State::Expired, _) => "Expired: its agent was gone too long".to_owned(),
+    }
+}
+
+/// The answers stored with `record`, when it was answered.
+pub fn answers_of(record: &Record) -> Vec<Answer> {
+    record
+        .outcome
+        .as_ref()
+        .and_then(|outcome| outcome.get("value")?.get("answers"))
+        .and_then(|answers| serde_json::from_value(answers.clone()).ok())
+        .unwrap_or_default()
+}
+
+/// `telegram` → `Telegram`.
+fn title(name: &str) -> String {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_to_a_minute_and_starts_again_after_a_success() {
+        let mut backoff = Backoff::new();
+        let waits: Vec<u64> = (0..8).map(|_| backoff.failed().as_secs()).collect();
+        assert_eq!(waits, [1, 2, 4, 8, 16, 32, 60, 60]);
+        backoff.reset();
+        assert_eq!(backoff.failed(), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn an_answer_reads_as_its_labels_and_own_words() {
+        let answer = Answer {
+            id: "q".into(),
+            selected: vec!["Tests".into(), "Docs".into()],
+            custom: Some("and the bench".into()),
+        };
+        assert_eq!(answer_line(&answer), "Tests, Docs, “and the bench”");
+        assert_eq!(answer_line(&Answer::skipped("q")), "skipped");
+    }
+}
