@@ -3,6 +3,8 @@
 //! `kill -9`, notifications to a local HTTP server, and the page in
 //! headless Chromium.
 
+mod telegram;
+
 use ask_user_test_support::browser;
 use ask_user_test_support::hooks;
 use ask_user_test_support::mcp_peer;
@@ -82,7 +84,8 @@ impl Inbox {
         command
     }
 
-    /// Starts `inbox serve` and waits until it says it serves.
+    /// Starts `inbox serve` and waits until it says it serves; what it
+    /// says goes on to [`log`](Self::log).
     fn serve(&mut self) {
         let mut child = self
             .command()
@@ -93,9 +96,30 @@ impl Inbox {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let said = child::said_on_stderr(&mut child, "the inbox serves", BOUND);
+        let stderr = child.stderr.take().unwrap();
+        let mut log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.root.path().join("inbox.log"))
+            .unwrap();
+        let (serves, served) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = writeln!(log, "{line}");
+                if line.contains("the inbox serves") {
+                    let _ = serves.send(());
+                }
+            }
+        });
         self.server = Some(child);
-        said.unwrap_or_else(|why| panic!("the inbox did not start: {why}"));
+        served
+            .recv_timeout(BOUND)
+            .unwrap_or_else(|_| panic!("the inbox did not start: {}", self.log()));
+    }
+
+    /// What every `inbox serve` of this inbox said on its standard error.
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.root.path().join("inbox.log")).unwrap_or_default()
     }
 
     /// `kill -9` of the inbox.

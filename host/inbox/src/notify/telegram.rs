@@ -834,7 +834,9 @@ impl Run<'_> {
                     .await;
             }
         };
-        let told = self.answered(key, question, answer, &query.from).await;
+        let told = self
+            .answered(&record, key, question, answer, &query.from)
+            .await;
         self.tell(&query.id, &told, told.starts_with("Not")).await
     }
 
@@ -890,7 +892,7 @@ impl Run<'_> {
             selected,
             custom: Some(text.clone()),
         };
-        let told = self.answered(key, question, answer, from).await;
+        let told = self.answered(&record, key, question, answer, from).await;
         let body = json!({
             "chat_id": self.channel.chat,
             "text": escape(&told),
@@ -922,26 +924,55 @@ impl Run<'_> {
         }
     }
 
-    /// Question `question` of the batch under `key` has `answer` from
-    /// `from`: once every question has one, the batch is answered. What
-    /// to tell them.
-    async fn answered(&mut self, key: u64, question: usize, answer: Answer, from: &User) -> String {
+    /// Question `question` of `record`, the batch under `key`, has
+    /// `answer` from `from`: once every question has one, the batch is
+    /// answered; until then its message shows the answer given. What to
+    /// tell them.
+    async fn answered(
+        &mut self,
+        record: &Record,
+        key: u64,
+        question: usize,
+        answer: Answer,
+        from: &User,
+    ) -> String {
         let Some(posted) = self.state.posted.get_mut(&key) else {
             return "Not answered: this question is no longer waiting.".to_owned();
         };
+        let given = answer_line(&answer);
         posted.answers[question] = Some(answer);
         let Some(answers) = posted.answers.iter().cloned().collect::<Option<Vec<_>>>() else {
             let left = posted.answers.iter().filter(|a| a.is_none()).count();
-            return format!("Noted; {left} more to answer before it is sent.");
+            let told = format!("Noted; {left} more to answer before it is sent.");
+            let footer = format!(
+                "<b>Your answer:</b> {} · {}",
+                escape(&cut(&given, 500)),
+                escape(&told)
+            );
+            let body = json!({
+                "chat_id": self.channel.chat,
+                "message_id": posted.messages[question],
+                "text": text(record, question, Some(&footer)),
+                "parse_mode": "HTML",
+                "reply_markup": keyboard(record, key, question, &posted.chosen[question]),
+            });
+            if let Err(failure) = self.edit(&body).await {
+                tracing::debug!(%failure, "telegram: an answer given could not be shown");
+            }
+            return told;
         };
-        let id = posted.id.clone();
         let person = Person {
             name: from.name(),
             groups: Vec::new(),
         };
+        let unanswered = |run: &mut Self| {
+            if let Some(posted) = run.state.posted.get_mut(&key) {
+                posted.answers[question] = None;
+            }
+        };
         match self
             .desk
-            .answer(id.clone(), answers, "telegram", person)
+            .answer(record.id.clone(), answers, "telegram", person)
             .await
         {
             // Its messages are edited when the inbox says it left.
@@ -950,16 +981,12 @@ impl Run<'_> {
                 "Not answered: it was answered elsewhere or withdrawn.".to_owned()
             }
             Err(Unsettled::Misfit(error)) => {
-                if let Some(posted) = self.state.posted.get_mut(&key) {
-                    posted.answers[question] = None;
-                }
+                unanswered(self);
                 format!("Not answered: {}", error.message())
             }
             Err(Unsettled::Unrecorded(why)) => {
                 tracing::warn!(why, "telegram: an answer could not be recorded");
-                if let Some(posted) = self.state.posted.get_mut(&key) {
-                    posted.answers[question] = None;
-                }
+                unanswered(self);
                 "Not answered: the inbox could not record it; try again.".to_owned()
             }
         }
@@ -968,6 +995,8 @@ impl Run<'_> {
     /// Answers a button press (its spinner stops), with `text` as a toast,
     /// or an alert.
     async fn tell(&self, query: &str, text: &str, alert: bool) -> Result<(), Failure> {
+        // The Bot API takes at most 200 characters.
+        let text: String = text.chars().take(200).collect();
         let body = json!({"callback_query_id": query, "text": text, "show_alert": alert});
         self.channel
             .api

@@ -1,0 +1,368 @@
+//! The inbox's Telegram channel against a Bot API of ours on 127.0.0.1
+//! ([`FakeTelegram`]: no machine here reaches Telegram): real `inbox serve`
+//! and `ask` processes, a person pressing the bot's buttons and replying
+//! to its prompts, the inbox killed in the middle, the service down and
+//! throttled.
+
+use super::{Inbox, answers_of, choice, stderr};
+
+use ask_user_test_support::fake_telegram::{ANA, FakeTelegram, MALLORY, Sent, TOKEN};
+
+use std::os::unix::fs::PermissionsExt;
+
+use serde_json::{Value, json};
+
+/// A one-user inbox whose questions go to `telegram`, with the bot's token
+/// in a file of mode 0600 (kept for the test's life by the inbox's root).
+fn telegram_inbox(telegram: &FakeTelegram) -> (Inbox, tempfile::TempDir) {
+    let secrets = tempfile::tempdir().unwrap();
+    let token = secrets.path().join("telegram-token");
+    std::fs::write(&token, format!("{TOKEN}\n")).unwrap();
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let inbox = Inbox::with_config(&format!(
+        "[inbox.channels.telegram]\ntoken_file = \"{}\"\nchat = {}\nallow = [{}]\napi_url = \"{}\"\n",
+        token.display(),
+        ask_user_test_support::fake_telegram::CHAT,
+        ANA.id,
+        telegram.url,
+    ));
+    (inbox, secrets)
+}
+
+/// The question `text` is posted, with its keyboard.
+fn posted(telegram: &FakeTelegram, text: &str) -> Sent {
+    telegram.message(text, |m| !m.buttons.is_empty())
+}
+
+/// The message `id` once edited to contain `text`.
+fn edited(telegram: &FakeTelegram, id: i64, text: &str) -> Sent {
+    telegram.wait_for(&format!("message {id} to say {text:?}"), |sent| {
+        sent.iter()
+            .find(|m| m.message_id == id && m.text.contains(text))
+            .cloned()
+    })
+}
+
+#[test]
+fn a_question_is_answered_by_a_button_and_nobody_else_may_press_one() {
+    let telegram = FakeTelegram::start();
+    let (inbox, _secrets) = telegram_inbox(&telegram);
+    let mut question = choice("Deploy <main> & tag?", &["staging", "production"]);
+    question["questions"][0]["header"] = json!("Release");
+    question["questions"][0]["options"][1]["description"] = json!("the <real> one");
+    let agent = inbox.agent("s1", &question, &[]);
+    let message = posted(&telegram, "Deploy &lt;main&gt; &amp; tag?");
+    assert!(
+        message.text.starts_with("<b>Release</b>"),
+        "{}",
+        message.text
+    );
+    assert!(
+        message
+            .text
+            .contains("• <b>production</b> — the &lt;real&gt; one"),
+        "{}",
+        message.text
+    );
+    assert!(message.text.contains("session s1"), "{}", message.text);
+    let labels: Vec<&str> = message
+        .buttons
+        .iter()
+        .flatten()
+        .map(|(t, _)| t.as_str())
+        .collect();
+    assert_eq!(
+        labels,
+        ["staging", "production", "✍ Type your own answer", "Skip"]
+    );
+
+    // Someone not in `allow` is told so, and nothing changes.
+    let refused = telegram.press(MALLORY, message.message_id, &message.button("production"));
+    let told = telegram.told(&refused);
+    assert_eq!(told["show_alert"], true);
+    assert!(
+        told["text"]
+            .as_str()
+            .unwrap()
+            .contains("not in this inbox's allow list"),
+        "{told}"
+    );
+    // Data this channel never made is refused, whoever sends it.
+    let forged = telegram.press(ANA, message.message_id, "c0.0.9");
+    assert_eq!(telegram.told(&forged)["text"], "No such option.");
+    for forged in ["c7.0.0", "answer: production"] {
+        let forged = telegram.press(ANA, message.message_id, forged);
+        assert_eq!(
+            telegram.told(&forged)["text"],
+            "This question is no longer waiting."
+        );
+    }
+    assert_eq!(inbox.list(false).len(), 1, "the question still waits");
+
+    let pressed = telegram.press(ANA, message.message_id, &message.button("production"));
+    assert_eq!(telegram.told(&pressed)["text"], "Answered.");
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "q", "selected": ["production"]}])
+    );
+    let after = edited(
+        &telegram,
+        message.message_id,
+        "Answered in Telegram by @ana",
+    );
+    assert!(
+        after.text.ends_with("by @ana</b>: production"),
+        "{}",
+        after.text
+    );
+    assert!(after.buttons.is_empty(), "the keyboard goes: {after:?}");
+    let listed = inbox.wait_for("the question answered", true, |q| q["state"] == "answered");
+    assert_eq!(listed["settledBy"], "telegram");
+    assert_eq!(listed["answeredBy"], "@ana");
+
+    // The token is in no log and no process argument.
+    let log = inbox.log();
+    assert!(
+        log.contains("the inbox serves") && !log.contains(TOKEN),
+        "{log}"
+    );
+    assert!(!log.contains(&TOKEN[5..]), "{log}");
+}
+
+#[test]
+fn a_batch_takes_a_multi_select_own_words_and_a_skip_and_is_sent_once_complete() {
+    let telegram = FakeTelegram::start();
+    let (inbox, _secrets) = telegram_inbox(&telegram);
+    let batch = json!({"questions": [
+        {"id": "parts", "question": "What goes in?", "multiSelect": true, "options": [
+            {"label": "Tests"}, {"label": "Docs"}, {"label": "Bench"}]},
+        {"id": "notes", "question": "Anything else?"},
+        {"id": "when", "question": "When?", "options": [{"label": "Now"}, {"label": "Later"}]},
+    ]});
+    let agent = inbox.agent("s2", &batch, &[]);
+    let parts = posted(&telegram, "What goes in?");
+    let notes = posted(&telegram, "Anything else?");
+    let when = posted(&telegram, "When?");
+    assert!(parts.text.contains("question 1 of 3"), "{}", parts.text);
+
+    // Ticks toggle, and the keyboard shows them.
+    for label in ["Tests", "Docs", "Tests"] {
+        let current = telegram.wait_for("the keyboard", |sent| {
+            sent.iter()
+                .find(|m| m.message_id == parts.message_id)
+                .cloned()
+        });
+        let query = telegram.press(ANA, parts.message_id, &current.button(label));
+        telegram.told(&query);
+    }
+    let ticked = telegram.wait_for("Docs ticked, Tests not", |sent| {
+        sent.iter()
+            .find(|m| m.message_id == parts.message_id && m.edits == 3)
+            .cloned()
+    });
+    let labels: Vec<&str> = ticked
+        .buttons
+        .iter()
+        .flatten()
+        .map(|(t, _)| t.as_str())
+        .collect();
+    assert_eq!(labels[..4], ["☐ Tests", "☑ Docs", "☐ Bench", "Send ✓"]);
+    let sent = telegram.press(ANA, parts.message_id, &ticked.button("Send"));
+    assert_eq!(
+        telegram.told(&sent)["text"],
+        "Noted; 2 more to answer before it is sent."
+    );
+
+    // Own words: the reply to the bot's prompt.
+    let own = telegram.press(ANA, notes.message_id, &notes.button("Type your own answer"));
+    assert_eq!(telegram.told(&own)["text"], "Type your answer as a reply.");
+    let prompt = telegram.message(
+        "Reply to this message with your answer to: Anything else?",
+        |m| m.force_reply,
+    );
+    assert_eq!(prompt.reply_to, Some(notes.message_id));
+    // Someone else's reply is passed over.
+    telegram.reply(MALLORY, prompt.message_id, "drop the tables");
+    telegram.reply(ANA, prompt.message_id, "ship it <now>");
+    telegram.message("Noted; 1 more to answer before it is sent.", |m| {
+        !m.force_reply
+    });
+
+    let skipped = telegram.press(ANA, when.message_id, &when.button("Skip"));
+    assert_eq!(telegram.told(&skipped)["text"], "Answered.");
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([
+            {"id": "parts", "selected": ["Docs"]},
+            {"id": "notes", "selected": [], "custom": "ship it <now>"},
+            {"id": "when", "selected": []},
+        ])
+    );
+    edited(
+        &telegram,
+        notes.message_id,
+        "by @ana</b>: “ship it &lt;now&gt;”",
+    );
+    edited(&telegram, when.message_id, "by @ana</b>: skipped");
+    edited(&telegram, parts.message_id, "by @ana</b>: Docs");
+}
+
+#[test]
+fn answered_elsewhere_first_the_message_says_so_and_a_late_press_counts_for_nothing() {
+    let telegram = FakeTelegram::start();
+    let (inbox, _secrets) = telegram_inbox(&telegram);
+    let agent = inbox.agent("s3", &choice("Merge it?", &["Yes", "No"]), &[]);
+    let message = posted(&telegram, "Merge it?");
+    let id = inbox.wait_for("the question", false, |_| true)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let output = inbox.answer(&id, &json!({"answers": [{"id": "q", "selected": ["No"]}]}));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "q", "selected": ["No"]}])
+    );
+    let after = edited(
+        &telegram,
+        message.message_id,
+        "Answered from the command line",
+    );
+    assert!(after.text.ends_with(": No"), "{}", after.text);
+    assert!(after.buttons.is_empty());
+    // A press on the old keyboard (a client that had not redrawn yet).
+    let late = telegram.press(ANA, message.message_id, &message.button("Yes"));
+    assert_eq!(
+        telegram.told(&late)["text"],
+        "This question is no longer waiting."
+    );
+    let listed = inbox.wait_for("the answer kept", true, |q| q["id"] == id.as_str());
+    assert_eq!(
+        listed["outcome"]["value"]["answers"][0]["selected"],
+        json!(["No"])
+    );
+}
+
+#[test]
+fn a_restart_in_the_middle_of_a_batch_loses_no_answer_and_posts_nothing_twice() {
+    let telegram = FakeTelegram::start();
+    let (mut inbox, _secrets) = telegram_inbox(&telegram);
+    let batch = json!({"questions": [
+        {"id": "a", "question": "First?", "options": [{"label": "A1"}, {"label": "A2"}]},
+        {"id": "b", "question": "Second?", "options": [{"label": "B1"}, {"label": "B2"}]},
+    ]});
+    let agent = inbox.agent("s4", &batch, &[]);
+    let first = posted(&telegram, "First?");
+    let second = posted(&telegram, "Second?");
+    let query = telegram.press(ANA, first.message_id, &first.button("A2"));
+    assert_eq!(
+        telegram.told(&query)["text"],
+        "Noted; 1 more to answer before it is sent."
+    );
+    // The update is confirmed (the next poll asks past it) once it is kept.
+    telegram.wait_for("the update confirmed", |_| {
+        (telegram.unconfirmed() == 0).then_some(())
+    });
+
+    inbox.kill9();
+    // Pressed while the inbox is down: Telegram keeps it.
+    let query = telegram.press(ANA, second.message_id, &second.button("B1"));
+    inbox.serve();
+    assert_eq!(telegram.told(&query)["text"], "Answered.");
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "a", "selected": ["A2"]}, {"id": "b", "selected": ["B1"]}])
+    );
+    edited(&telegram, second.message_id, "Answered in Telegram by @ana");
+    let questions: Vec<Value> = telegram
+        .calls("sendMessage")
+        .into_iter()
+        .map(|call| call.body)
+        .filter(|body| body["reply_markup"]["inline_keyboard"].is_array())
+        .collect();
+    assert_eq!(
+        questions.len(),
+        2,
+        "each question posted once: {questions:#?}"
+    );
+}
+
+#[test]
+fn the_service_down_at_start_and_a_429_are_waited_out() {
+    let telegram = FakeTelegram::start();
+    telegram.set_down(true);
+    let (inbox, _secrets) = telegram_inbox(&telegram);
+    // The inbox serves without its channel.
+    let agent = inbox.agent("s5", &choice("Still there?", &["Yes", "No"]), &[]);
+    inbox.wait_for("the question", false, |_| true);
+    telegram.wait_for("a call that failed", |_| {
+        (telegram.calls("getUpdates").len() + telegram.calls("sendMessage").len() > 0).then_some(())
+    });
+    telegram.throttle("sendMessage", 1, 1);
+    telegram.set_down(false);
+    let message = posted(&telegram, "Still there?");
+    let sends = telegram.calls("sendMessage");
+    let throttled = sends
+        .iter()
+        .position(|call| call.status == 429)
+        .expect("a sendMessage was answered 429");
+    let retry = &sends[throttled + 1];
+    assert_eq!(retry.status, 200);
+    assert_eq!(retry.body, sends[throttled].body);
+    assert!(
+        retry.at >= sends[throttled].at + std::time::Duration::from_secs(1),
+        "the retry waits retry_after (1 s) after the 429: {sends:#?}"
+    );
+    let query = telegram.press(ANA, message.message_id, &message.button("Yes"));
+    assert_eq!(telegram.told(&query)["text"], "Answered.");
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "q", "selected": ["Yes"]}])
+    );
+    let log = inbox.log();
+    assert!(log.contains("telegram"), "the failures are reported: {log}");
+    assert!(!log.contains(TOKEN), "{log}");
+}
+
+#[test]
+fn a_channel_without_an_allow_list_or_a_token_is_refused_at_start_saying_why() {
+    let telegram = FakeTelegram::start();
+    let root = tempfile::tempdir().unwrap();
+    for (table, why) in [
+        (
+            "token_env = \"ASK_USER_TEST_TELEGRAM\"\nchat = 1",
+            "needs allow = [<Telegram user id>, …]",
+        ),
+        (
+            "chat = 1\nallow = [1]",
+            "needs the bot's token from token_env",
+        ),
+        (
+            "token_env = \"ASK_USER_TEST_TELEGRAM\"\nchat = 1\nallow = [1]",
+            "variable ASK_USER_TEST_TELEGRAM is not set",
+        ),
+        (
+            "token = \"1:abc\"\nchat = 1\nallow = [1]",
+            "unknown field `token`",
+        ),
+    ] {
+        let config = root.path().join("inbox.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "[inbox.channels.telegram]\n{table}\napi_url = \"{}\"\n",
+                telegram.url
+            ),
+        )
+        .unwrap();
+        let output = super::ask_user()
+            .env("ASK_USER_STATE_DIR", root.path().join("state"))
+            .args(["inbox", "serve", "--config"])
+            .arg(&config)
+            .output()
+            .unwrap();
+        assert!(!output.status.success());
+        let said = stderr(&output);
+        assert!(said.contains(why), "{table}: {said}");
+    }
+}
