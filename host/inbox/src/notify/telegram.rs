@@ -84,6 +84,8 @@ struct Table {
     chat: Option<i64>,
     allow: Option<Vec<i64>>,
     api_url: Option<String>,
+    people: Option<BTreeMap<String, String>>,
+    groups: Option<Vec<String>>,
 }
 
 impl ChannelKind for Telegram {
@@ -137,8 +139,21 @@ impl ChannelKind for Telegram {
                 "api_url {api_url} is not an http:// or https:// URL"
             ));
         }
+        let people = table
+            .people
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(id, name)| match id.parse::<i64>() {
+                Ok(id) => Ok((id, name)),
+                Err(_) => Err(format!(
+                    "people: {id:?} is not a Telegram user id (a number, quoted: \"123456789\" = \"ana\")"
+                )),
+            })
+            .collect::<Result<_, _>>()?;
         let http = crate::http_client(None).map_err(|e| e.to_string())?;
         Ok(Configured::TwoWay(Arc::new(TelegramChannel {
+            people,
+            groups: table.groups.unwrap_or_default(),
             api: Api {
                 base: Secret(format!("{}/bot{token}", api_url.trim_end_matches('/'))),
                 http,
@@ -177,6 +192,12 @@ struct TelegramChannel {
     api: Api,
     chat: i64,
     allow: Vec<i64>,
+    /// In a team's inbox, who each Telegram user is: a person's name (their
+    /// token's).
+    people: BTreeMap<i64, String>,
+    /// In a team's inbox, the audiences whose questions the chat shows (no
+    /// audience: those for anyone).
+    groups: Vec<String>,
 }
 
 /// The Bot API at `base` (its address with the token).
@@ -487,11 +508,22 @@ impl TwoWay for TelegramChannel {
     fn run(self: Arc<Self>, desk: Arc<dyn Desk>) -> BoxFuture<'static, ()> {
         Box::pin(async move {
             let mut events = desk.events();
-            let kept = Kept::new(&*desk, "telegram");
+            let kept = Kept::new("telegram");
+            let mut backoff = Backoff::new();
+            let state = loop {
+                match kept.load(&*desk).await {
+                    Ok(state) => break state,
+                    Err(error) => {
+                        let wait = backoff.failed();
+                        tracing::warn!(%error, ?wait, "telegram: what it kept cannot be read; trying again");
+                        tokio::time::sleep(wait).await;
+                    }
+                }
+            };
             let mut run = Run {
                 channel: &self,
                 desk: &*desk,
-                state: kept.load(),
+                state,
                 kept,
             };
             run.serve(&mut events).await;
@@ -531,10 +563,9 @@ impl Run<'_> {
             tokio::select! {
                 event = events.recv() => {
                     let done = match event {
-                        Ok(Event::Asked(id)) => self.post_id(&id).await,
-                        Ok(Event::Left(id)) => self.left(&id).await,
+                        Ok(Event::Question(id)) => self.refresh(&id).await,
                         // Fell behind: read everything again.
-                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => Err(Failure::Down("events missed".into())),
+                        Ok(Event::Missed) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => Err(Failure::Down("events missed".into())),
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                     };
                     if let Err(failure) = done {
@@ -553,7 +584,8 @@ impl Run<'_> {
                                     caught_up = false;
                                 }
                             }
-                            self.save();
+                            // Kept before the next poll confirms them.
+                            self.save_surely().await;
                             polling = Box::pin(api.clone().updates(self.state.offset));
                         }
                         Err(failure) => {
@@ -571,20 +603,39 @@ impl Run<'_> {
         }
     }
 
-    fn save(&self) {
-        if let Err(error) = self.kept.save(&self.state) {
+    /// Keeps the state; a store that fails is logged (what it kept is
+    /// read at the next start).
+    async fn save(&self) {
+        if let Err(error) = self.kept.save(self.desk, &self.state).await {
             tracing::warn!(%error, "telegram: its state could not be kept");
         }
+    }
+
+    /// Keeps the state, trying again until the store takes it: the updates
+    /// handled are confirmed only once it is kept.
+    async fn save_surely(&self) {
+        let mut backoff = Backoff::new();
+        while let Err(error) = self.kept.save(self.desk, &self.state).await {
+            let wait = backoff.failed();
+            tracing::warn!(%error, ?wait, "telegram: its state could not be kept; trying again");
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// Whether `record` is shown here: its audience is this channel's.
+    fn shows(&self, record: &Record) -> bool {
+        crate::store::answerable(&record.audience, &self.channel.groups)
     }
 
     /// Every waiting question shown (in full), and every one that left
     /// said so.
     async fn catch_up(&mut self) -> Result<(), Failure> {
-        let waiting = self
+        let mut waiting = self
             .desk
             .waiting()
             .await
             .map_err(|e| Failure::Down(e.to_string()))?;
+        waiting.retain(|record| self.shows(record));
         let gone: Vec<String> = self
             .state
             .posted
@@ -601,12 +652,16 @@ impl Run<'_> {
         Ok(())
     }
 
-    async fn post_id(&mut self, id: &str) -> Result<(), Failure> {
+    /// Question `id` was asked, or left: it is shown, or said to have
+    /// left.
+    async fn refresh(&mut self, id: &str) -> Result<(), Failure> {
         match self.desk.get(id.to_owned()).await {
-            Ok(Some(record)) if record.state == crate::store::State::Waiting => {
+            Ok(Some(record))
+                if record.state == crate::store::State::Waiting && self.shows(&record) =>
+            {
                 self.post(&record).await
             }
-            Ok(_) => Ok(()),
+            Ok(_) => self.left(id).await,
             Err(error) => Err(Failure::Down(error.to_string())),
         }
     }
@@ -643,17 +698,20 @@ impl Run<'_> {
                 "parse_mode": "HTML",
                 "reply_markup": keyboard(record, key, question, &posted.chosen[question]),
             });
-            let sent: SentMessage = self
-                .channel
-                .api
-                .call("sendMessage", &body, CALL_TIMEOUT)
-                .await
-                .inspect_err(|_| self.save())?;
+            let sent = self.channel.api.call("sendMessage", &body, CALL_TIMEOUT);
+            let sent: SentMessage = match sent.await {
+                Ok(sent) => sent,
+                Err(failure) => {
+                    // What was posted is kept: the rest is posted later.
+                    self.save().await;
+                    return Err(failure);
+                }
+            };
             if let Some(posted) = self.state.posted.get_mut(&key) {
                 posted.messages.push(sent.message_id);
             }
         }
-        self.save();
+        self.save().await;
         Ok(())
     }
 
@@ -668,7 +726,7 @@ impl Run<'_> {
             Ok(Some(record)) => record,
             Ok(None) => {
                 self.state.posted.remove(&key);
-                self.save();
+                self.save().await;
                 return Ok(());
             }
             Err(error) => return Err(Failure::Down(error.to_string())),
@@ -700,7 +758,7 @@ impl Run<'_> {
             }
         }
         self.state.posted.remove(&key);
-        self.save();
+        self.save().await;
         Ok(())
     }
 
@@ -936,6 +994,11 @@ impl Run<'_> {
         answer: Answer,
         from: &User,
     ) -> String {
+        // Checked first: nobody else's answer counts, even in part.
+        let person = match self.person(from).await {
+            Ok(person) => person,
+            Err(told) => return told,
+        };
         let Some(posted) = self.state.posted.get_mut(&key) else {
             return "Not answered: this question is no longer waiting.".to_owned();
         };
@@ -961,10 +1024,6 @@ impl Run<'_> {
             }
             return told;
         };
-        let person = Person {
-            name: from.name(),
-            groups: Vec::new(),
-        };
         let unanswered = |run: &mut Self| {
             if let Some(posted) = run.state.posted.get_mut(&key) {
                 posted.answers[question] = None;
@@ -988,6 +1047,35 @@ impl Run<'_> {
                 tracing::warn!(why, "telegram: an answer could not be recorded");
                 unanswered(self);
                 "Not answered: the inbox could not record it; try again.".to_owned()
+            }
+        }
+    }
+
+    /// Who `from` answers as: in one user's inbox, themselves; in a
+    /// team's, the person `people` names, while their token holds. Else,
+    /// what to tell them.
+    async fn person(&self, from: &User) -> Result<Person, String> {
+        if !self.desk.team() {
+            return Ok(Person {
+                name: from.name(),
+                groups: Vec::new(),
+            });
+        }
+        let Some(name) = self.channel.people.get(&from.id) else {
+            return Err(format!(
+                "Not answered: your Telegram id, {}, is not one of this team's people \
+                 ([inbox.channels.telegram] people).",
+                from.id
+            ));
+        };
+        match self.desk.person(name.clone()).await {
+            Ok(Some(person)) => Ok(person),
+            Ok(None) => Err(format!(
+                "Not answered: {name} is not a person of this team, or their token was revoked."
+            )),
+            Err(error) => {
+                tracing::warn!(%error, "telegram: who answers could not be read");
+                Err("Not answered: the inbox could not check who you are; try again.".to_owned())
             }
         }
     }

@@ -1,11 +1,14 @@
 //! What every two-way channel shares: the inbox's [`Desk`] it answers
 //! through (the page's rules: first answer wins, answers checked against
-//! the question), the [`Event`]s it hears, a file that keeps what it
-//! showed across restarts ([`Kept`]), how it waits before trying again
+//! the question), the [`Event`]s it hears, what it keeps across restarts
+//! in the inbox's store ([`Kept`]), how it waits before trying again
 //! ([`Backoff`]), and how a question's outcome reads ([`outcome_line`]).
+//!
+//! A channel runs on one server at a time: one user's inbox, or the one of
+//! a team's servers that holds its lease (another takes over when it
+//! goes); what it keeps is in the store, which they share.
 
 use std::fmt::Debug;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,7 +19,7 @@ use tokio::sync::broadcast;
 use ask_user_seam::Answer;
 use ask_user_seam::remote::Unsettled;
 
-use crate::store::{BoxFuture, Person, Record, SettledBy, State, StoreFuture};
+use crate::store::{BoxFuture, Person, Record, SettledBy, State, StoreError, StoreFuture};
 
 /// A channel that shows the inbox's questions where the human is and takes
 /// their answers there, over connections it opens itself.
@@ -50,67 +53,66 @@ pub trait Desk: Send + Sync + 'static {
         person: Person,
     ) -> BoxFuture<'_, Result<(), Unsettled>>;
 
-    /// Questions asked and questions that left, from now on.
+    /// What happened to the questions, from now on.
     fn events(&self) -> broadcast::Receiver<Event>;
 
-    /// Where a channel keeps its files: the inbox's state directory.
-    fn state_dir(&self) -> &Path;
+    /// What channel `name` kept ([`Kept`]).
+    fn kept(&self, name: &'static str) -> StoreFuture<'_, Option<String>>;
+
+    /// Keeps `state` for channel `name`.
+    fn keep(&self, name: &'static str, state: String) -> StoreFuture<'_, ()>;
+
+    /// Whether this is a team's inbox: who answers must be one of its
+    /// people ([`Desk::person`]).
+    fn team(&self) -> bool;
+
+    /// In a team's inbox, its person `name` (with their token's groups),
+    /// unless there is none, or their token was revoked. `None` in one
+    /// user's inbox.
+    fn person(&self, name: String) -> StoreFuture<'_, Option<Person>>;
 }
 
-/// What happened to a question.
+/// What happened.
 #[derive(Debug, Clone)]
 pub enum Event {
-    /// Question `id` was asked.
-    Asked(String),
-    /// Question `id` left the waiting state (answered anywhere, dismissed,
-    /// withdrawn or expired).
-    Left(String),
+    /// Question `id` was asked or left the waiting state (answered
+    /// anywhere, dismissed, withdrawn, expired): read it again.
+    Question(String),
+    /// Anything may have changed (events were missed): read every question
+    /// again.
+    Missed,
 }
 
-/// A channel's state, kept in a file of the state directory (mode 0600,
-/// replaced whole, so that a crash leaves the old state or the new one).
+/// A channel's state, kept as JSON in the inbox's store: written whole,
+/// so that a crash leaves the old state or the new one.
 pub struct Kept {
-    path: PathBuf,
+    name: &'static str,
 }
 
 impl Kept {
-    /// `<state dir>/<name>.json`.
-    pub fn new(desk: &dyn Desk, name: &str) -> Self {
-        Kept {
-            path: desk.state_dir().join(format!("{name}.json")),
-        }
+    pub fn new(name: &'static str) -> Self {
+        Kept { name }
     }
 
-    /// What was kept; nothing kept yet, or a file that cannot be read
+    /// What was kept; nothing kept yet, or a state that cannot be read
     /// (logged), is the default.
-    pub fn load<T: DeserializeOwned + Default>(&self) -> T {
-        match ask_user_seam::files::read_bounded(&self.path, 16 << 20) {
-            Ok(text) => serde_json::from_str(&text).unwrap_or_else(|error| {
-                tracing::warn!(file = %self.path.display(), %error, "a channel's state could not be read; it starts again");
-                T::default()
-            }),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => T::default(),
-            Err(error) => {
-                tracing::warn!(file = %self.path.display(), %error, "a channel's state could not be read; it starts again");
-                T::default()
-            }
-        }
+    pub async fn load<T: DeserializeOwned + Default>(
+        &self,
+        desk: &dyn Desk,
+    ) -> Result<T, StoreError> {
+        let Some(text) = desk.kept(self.name).await? else {
+            return Ok(T::default());
+        };
+        Ok(serde_json::from_str(&text).unwrap_or_else(|error| {
+            tracing::warn!(channel = self.name, %error, "a channel's state could not be read; it starts again");
+            T::default()
+        }))
     }
 
-    /// Keeps `state`: written beside the file, flushed, and moved over it.
-    pub fn save<T: Serialize>(&self, state: &T) -> std::io::Result<()> {
-        use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
-        let next = self.path.with_extension("json.next");
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&next)?;
-        file.write_all(&serde_json::to_vec(state).map_err(std::io::Error::other)?)?;
-        file.sync_all()?;
-        std::fs::rename(&next, &self.path)
+    /// Keeps `state`.
+    pub async fn save<T: Serialize>(&self, desk: &dyn Desk, state: &T) -> Result<(), StoreError> {
+        let text = serde_json::to_string(state).map_err(StoreError::backend)?;
+        desk.keep(self.name, text).await
     }
 }
 

@@ -84,7 +84,7 @@ impl Attached {
             false => inbox.waiters.watch(id),
             true => {
                 let watch = inbox.waiters.attach(id);
-                if let Mode::Team(_) = inbox.mode {
+                if let Mode::Team(..) = inbox.mode {
                     match inbox.store.seen(id.to_owned(), crate::now()).await {
                         Ok(record) => read = record,
                         Err(error) => {

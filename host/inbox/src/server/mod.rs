@@ -42,6 +42,7 @@
 //! called on the runtime's blocking threads, never on its workers.
 
 mod api;
+mod channels;
 mod pages;
 mod rejection;
 mod start;
@@ -64,7 +65,7 @@ use crate::sessions::Sessions;
 use crate::store::team::Heard;
 use crate::store::{
     NewQuestion, Person, Record, Settled, SettledBy, Settlement, State as QuestionState, Store,
-    StoreError,
+    StoreError, TeamStore,
 };
 use crate::waiters::Waiters;
 use crate::{AskBody, AskReply, QuestionView};
@@ -168,10 +169,8 @@ struct Inbox {
     vanished: std::sync::Mutex<std::collections::HashSet<String>>,
     /// Tells the pages of a change of presence now, not at the next tick.
     presence_now: tokio::sync::Notify,
-    /// Questions asked and questions that left, for the two-way channels.
+    /// What happened to the questions, for the two-way channels.
     events: broadcast::Sender<Event>,
-    /// Where its files are.
-    state_dir: PathBuf,
 }
 
 /// How many events a two-way channel may fall behind before it reads
@@ -185,7 +184,7 @@ enum Mode {
     Local,
     /// A team's: people sign in ([`Sessions`]); the store is shared with
     /// other servers, and announces every change to each.
-    Team(Arc<Sessions>),
+    Team(Arc<Sessions>, Arc<dyn TeamStore>),
 }
 
 impl Mode {
@@ -193,7 +192,7 @@ impl Mode {
     /// question asked or settled through the store's announcements, rather
     /// than from this process.
     fn announces(&self) -> bool {
-        matches!(self, Mode::Team(_))
+        matches!(self, Mode::Team(..))
     }
 }
 
@@ -230,7 +229,6 @@ impl Inbox {
             vanished: Default::default(),
             presence_now: tokio::sync::Notify::new(),
             events: broadcast::channel(EVENT_BACKLOG).0,
-            state_dir: config.state_dir.clone(),
         }))
     }
 
@@ -250,7 +248,7 @@ impl Inbox {
         // its notifications go once from the database's outbox.
         if !reattached && !self.mode.announces() {
             let _ = self.frames.send(PageFrame::Show(frame(&record, true)));
-            let _ = self.events.send(Event::Asked(record.id.clone()));
+            let _ = self.events.send(Event::Question(record.id.clone()));
             self.notifier
                 .arrived(&record, || self.gate.ticket(&self.address).ok());
         }
@@ -334,7 +332,7 @@ impl Inbox {
     fn left(&self, id: &str, frame: Value) {
         self.waiters.wake(id);
         self.agent_back(id);
-        let _ = self.events.send(Event::Left(id.to_owned()));
+        let _ = self.events.send(Event::Question(id.to_owned()));
         // One user's pages: its owner sees every question.
         if !self.mode.announces() {
             let _ = self.frames.send(PageFrame::Show(Shown::to_everyone(frame)));
@@ -354,10 +352,12 @@ impl Inbox {
                 if self.frames.receiver_count() > 0 {
                     let _ = feed.send(id.to_owned());
                 }
+                let _ = self.events.send(Event::Question(id.to_owned()));
             }
             Heard::Revoked | Heard::Lost | Heard::Listening => {
                 self.waiters.wake_all();
                 let _ = self.frames.send(PageFrame::Reconnect);
+                let _ = self.events.send(Event::Missed);
             }
         }
     }
@@ -393,7 +393,7 @@ impl Inbox {
     /// another server (a wait is written when it starts and ends).
     fn presence_millis(&self) -> i64 {
         match self.mode {
-            Mode::Team(_) => AGENT_GAP_MILLIS + MAX_WAIT.as_millis() as i64,
+            Mode::Team(..) => AGENT_GAP_MILLIS + MAX_WAIT.as_millis() as i64,
             Mode::Local => AGENT_GAP_MILLIS,
         }
     }
@@ -456,8 +456,37 @@ impl Desk for Inbox {
         self.events.subscribe()
     }
 
-    fn state_dir(&self) -> &std::path::Path {
-        &self.state_dir
+    fn kept(&self, name: &'static str) -> crate::store::StoreFuture<'_, Option<String>> {
+        self.store.channel_state(name.to_owned())
+    }
+
+    fn keep(&self, name: &'static str, state: String) -> crate::store::StoreFuture<'_, ()> {
+        self.store.keep_channel_state(name.to_owned(), state)
+    }
+
+    fn team(&self) -> bool {
+        matches!(self.mode, Mode::Team(..))
+    }
+
+    fn person(&self, name: String) -> crate::store::StoreFuture<'_, Option<Person>> {
+        Box::pin(async move {
+            let Mode::Team(_, store) = &self.mode else {
+                return Ok(None);
+            };
+            Ok(store
+                .tokens()
+                .await?
+                .into_iter()
+                .find(|row| {
+                    row.identity.name == name
+                        && row.revoked_at.is_none()
+                        && row.identity.role == crate::store::team::Role::Person
+                })
+                .map(|row| Person {
+                    name: row.identity.name,
+                    groups: row.identity.groups,
+                }))
+        })
     }
 }
 

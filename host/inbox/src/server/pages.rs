@@ -152,14 +152,14 @@ impl Desk for Inbox {
 
     async fn admit(&self, parts: &Parts) -> Result<Caller, Response> {
         match &self.mode {
-            Mode::Team(sessions) => sessions.admit(parts).await.map(Caller::Person),
+            Mode::Team(sessions, _) => sessions.admit(parts).await.map(Caller::Person),
             Mode::Local => self.gate.admit(parts).map(|()| Caller::Owner),
         }
     }
 
     async fn front(&self, parts: Parts) -> Response {
         match &self.mode {
-            Mode::Team(sessions) => sessions.front(&parts).await,
+            Mode::Team(sessions, _) => sessions.front(&parts).await,
             Mode::Local => self.gate.front(&parts),
         }
     }

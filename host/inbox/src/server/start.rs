@@ -18,6 +18,7 @@ use ask_user_web::answer_page;
 use ask_user_web::serve::{PrivateSocket, Serving, listen};
 
 use super::api::api;
+use super::channels;
 use super::pages::{presence, tell_pages};
 use super::sweep::sweep;
 use super::{Inbox, InboxConfig, MAX_API_CONNECTIONS, Mode};
@@ -94,7 +95,11 @@ impl InboxServer {
             tokio::spawn(presence(inbox.clone())),
         ];
         for channel in config.notify.two_way() {
-            tasks.push(tokio::spawn(channel.clone().run(inbox.clone())));
+            tasks.push(tokio::spawn(channels::run(
+                inbox.clone(),
+                channel.clone(),
+                None,
+            )));
         }
         Ok(InboxServer {
             serving: vec![
@@ -115,16 +120,7 @@ impl InboxServer {
                 "desktop notifications are one user's: a team's inbox notifies by ntfy or webhook",
             ));
         }
-        if let Some(channel) = config.notify.two_way().first() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::Unsupported,
-                format!(
-                    "the {} channel answers one user's inbox for now; a team's inbox notifies by \
-                     ntfy or webhook",
-                    channel.name()
-                ),
-            ));
-        }
+
         let listener = listen(
             "the inbox",
             std::net::SocketAddr::new(config.bind, config.port.unwrap_or(0)),
@@ -134,7 +130,7 @@ impl InboxServer {
         let inbox = Inbox::new(
             &config,
             store.clone(),
-            Mode::Team(sessions.clone()),
+            Mode::Team(sessions.clone(), store.clone()),
             listener.local_addr()?,
         )?;
         // Tokens are checked from memory while announcements are heard.
@@ -158,16 +154,22 @@ impl InboxServer {
             }
         };
         let pages = tell_pages(inbox.clone(), store.clone(), announced);
+        let mut tasks = Vec::new();
+        for channel in config.notify.two_way() {
+            let run = channels::run(inbox.clone(), channel.clone(), Some(store.clone()));
+            tasks.push(tokio::spawn(run));
+        }
         let outbox = crate::outbox::dispatch(store, inbox.notifier.clone(), inbox.closing.clone());
+        tasks.extend([
+            tokio::spawn(sweep(inbox.clone())),
+            tokio::spawn(presence(inbox.clone())),
+            tokio::spawn(listening),
+            tokio::spawn(pages),
+            tokio::spawn(outbox),
+        ]);
         Ok(InboxServer {
             serving: vec![Serving::start_with(listener, app, MAX_API_CONNECTIONS)],
-            tasks: vec![
-                tokio::spawn(sweep(inbox.clone())),
-                tokio::spawn(presence(inbox.clone())),
-                tokio::spawn(listening),
-                tokio::spawn(pages),
-                tokio::spawn(outbox),
-            ],
+            tasks,
             inbox,
             _lock: None,
         })
@@ -175,7 +177,7 @@ impl InboxServer {
 
     /// Whether this is one of a team's servers (its store shared).
     pub fn is_team(&self) -> bool {
-        matches!(self.inbox.mode, Mode::Team(_))
+        matches!(self.inbox.mode, Mode::Team(..))
     }
 
     /// The page's address, without the token.

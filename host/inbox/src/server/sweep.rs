@@ -24,7 +24,7 @@ pub(super) async fn sweep(inbox: Arc<Inbox>) {
         // within the longest wait (each wait writes its start).
         let attached = inbox.waiters.attached();
         let mut gone = retention.as_millis() as i64;
-        if let Mode::Team(_) = inbox.mode {
+        if let Mode::Team(..) = inbox.mode {
             gone = gone.max(inbox.presence_millis());
         }
         let before = crate::now() - gone;

@@ -435,6 +435,13 @@ pub trait Store: Send + Sync + 'static {
     /// most recent that left (newest first, after the waiting ones). A row
     /// that cannot be read is listed apart and hides nothing else.
     fn list(&self, all: bool, limit: usize) -> StoreFuture<'_, Listing>;
+
+    /// What the two-way channel `name` kept ([`Store::keep_channel_state`]).
+    fn channel_state(&self, name: String) -> StoreFuture<'_, Option<String>>;
+
+    /// Keeps `state` for the two-way channel `name` (what it showed, and
+    /// how far it read), replacing what it kept.
+    fn keep_channel_state(&self, name: String, state: String) -> StoreFuture<'_, ()>;
 }
 
 /// The same batch of questions gives the same fingerprint.
@@ -534,6 +541,7 @@ pub(crate) mod tests {
         the_same_batch_reattaches_until_delivered(store).await;
         an_audience_is_checked_in_the_settlement(store).await;
         ids_are_random_across_databases(store, other).await;
+        a_channels_state_is_kept_whole_and_replaced(store).await;
         // Last: it expires everything still waiting.
         gone_agents_questions_expire(store).await;
     }
@@ -552,6 +560,30 @@ pub(crate) mod tests {
         assert_eq!(record.settled_by, Some(SettledBy::Page));
         assert_eq!(record.settled_at, Some(20));
         assert_eq!(record.outcome.unwrap()["kind"], "result");
+    }
+
+    async fn a_channels_state_is_kept_whole_and_replaced(store: &dyn Store) {
+        let kept = |name: &str| store.channel_state(name.to_owned());
+        assert_eq!(kept("telegram").await.unwrap(), None);
+        let state = format!("{{\"offset\": 7, \"text\": \"{}\"}}", "é".repeat(100_000));
+        store
+            .keep_channel_state("telegram".into(), state.clone())
+            .await
+            .unwrap();
+        store
+            .keep_channel_state("slack".into(), "{}".into())
+            .await
+            .unwrap();
+        assert_eq!(kept("telegram").await.unwrap(), Some(state));
+        store
+            .keep_channel_state("telegram".into(), "{\"offset\": 8}".into())
+            .await
+            .unwrap();
+        assert_eq!(
+            kept("telegram").await.unwrap().as_deref(),
+            Some("{\"offset\": 8}")
+        );
+        assert_eq!(kept("slack").await.unwrap().as_deref(), Some("{}"));
     }
 
     async fn the_first_settlement_wins(store: &dyn Store) {

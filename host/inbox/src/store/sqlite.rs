@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{
     Columns, Listing, Millis, NewQuestion, Opened, Record, Settled, Settlement, State, Store,
@@ -457,6 +457,32 @@ impl Store for SqliteStore {
 
     fn list(&self, all: bool, limit: usize) -> StoreFuture<'_, Listing> {
         self.blocking(move |db| db.list(all, limit))
+    }
+
+    // In `settings`, under `channel:NAME`.
+    fn channel_state(&self, name: String) -> StoreFuture<'_, Option<String>> {
+        self.blocking(move |db| {
+            let state = db
+                .connection()
+                .query_row(
+                    "SELECT value FROM settings WHERE key = ?1",
+                    params![format!("channel:{name}")],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            Ok(state)
+        })
+    }
+
+    fn keep_channel_state(&self, name: String, state: String) -> StoreFuture<'_, ()> {
+        self.blocking(move |db| {
+            db.connection().execute(
+                "INSERT INTO settings (key, value) VALUES (?1, ?2) \
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                params![format!("channel:{name}"), state],
+            )?;
+            Ok(())
+        })
     }
 }
 

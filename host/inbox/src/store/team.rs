@@ -23,9 +23,9 @@ pub const SESSION_LIFETIME: Millis = 7 * 24 * 60 * 60 * 1000;
 pub const TOKEN_PREFIX: &str = "askusr_";
 
 /// A store many servers share: the questions and every team capability.
-pub trait TeamStore: Store + Tokens + SignIns + Outbox + Announcements {}
+pub trait TeamStore: Store + Tokens + SignIns + Outbox + Announcements + Leases {}
 
-impl<T: Store + Tokens + SignIns + Outbox + Announcements> TeamStore for T {}
+impl<T: Store + Tokens + SignIns + Outbox + Announcements + Leases> TeamStore for T {}
 
 /// A team's identities: tokens, stored as their digest only.
 pub trait Tokens: Send + Sync {
@@ -110,6 +110,22 @@ pub trait Announcements: Send + Sync {
     /// The questions `ids` that exist and can be read, in the order asked.
     fn records<'a>(&'a self, ids: &'a [String]) -> StoreFuture<'a, Vec<Record>>;
 }
+
+/// Work that one server at a time does (a two-way channel: a Telegram
+/// bot's updates must be taken by one consumer).
+pub trait Leases: Send + Sync {
+    /// Waits until this server holds `name`, trying again every
+    /// [`LEASE_RETRY`] while another server does; then gives a future that
+    /// ends when the hold is lost (its connection gone or silent past
+    /// [`LEASE_CHECK`]). Dropping that future lets the hold go.
+    fn hold<'a>(&'a self, name: &'a str) -> StoreFuture<'a, BoxFuture<'static, ()>>;
+}
+
+/// How often a server that does not hold a lease tries to take it.
+pub const LEASE_RETRY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How often a hold is checked, and how long the check may take.
+pub const LEASE_CHECK: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What a server heard of the others, through its store's announcements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -308,6 +308,30 @@ impl Store for PgStore {
     fn list(&self, all: bool, limit: usize) -> StoreFuture<'_, Listing> {
         Box::pin(PgStore::list(self, all, limit))
     }
+
+    fn channel_state(&self, name: String) -> StoreFuture<'_, Option<String>> {
+        Box::pin(async move {
+            let state = sqlx::query_scalar("SELECT state FROM channel_states WHERE name = $1")
+                .bind(name)
+                .fetch_optional(&self.pool)
+                .await?;
+            Ok(state)
+        })
+    }
+
+    fn keep_channel_state(&self, name: String, state: String) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            sqlx::query(
+                "INSERT INTO channel_states (name, state) VALUES ($1, $2) \
+                 ON CONFLICT (name) DO UPDATE SET state = excluded.state",
+            )
+            .bind(name)
+            .bind(state)
+            .execute(&self.pool)
+            .await?;
+            Ok(())
+        })
+    }
 }
 
 /// Announces that question `id` was asked or left the waiting state, when
@@ -367,7 +391,7 @@ fn record(row: &PgRow) -> Result<Record, Unreadable> {
 pub(crate) mod tests {
     use super::schema::{MIGRATIONS, SCHEMA_VERSION};
     use super::*;
-    use crate::store::team::{SESSION_LIFETIME, SignIns, TOKEN_PREFIX, Tokens};
+    use crate::store::team::{Leases, SESSION_LIFETIME, SignIns, TOKEN_PREFIX, Tokens};
     use crate::store::tests::asked;
     use crate::store::{SettledBy, State};
     use sqlx::Executor;
@@ -592,6 +616,43 @@ pub(crate) mod tests {
             store.session(&second, end + 5).await.unwrap().is_none(),
             "revoked"
         );
+    }
+
+    #[tokio::test]
+    async fn a_lease_is_one_servers_until_it_lets_go_or_its_connection_dies() {
+        let url = database().await;
+        let (one, two) = (
+            PgStore::connect(&url).await.unwrap(),
+            PgStore::connect(&url).await.unwrap(),
+        );
+        let bound = std::time::Duration::from_secs(30);
+        let held = one.hold("channel telegram").await.unwrap();
+        // Another name is another lease.
+        let other = tokio::time::timeout(bound, two.hold("channel slack")).await;
+        assert!(other.is_ok(), "another lease is free");
+        let mut waiting = Box::pin(two.hold("channel telegram"));
+        let early = tokio::time::timeout(crate::store::team::LEASE_RETRY * 2, &mut waiting).await;
+        assert!(early.is_err(), "held by the first server");
+        drop(held);
+        let taken = tokio::time::timeout(bound, waiting).await;
+        let held = taken.expect("taken once let go").unwrap();
+        // Its connection killed, the hold ends, and the first takes it.
+        let mut ended = Box::pin(held);
+        let killed: i64 = sqlx::query_scalar(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_locks \
+             WHERE locktype = 'advisory' AND granted AND pid != pg_backend_pid()",
+        )
+        .fetch_one(&one.pool)
+        .await
+        .unwrap();
+        assert!(killed >= 1, "the lease's connection");
+        tokio::time::timeout(bound, &mut ended)
+            .await
+            .expect("the hold ends with its connection");
+        tokio::time::timeout(bound, one.hold("channel telegram"))
+            .await
+            .expect("taken over")
+            .unwrap();
     }
 
     #[tokio::test]

@@ -15,7 +15,12 @@ const MIGRATION_LOCK: i64 = 0x0061_736b_7573_6572;
 
 /// The schema's steps: `MIGRATIONS[n]` brings a database of version `n`
 /// (0: empty) to `n + 1`. Released steps never change; a new one is added.
-pub const MIGRATIONS: &[&str] = &[QUESTIONS_TOKENS_OUTBOX, SESSIONS, ASK_IN_ONE_ROUND_TRIP];
+pub const MIGRATIONS: &[&str] = &[
+    QUESTIONS_TOKENS_OUTBOX,
+    SESSIONS,
+    ASK_IN_ONE_ROUND_TRIP,
+    CHANNEL_STATES,
+];
 
 const QUESTIONS_TOKENS_OUTBOX: &str = "
 CREATE TABLE ask_user_schema (version INTEGER NOT NULL);
@@ -106,6 +111,12 @@ BEGIN
     RETURN QUERY SELECT false, new_id;
 END
 $$;
+";
+
+/// What each two-way channel keeps (what it showed, how far it read),
+/// shared by the servers: whichever runs the channel reads it.
+const CHANNEL_STATES: &str = "
+CREATE TABLE channel_states (name TEXT PRIMARY KEY, state TEXT NOT NULL);
 ";
 
 /// Brings the database to [`SCHEMA_VERSION`] in one transaction under the

@@ -15,8 +15,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{CHANNEL, COLUMNS, PgStore, announce, identity, record};
 use crate::store::team::{
-    Announced, Announcements, CLAIM_LEASE, Heard, Identity, Notice, Outbox, Role, SESSION_LIFETIME,
-    SignIns, TOKEN_PREFIX, TokenRow, Tokens,
+    Announced, Announcements, CLAIM_LEASE, Heard, Identity, LEASE_CHECK, LEASE_RETRY, Leases,
+    Notice, Outbox, Role, SESSION_LIFETIME, SignIns, TOKEN_PREFIX, TokenRow, Tokens,
 };
 use crate::store::{BoxFuture, Millis, Record, Store, StoreError, StoreFuture};
 
@@ -361,4 +361,45 @@ fn notice(stage: i32) -> Notice {
         0 => Notice::Asked,
         _ => Notice::Escalated,
     }
+}
+
+/// A lease is a session-level advisory lock, held on a connection of its
+/// own, out of the pool: it goes with that connection (the server's end,
+/// a `kill -9`, a network cut once the database notices), never before.
+impl Leases for PgStore {
+    fn hold<'a>(&'a self, name: &'a str) -> StoreFuture<'a, BoxFuture<'static, ()>> {
+        Box::pin(async move {
+            let key = lease_key(name);
+            loop {
+                let mut connection = self.pool.acquire().await?.detach();
+                let held: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
+                    .bind(key)
+                    .fetch_one(&mut connection)
+                    .await?;
+                if held {
+                    let kept: BoxFuture<'static, ()> = Box::pin(async move {
+                        loop {
+                            tokio::time::sleep(LEASE_CHECK).await;
+                            let check = sqlx::query("SELECT 1").execute(&mut connection);
+                            match tokio::time::timeout(LEASE_CHECK, check).await {
+                                Ok(Ok(_)) => {}
+                                _ => return,
+                            }
+                        }
+                    });
+                    return Ok(kept);
+                }
+                drop(connection);
+                tokio::time::sleep(LEASE_RETRY).await;
+            }
+        })
+    }
+}
+
+/// The advisory lock of lease `name`: the first eight bytes of a digest of
+/// it, so that no two names share one.
+fn lease_key(name: &str) -> i64 {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("ask-user lease {name}").as_bytes());
+    i64::from_be_bytes(digest[..8].try_into().expect("a digest has eight bytes"))
 }
