@@ -9,7 +9,9 @@
 //! `callback_data`, 0–200 characters of a callback answer, "message is not
 //! modified"), replies `{ok, result}` or `{ok: false, error_code,
 //! description, parameters}`, 429 with `retry_after` when told to throttle,
-//! and 502 while "down". A test plays the people in the chat: it presses
+//! and 502 while "down". As Telegram does, a `getUpdates` ends one still
+//! waiting, which is answered 409 ("terminated by other getUpdates
+//! request"): two consumers of one bot are seen. A test plays the people in the chat: it presses
 //! the bot's buttons and replies to its messages, as updates.
 
 use crate::http_thread;
@@ -78,7 +80,7 @@ impl Sent {
 }
 
 /// A call the bot made: its method, when, its body, and the reply's
-/// status.
+/// status (0 while it is not answered).
 #[derive(Debug, Clone)]
 pub struct Call {
     pub method: String,
@@ -101,6 +103,10 @@ struct Inner {
     down: bool,
     /// Calls of a method to answer 429 (how many more, retry_after).
     throttled: HashMap<String, (usize, u64)>,
+    /// Counts `getUpdates` calls: a new one ends the one still waiting.
+    polls: u64,
+    /// `getUpdates` calls ended by another (two consumers of one bot).
+    conflicts: usize,
 }
 
 struct Shared {
@@ -265,6 +271,11 @@ impl FakeTelegram {
     pub fn unconfirmed(&self) -> usize {
         self.inner().updates.len()
     }
+
+    /// How many `getUpdates` were ended by another one.
+    pub fn conflicts(&self) -> usize {
+        self.inner().conflicts
+    }
 }
 
 fn push(inner: &mut Inner, mut update: Value) {
@@ -352,16 +363,21 @@ async fn respond(
         .unwrap())
 }
 
-/// Answers a call, and records it.
+/// Answers a call, and records it as it starts (a `getUpdates` is seen
+/// while it waits); its status once answered.
 async fn call(shared: &Shared, method: &str, body: Value) -> (StatusCode, Value) {
-    let at = Instant::now();
+    let index = {
+        let mut inner = shared.inner.lock().unwrap();
+        inner.calls.push(Call {
+            method: method.to_owned(),
+            at: Instant::now(),
+            body: body.clone(),
+            status: 0,
+        });
+        inner.calls.len() - 1
+    };
     let (status, reply) = reply(shared, method, &body).await;
-    shared.inner.lock().unwrap().calls.push(Call {
-        method: method.to_owned(),
-        at,
-        body,
-        status: status.as_u16(),
-    });
+    shared.inner.lock().unwrap().calls[index].status = status.as_u16();
     (status, reply)
 }
 
@@ -405,10 +421,25 @@ async fn updates(shared: &Shared, body: &Value) -> (StatusCode, Value) {
     let offset = body["offset"].as_i64().unwrap_or(0);
     let timeout = Duration::from_secs(body["timeout"].as_u64().unwrap_or(0));
     let until = tokio::time::Instant::now() + timeout;
+    let poll = {
+        let mut inner = shared.inner.lock().unwrap();
+        inner.polls += 1;
+        inner.polls
+    };
+    // Ends the one waiting, if any.
+    shared.updated.notify_waiters();
     loop {
         let woken = shared.updated.notified();
         {
             let mut inner = shared.inner.lock().unwrap();
+            if inner.polls != poll {
+                inner.conflicts += 1;
+                return error(
+                    409,
+                    "Conflict: terminated by other getUpdates request; make sure that only one \
+                     bot instance is running",
+                );
+            }
             // Confirmed: forgotten.
             inner
                 .updates

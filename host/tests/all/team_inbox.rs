@@ -7,6 +7,7 @@
 
 use ask_user_test_support::browser;
 use ask_user_test_support::child;
+use ask_user_test_support::fake_telegram::{self, FakeTelegram};
 use ask_user_test_support::http_thread;
 
 use std::path::Path;
@@ -972,4 +973,103 @@ async fn a_person_signs_in_on_one_servers_page_and_answers_an_agent_on_another()
     team.revoke("alice");
     page_says(&browser, "#status", "Signed out").await;
     browser.close().await;
+}
+
+/// The channel `[inbox.channels.telegram]` of a team's server, on `telegram`,
+/// its token in a file of `team`'s: Ana is the person `alice`, and the chat
+/// shows the questions for anyone and for `ops`.
+fn telegram_config(team: &Team, telegram: &FakeTelegram) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let token = team.dir.path().join("telegram-token");
+    std::fs::write(&token, fake_telegram::TOKEN).unwrap();
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
+    format!(
+        "[inbox.channels.telegram]\ntoken_file = {:?}\nchat = {}\nallow = [{}, {}]\n\
+         api_url = {:?}\ngroups = [\"ops\"]\npeople = {{ \"{}\" = \"alice\" }}\n",
+        token.display().to_string(),
+        fake_telegram::CHAT,
+        fake_telegram::ANA.id,
+        fake_telegram::MALLORY.id,
+        telegram.url,
+        fake_telegram::ANA.id,
+    )
+}
+
+#[test]
+fn a_telegram_channel_runs_on_one_server_at_a_time_and_answers_as_a_person_of_the_team() {
+    use fake_telegram::{ANA, MALLORY};
+    let team = Team::new();
+    let agent_token = team.token("ci-runner", "agent", &[]);
+    let alice = team.token("alice", "person", &["ops"]);
+    let bob = team.token("bob", "person", &["hr"]);
+    let telegram = FakeTelegram::start();
+    let config = telegram_config(&team, &telegram);
+    let mut a = team.serve_with("127.0.0.1:0", &config);
+    // The first server takes the bot's updates before the second starts.
+    telegram.wait_for("the first server polling", |_| {
+        (!telegram.calls("getUpdates").is_empty()).then_some(())
+    });
+    let b = team.serve_with("127.0.0.1:0", &config);
+
+    // A question for hr never reaches the chat, which shows anyone's and
+    // ops's.
+    let _hr = team.agent(&b, &agent_token, &["hr"], "Raise?");
+    team.waiting(&b, &bob);
+    let agent = team.agent(&b, &agent_token, &["ops"], "Deploy?");
+    let message = telegram.message("Deploy?", |m| !m.buttons.is_empty());
+    // Allowed in the chat, but no person of the team: refused.
+    let refused = telegram.press(MALLORY, message.message_id, &message.button("Yes"));
+    let told = telegram.told(&refused);
+    assert!(
+        told["text"]
+            .as_str()
+            .unwrap()
+            .contains("not one of this team's people"),
+        "{told}"
+    );
+    let pressed = telegram.press(ANA, message.message_id, &message.button("Yes"));
+    assert_eq!(telegram.told(&pressed)["text"], "Answered.");
+    assert_eq!(agent.chose(), json!(["Yes"]));
+    telegram.message("Answered in Telegram by alice", |m| {
+        m.message_id == message.message_id && m.buttons.is_empty()
+    });
+    assert_eq!(telegram.conflicts(), 0, "one consumer of the bot's updates");
+    let posted: Vec<String> = telegram
+        .calls("sendMessage")
+        .iter()
+        .filter_map(|call| call.body["text"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(
+        posted
+            .iter()
+            .filter(|text| text.contains("Deploy?"))
+            .count(),
+        1,
+        "posted once by the two servers: {posted:#?}"
+    );
+    assert!(
+        !posted.iter().any(|text| text.contains("Raise?")),
+        "{posted:#?}"
+    );
+
+    // The server running the channel dies: the other takes it over.
+    a.kill9();
+    let agent = team.agent(&b, &agent_token, &[], "Roll back?");
+    let message = telegram.message("Roll back?", |m| !m.buttons.is_empty());
+    let pressed = telegram.press(ANA, message.message_id, &message.button("No"));
+    assert_eq!(telegram.told(&pressed)["text"], "Answered.");
+    assert_eq!(agent.chose(), json!(["No"]));
+    let listed = team.list(&b, &alice, true);
+    let list: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let answered: Vec<&Value> = list["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| q["settledBy"] == "telegram")
+        .collect();
+    assert_eq!(answered.len(), 2, "{list}");
+    assert!(
+        answered.iter().all(|q| q["answeredBy"] == "alice"),
+        "{list}"
+    );
 }
