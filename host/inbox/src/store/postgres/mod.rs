@@ -649,7 +649,7 @@ pub(crate) mod tests {
         tokio::time::timeout(bound, &mut ended)
             .await
             .expect("the hold ends with its connection");
-        tokio::time::timeout(bound, one.hold("channel telegram"))
+        let _held = tokio::time::timeout(bound, one.hold("channel telegram"))
             .await
             .expect("taken over")
             .unwrap();
