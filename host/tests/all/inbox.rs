@@ -3,6 +3,7 @@
 //! `kill -9`, notifications to a local HTTP server, and the page in
 //! headless Chromium.
 
+mod ntfy;
 mod telegram;
 
 use ask_user_test_support::browser;

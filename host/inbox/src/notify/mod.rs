@@ -279,6 +279,11 @@ impl Notifier {
         }
     }
 
+    /// The address notifications link to: the page's, without any way in.
+    pub(crate) fn address(&self) -> &str {
+        &self.address
+    }
+
     /// How long after a question was asked it is escalated, when it is.
     pub(crate) fn escalates_after(&self) -> Option<Duration> {
         self.escalation.as_ref().map(|escalation| escalation.after)

@@ -1031,7 +1031,7 @@ impl Run<'_> {
         };
         match self
             .desk
-            .answer(record.id.clone(), answers, "telegram", person)
+            .answer(record.id.clone(), answers, "telegram", Some(person))
             .await
         {
             // Its messages are edited when the inbox says it left.

@@ -42,15 +42,16 @@ pub trait Desk: Send + Sync + 'static {
     /// The question `id`, in whatever state.
     fn get(&self, id: String) -> StoreFuture<'_, Option<Record>>;
 
-    /// Answers `id` with `answers` from `person` on `channel`, by the
-    /// page's rules: checked against its questions, and only while it
+    /// Answers `id` with `answers` from `person` (when the channel knows
+    /// who) on `channel`, by the page's rules: checked against its
+    /// questions (and a person against its audience), and only while it
     /// waits.
     fn answer(
         &self,
         id: String,
         answers: Vec<Answer>,
         channel: &'static str,
-        person: Person,
+        person: Option<Person>,
     ) -> BoxFuture<'_, Result<(), Unsettled>>;
 
     /// What happened to the questions, from now on.
@@ -61,6 +62,10 @@ pub trait Desk: Send + Sync + 'static {
 
     /// Keeps `state` for channel `name`.
     fn keep(&self, name: &'static str, state: String) -> StoreFuture<'_, ()>;
+
+    /// The address of the inbox's page, without any way in (where a
+    /// channel that cannot take an answer sends the human).
+    fn address(&self) -> String;
 
     /// Whether this is a team's inbox: who answers must be one of its
     /// people ([`Desk::person`]).
@@ -199,13 +204,13 @@ pub fn answers_of(record: &Record) -> Vec<Answer> {
         .unwrap_or_default()
 }
 
-/// `telegram` → `Telegram`.
-fn title(name: &str) -> String {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .map(|first| first.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
+/// A channel's name as its service spells it.
+fn title(name: &str) -> &str {
+    match name {
+        "telegram" => "Telegram",
+        "slack" => "Slack",
+        other => other,
+    }
 }
 
 #[cfg(test)]

@@ -436,14 +436,14 @@ impl Desk for Inbox {
         id: String,
         answers: Vec<ask_user_seam::Answer>,
         channel: &'static str,
-        person: Person,
+        person: Option<Person>,
     ) -> crate::store::BoxFuture<'_, Result<(), Unsettled>> {
         Box::pin(async move {
             let outcome = Outcome::Result {
                 value: ask_user_seam::remote::ResultValue { answers },
             };
             let by = SettledBy::Channel(channel.to_owned());
-            match self.settle(&id, outcome, by, Some(person)).await {
+            match self.settle(&id, outcome, by, person).await {
                 Ok(()) => Ok(()),
                 Err(Unanswered::Unsettled(unsettled)) => Err(unsettled),
                 // Told no more than of a question that left.
@@ -462,6 +462,10 @@ impl Desk for Inbox {
 
     fn keep(&self, name: &'static str, state: String) -> crate::store::StoreFuture<'_, ()> {
         self.store.keep_channel_state(name.to_owned(), state)
+    }
+
+    fn address(&self) -> String {
+        self.notifier.address().to_owned()
     }
 
     fn team(&self) -> bool {
