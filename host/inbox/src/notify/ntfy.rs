@@ -40,9 +40,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use ask_user_seam::Answer;
-use ask_user_seam::remote::Unsettled;
 
-use super::two_way::{Backoff, Desk, Event, Kept, TwoWay, answer_line, answers_of, outcome_line};
+use super::two_way::{
+    Backoff, Batch, Desk, Event, Given, Kept, TwoWay, answer_line, answers_of, outcome_line,
+};
 use super::{Channel, ChannelKind, Configured, Note};
 use crate::answerer::TokenSource;
 use crate::store::{BoxFuture, Person, Record};
@@ -206,11 +207,10 @@ struct State {
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Posted {
-    id: String,
     /// Whether it was posted with buttons (else: a link to the page).
     buttons: bool,
-    /// Each question's answer, once given here.
-    answers: Vec<Option<Answer>>,
+    /// What was answered so far.
+    batch: Batch,
 }
 
 /// A button's body: which batch, question and option, signed.
@@ -466,8 +466,8 @@ impl Run<'_> {
             .state
             .posted
             .values()
-            .filter(|posted| !waiting.iter().any(|record| record.id == posted.id))
-            .map(|posted| posted.id.clone())
+            .filter(|posted| !waiting.iter().any(|record| record.id == posted.batch.id))
+            .map(|posted| posted.batch.id.clone())
             .collect();
         for id in gone {
             self.left(&id).await?;
@@ -507,7 +507,7 @@ impl Run<'_> {
     /// Posts `record` unless it was: a notification per question with its
     /// buttons, or one that opens the page.
     async fn post(&mut self, record: &Record) -> Result<(), String> {
-        if self.state.posted.values().any(|p| p.id == record.id) {
+        if self.state.posted.values().any(|p| p.batch.id == record.id) {
             return Ok(());
         }
         let key = self.state.next_key;
@@ -589,9 +589,8 @@ impl Run<'_> {
         self.state.posted.insert(
             key,
             Posted {
-                id: record.id.clone(),
                 buttons,
-                answers: vec![None; questions.len()],
+                batch: Batch::new(record),
             },
         );
         self.save().await;
@@ -600,7 +599,7 @@ impl Run<'_> {
 
     /// Question `id` left: a follow-up says how.
     async fn left(&mut self, id: &str) -> Result<(), String> {
-        let Some((&key, _)) = self.state.posted.iter().find(|(_, p)| p.id == id) else {
+        let Some((&key, _)) = self.state.posted.iter().find(|(_, p)| p.batch.id == id) else {
             return Ok(());
         };
         let record = match self.desk.get(id.to_owned()).await {
@@ -648,7 +647,7 @@ impl Run<'_> {
             return;
         };
         let signed = hex_bytes(&reply.m).is_some_and(|m| {
-            mac(&self.state.key, &posted.id, reply.k, reply.q, reply.o)
+            mac(&self.state.key, &posted.batch.id, reply.k, reply.q, reply.o)
                 .verify_slice(&m)
                 .is_ok()
         });
@@ -657,10 +656,10 @@ impl Run<'_> {
             return;
         }
         // Each question's first answer here counts.
-        if posted.answers.get(reply.q).is_none_or(Option::is_some) {
+        if posted.batch.has(reply.q) {
             return;
         }
-        let id = posted.id.clone();
+        let id = posted.batch.id.clone();
         let record = match self.desk.get(id.clone()).await {
             Ok(Some(record)) if record.state == crate::store::State::Waiting => record,
             Ok(_) => return,
@@ -678,33 +677,21 @@ impl Run<'_> {
         else {
             return;
         };
-        let posted = self.state.posted.get_mut(&reply.k).expect("found above");
-        posted.answers[reply.q] = Some(Answer {
-            id: record.request.questions[reply.q].id.clone(),
-            selected: vec![label],
-            custom: None,
-        });
-        let Some(answers) = posted.answers.iter().cloned().collect::<Option<Vec<_>>>() else {
-            return;
-        };
         let Some(person) = self.person().await else {
             return;
         };
-        match self.desk.answer(id, answers, "ntfy", person).await {
-            Ok(()) | Err(Unsettled::NotPending) => {}
-            Err(Unsettled::Misfit(error)) => {
-                tracing::warn!(
-                    error = error.message(),
-                    "ntfy: a reply does not fit its question"
-                );
-            }
-            Err(Unsettled::Unrecorded(why)) => {
-                tracing::warn!(why, "ntfy: an answer could not be recorded");
-                // Taken again when the button is pressed again.
-                if let Some(posted) = self.state.posted.get_mut(&reply.k) {
-                    posted.answers[reply.q] = None;
-                }
-            }
+        let answer = Answer {
+            id: record.request.questions[reply.q].id.clone(),
+            selected: vec![label],
+            custom: None,
+        };
+        let posted = self.state.posted.get_mut(&reply.k).expect("found above");
+        let given = posted
+            .batch
+            .give(self.desk, &record, "ntfy", reply.q, answer, person)
+            .await;
+        if let Given::Refused(why) = given {
+            tracing::info!(why, "ntfy: a reply counts for nothing");
         }
     }
 

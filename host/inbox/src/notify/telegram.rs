@@ -45,9 +45,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use ask_user_seam::Answer;
-use ask_user_seam::remote::Unsettled;
 
-use super::two_way::{Backoff, Desk, Event, Kept, TwoWay, answer_line, answers_of, outcome_line};
+use super::two_way::{
+    self, Backoff, Batch, Desk, Event, Given, Kept, TwoWay, answer_line, answers_of, outcome_line,
+};
 use super::{ChannelKind, Configured};
 use crate::answerer::TokenSource;
 use crate::store::{BoxFuture, Person, Record};
@@ -380,15 +381,11 @@ struct State {
 /// A batch posted: its messages, and what was answered so far.
 #[derive(Debug, Serialize, Deserialize)]
 struct Posted {
-    /// The inbox's question id.
-    id: String,
     /// The message of each question of the batch, in order (fewer while
     /// posting it failed half-way).
     messages: Vec<i64>,
-    /// Each question's answer, once given here.
-    answers: Vec<Option<Answer>>,
-    /// The options ticked of each multi-select question.
-    chosen: Vec<BTreeSet<usize>>,
+    /// What was answered and ticked so far.
+    batch: Batch,
     /// The prompts for own words: the prompt's message, and its question.
     prompts: BTreeMap<i64, usize>,
 }
@@ -640,8 +637,8 @@ impl Run<'_> {
             .state
             .posted
             .values()
-            .filter(|posted| !waiting.iter().any(|record| record.id == posted.id))
-            .map(|posted| posted.id.clone())
+            .filter(|posted| !waiting.iter().any(|record| record.id == posted.batch.id))
+            .map(|posted| posted.batch.id.clone())
             .collect();
         for id in gone {
             self.left(&id).await?;
@@ -669,7 +666,12 @@ impl Run<'_> {
     /// Posts what is not posted yet of `record`: a message per question.
     async fn post(&mut self, record: &Record) -> Result<(), Failure> {
         let count = record.request.questions.len();
-        let key = match self.state.posted.iter().find(|(_, p)| p.id == record.id) {
+        let key = match self
+            .state
+            .posted
+            .iter()
+            .find(|(_, p)| p.batch.id == record.id)
+        {
             Some((_, posted)) if posted.messages.len() == count => return Ok(()),
             Some((&key, _)) => key,
             None => {
@@ -678,10 +680,8 @@ impl Run<'_> {
                 self.state.posted.insert(
                     key,
                     Posted {
-                        id: record.id.clone(),
                         messages: Vec::new(),
-                        answers: vec![None; count],
-                        chosen: vec![BTreeSet::new(); count],
+                        batch: Batch::new(record),
                         prompts: BTreeMap::new(),
                     },
                 );
@@ -696,7 +696,7 @@ impl Run<'_> {
                 "chat_id": self.channel.chat,
                 "text": text(record, question, None),
                 "parse_mode": "HTML",
-                "reply_markup": keyboard(record, key, question, &posted.chosen[question]),
+                "reply_markup": keyboard(record, key, question, posted.batch.chosen(question)),
             });
             let sent = self.channel.api.call("sendMessage", &body, CALL_TIMEOUT);
             let sent: SentMessage = match sent.await {
@@ -719,7 +719,7 @@ impl Run<'_> {
     /// keyboard. A message that cannot be edited any more (deleted) is
     /// passed over.
     async fn left(&mut self, id: &str) -> Result<(), Failure> {
-        let Some((&key, posted)) = self.state.posted.iter().find(|(_, p)| p.id == id) else {
+        let Some((&key, posted)) = self.state.posted.iter().find(|(_, p)| p.batch.id == id) else {
             return Ok(());
         };
         let record = match self.desk.get(id.to_owned()).await {
@@ -844,14 +844,11 @@ impl Run<'_> {
                 if label(option).is_none() {
                     return self.tell(&query.id, "No such option.", false).await;
                 }
-                let chosen = &mut posted.chosen[question];
-                if !chosen.remove(&option) {
-                    chosen.insert(option);
-                }
+                posted.batch.toggle(question, option);
                 let body = json!({
                     "chat_id": self.channel.chat,
                     "message_id": posted.messages[question],
-                    "reply_markup": keyboard(&record, key, question, &posted.chosen[question]),
+                    "reply_markup": keyboard(&record, key, question, posted.batch.chosen(question)),
                 });
                 let marked = self
                     .channel
@@ -863,10 +860,7 @@ impl Run<'_> {
             }
             Press::Send { .. } => Answer {
                 id: asked.id.clone(),
-                selected: posted.chosen[question]
-                    .iter()
-                    .filter_map(|&option| label(option))
-                    .collect(),
+                selected: posted.batch.ticked(&record, question),
                 custom: None,
             },
             Press::Skip { .. } => Answer::skipped(asked.id.clone()),
@@ -935,14 +929,7 @@ impl Run<'_> {
         // Own words add to a multi-select question's ticks, and replace a
         // single choice.
         let selected = match asked.multi_select.unwrap_or(false) {
-            true => {
-                let labels: Vec<&String> =
-                    asked.options.iter().flatten().map(|o| &o.label).collect();
-                posted.chosen[question]
-                    .iter()
-                    .filter_map(|&option| labels.get(option).map(|l| (*l).clone()))
-                    .collect()
-            }
+            true => posted.batch.ticked(&record, question),
             false => Vec::new(),
         };
         let answer = Answer {
@@ -971,7 +958,7 @@ impl Run<'_> {
         let Some(posted) = self.state.posted.get(&key) else {
             return Ok(None);
         };
-        let id = posted.id.clone();
+        let id = posted.batch.id.clone();
         match self.desk.get(id.clone()).await {
             Ok(Some(record)) if record.state == crate::store::State::Waiting => Ok(Some(record)),
             Ok(_) => {
@@ -995,89 +982,55 @@ impl Run<'_> {
         from: &User,
     ) -> String {
         // Checked first: nobody else's answer counts, even in part.
-        let person = match self.person(from).await {
+        let person = two_way::person(
+            self.desk,
+            "telegram",
+            self.channel.people.get(&from.id),
+            &format!("your Telegram id, {},", from.id),
+            || Person {
+                name: from.name(),
+                groups: Vec::new(),
+            },
+        )
+        .await;
+        let person = match person {
             Ok(person) => person,
-            Err(told) => return told,
+            Err(why) => return Given::Refused(why).told(),
         };
         let Some(posted) = self.state.posted.get_mut(&key) else {
             return "Not answered: this question is no longer waiting.".to_owned();
         };
-        let given = answer_line(&answer);
-        posted.answers[question] = Some(answer);
-        let Some(answers) = posted.answers.iter().cloned().collect::<Option<Vec<_>>>() else {
-            let left = posted.answers.iter().filter(|a| a.is_none()).count();
-            let told = format!("Noted; {left} more to answer before it is sent.");
+        let line = answer_line(&answer);
+        let given = posted
+            .batch
+            .give(
+                self.desk,
+                record,
+                "telegram",
+                question,
+                answer,
+                Some(person),
+            )
+            .await;
+        if let Given::Noted(_) = given {
             let footer = format!(
                 "<b>Your answer:</b> {} · {}",
-                escape(&cut(&given, 500)),
-                escape(&told)
+                escape(&cut(&line, 500)),
+                escape(&given.told())
             );
             let body = json!({
                 "chat_id": self.channel.chat,
                 "message_id": posted.messages[question],
                 "text": text(record, question, Some(&footer)),
                 "parse_mode": "HTML",
-                "reply_markup": keyboard(record, key, question, &posted.chosen[question]),
+                "reply_markup": keyboard(record, key, question, posted.batch.chosen(question)),
             });
             if let Err(failure) = self.edit(&body).await {
                 tracing::debug!(%failure, "telegram: an answer given could not be shown");
             }
-            return told;
-        };
-        let unanswered = |run: &mut Self| {
-            if let Some(posted) = run.state.posted.get_mut(&key) {
-                posted.answers[question] = None;
-            }
-        };
-        match self
-            .desk
-            .answer(record.id.clone(), answers, "telegram", Some(person))
-            .await
-        {
-            // Its messages are edited when the inbox says it left.
-            Ok(()) => "Answered.".to_owned(),
-            Err(Unsettled::NotPending) => {
-                "Not answered: it was answered elsewhere or withdrawn.".to_owned()
-            }
-            Err(Unsettled::Misfit(error)) => {
-                unanswered(self);
-                format!("Not answered: {}", error.message())
-            }
-            Err(Unsettled::Unrecorded(why)) => {
-                tracing::warn!(why, "telegram: an answer could not be recorded");
-                unanswered(self);
-                "Not answered: the inbox could not record it; try again.".to_owned()
-            }
         }
-    }
-
-    /// Who `from` answers as: in one user's inbox, themselves; in a
-    /// team's, the person `people` names, while their token holds. Else,
-    /// what to tell them.
-    async fn person(&self, from: &User) -> Result<Person, String> {
-        if !self.desk.team() {
-            return Ok(Person {
-                name: from.name(),
-                groups: Vec::new(),
-            });
-        }
-        let Some(name) = self.channel.people.get(&from.id) else {
-            return Err(format!(
-                "Not answered: your Telegram id, {}, is not one of this team's people \
-                 ([inbox.channels.telegram] people).",
-                from.id
-            ));
-        };
-        match self.desk.person(name.clone()).await {
-            Ok(Some(person)) => Ok(person),
-            Ok(None) => Err(format!(
-                "Not answered: {name} is not a person of this team, or their token was revoked."
-            )),
-            Err(error) => {
-                tracing::warn!(%error, "telegram: who answers could not be read");
-                Err("Not answered: the inbox could not check who you are; try again.".to_owned())
-            }
-        }
+        // Answered: its messages are edited when the inbox says it left.
+        given.told()
     }
 
     /// Answers a button press (its spinner stops), with `text` as a toast,

@@ -8,12 +8,13 @@
 //! a team's servers that holds its lease (another takes over when it
 //! goes); what it keeps is in the store, which they share.
 
+use std::collections::BTreeSet;
 use std::fmt::Debug;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
 use ask_user_seam::Answer;
@@ -118,6 +119,150 @@ impl Kept {
     pub async fn save<T: Serialize>(&self, desk: &dyn Desk, state: &T) -> Result<(), StoreError> {
         let text = serde_json::to_string(state).map_err(StoreError::backend)?;
         desk.keep(self.name, text).await
+    }
+}
+
+/// What a channel collects of a batch it showed: each question's answer
+/// given there, and the options ticked of each multi-select question.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Batch {
+    /// The inbox's question id.
+    pub id: String,
+    answers: Vec<Option<Answer>>,
+    chosen: Vec<BTreeSet<usize>>,
+}
+
+/// What became of an answer given to one question of a batch.
+#[derive(Debug, PartialEq)]
+pub enum Given {
+    /// Kept; this many questions of the batch are still to be answered.
+    Noted(usize),
+    /// The batch is answered.
+    Answered,
+    /// It counts for nothing, saying why.
+    Refused(String),
+}
+
+impl Given {
+    /// What to tell whoever gave it.
+    pub fn told(&self) -> String {
+        match self {
+            Given::Noted(left) => format!("Noted; {left} more to answer before it is sent."),
+            Given::Answered => "Answered.".to_owned(),
+            Given::Refused(why) => format!("Not answered: {why}"),
+        }
+    }
+}
+
+impl Batch {
+    /// Nothing given yet for `record`.
+    pub fn new(record: &Record) -> Self {
+        let count = record.request.questions.len();
+        Batch {
+            id: record.id.clone(),
+            answers: vec![None; count],
+            chosen: vec![BTreeSet::new(); count],
+        }
+    }
+
+    /// The options ticked of question `question`.
+    pub fn chosen(&self, question: usize) -> &BTreeSet<usize> {
+        &self.chosen[question]
+    }
+
+    /// Ticks option `option` of question `question`, or unticks it.
+    pub fn toggle(&mut self, question: usize, option: usize) {
+        let chosen = &mut self.chosen[question];
+        if !chosen.remove(&option) {
+            chosen.insert(option);
+        }
+    }
+
+    /// The labels ticked of question `question` of `record`.
+    pub fn ticked(&self, record: &Record, question: usize) -> Vec<String> {
+        let options = record.request.questions[question]
+            .options
+            .as_deref()
+            .unwrap_or_default();
+        self.chosen[question]
+            .iter()
+            .filter_map(|&option| options.get(option).map(|o| o.label.clone()))
+            .collect()
+    }
+
+    /// Whether question `question` has an answer here.
+    pub fn has(&self, question: usize) -> bool {
+        self.answers.get(question).is_some_and(Option::is_some)
+    }
+
+    /// `answer` to question `question` of `record` (this batch's), from
+    /// `person` on `channel`: kept, and once every question has one, the
+    /// batch is answered through `desk`, by the page's rules. A person
+    /// outside the question's audience is refused first.
+    pub async fn give(
+        &mut self,
+        desk: &dyn Desk,
+        record: &Record,
+        channel: &'static str,
+        question: usize,
+        answer: Answer,
+        person: Option<Person>,
+    ) -> Given {
+        if person
+            .as_ref()
+            .is_some_and(|person| !record.answerable_by(&person.groups))
+        {
+            return Given::Refused("this question is for another group of the team.".to_owned());
+        }
+        self.answers[question] = Some(answer);
+        let Some(answers) = self.answers.iter().cloned().collect::<Option<Vec<_>>>() else {
+            return Given::Noted(self.answers.iter().filter(|a| a.is_none()).count());
+        };
+        match desk.answer(self.id.clone(), answers, channel, person).await {
+            Ok(()) => Given::Answered,
+            Err(Unsettled::NotPending) => {
+                Given::Refused("it was answered elsewhere or withdrawn.".to_owned())
+            }
+            Err(Unsettled::Misfit(error)) => {
+                self.answers[question] = None;
+                Given::Refused(error.message().to_owned())
+            }
+            Err(Unsettled::Unrecorded(why)) => {
+                tracing::warn!(channel, why, "an answer could not be recorded");
+                self.answers[question] = None;
+                Given::Refused("the inbox could not record it; try again.".to_owned())
+            }
+        }
+    }
+}
+
+/// Who answers on `channel`: in one user's inbox, `themselves`; in a
+/// team's, the person `people` names them (`them`, as the service says),
+/// while their token holds. Else, why not.
+pub async fn person(
+    desk: &dyn Desk,
+    channel: &str,
+    people: Option<&String>,
+    them: &str,
+    themselves: impl FnOnce() -> Person,
+) -> Result<Person, String> {
+    if !desk.team() {
+        return Ok(themselves());
+    }
+    let Some(name) = people else {
+        return Err(format!(
+            "{them} is not one of this team's people ([inbox.channels.{channel}] people)."
+        ));
+    };
+    match desk.person(name.clone()).await {
+        Ok(Some(person)) => Ok(person),
+        Ok(None) => Err(format!(
+            "{name} is not a person of this team, or their token was revoked."
+        )),
+        Err(error) => {
+            tracing::warn!(channel, %error, "who answers could not be read");
+            Err("the inbox could not check who you are; try again.".to_owned())
+        }
     }
 }
 
