@@ -30,6 +30,7 @@ use crate::store::Record;
 
 mod desktop;
 mod ntfy;
+mod slack;
 mod telegram;
 pub mod two_way;
 mod webhook;
@@ -116,13 +117,14 @@ pub struct Channels {
 
 impl Channels {
     /// The channels that ship with the inbox: desktop, ntfy, webhook,
-    /// telegram.
+    /// telegram, slack.
     pub fn builtin() -> Self {
         let mut channels = Channels { kinds: Vec::new() };
         channels.register(desktop::Desktop);
         channels.register(ntfy::Ntfy);
         channels.register(webhook::Webhook);
         channels.register(telegram::Telegram);
+        channels.register(slack::Slack);
         channels
     }
 
@@ -366,7 +368,10 @@ mod tests {
     #[test]
     fn each_key_names_a_channel_and_a_mistake_says_what_would_do() {
         let channels = Channels::builtin();
-        assert_eq!(channels.names(), ["desktop", "ntfy", "webhook", "telegram"]);
+        assert_eq!(
+            channels.names(),
+            ["desktop", "ntfy", "webhook", "telegram", "slack"]
+        );
         let on = channels
             .configure(&table(
                 "desktop = true\nwebhook = \"https://hooks.example/x\"",
@@ -380,10 +385,10 @@ mod tests {
                 .names()
                 .is_empty()
         );
-        let unknown = channels.configure(&table("slack = \"x\"")).unwrap_err();
+        let unknown = channels.configure(&table("discord = \"x\"")).unwrap_err();
         assert!(
-            unknown.contains("no channel `slack`")
-                && unknown.contains("desktop, ntfy, webhook, telegram"),
+            unknown.contains("no channel `discord`")
+                && unknown.contains("desktop, ntfy, webhook, telegram, slack"),
             "{unknown}"
         );
         let wrong = channels.configure(&table("ntfy = 3")).unwrap_err();

@@ -56,9 +56,13 @@ impl ChannelKind for Ntfy {
     }
 
     fn configure(&self, value: &toml::Value) -> Result<Configured, String> {
-        if value.is_str() {
+        if !value.is_table() {
             return Ok(Configured::Notifies(Arc::new(NtfyChannel {
-                topic: super::url(value)?,
+                topic: super::url(value).map_err(|why| {
+                    format!(
+                        "{why} (a topic's URL notifies; a table, [inbox.channels.ntfy], answers)"
+                    )
+                })?,
             })));
         }
         let table: Table = value

@@ -47,7 +47,8 @@ use serde_json::{Value, json};
 use ask_user_seam::Answer;
 
 use super::two_way::{
-    self, Backoff, Batch, Desk, Event, Given, Kept, TwoWay, answer_line, answers_of, outcome_line,
+    self, Backoff, Batch, Desk, Event, Given, Kept, Press, TwoWay, answer_line, answers_of,
+    outcome_line,
 };
 use super::{ChannelKind, Configured};
 use crate::answerer::TokenSource;
@@ -388,111 +389,6 @@ struct Posted {
     batch: Batch,
     /// The prompts for own words: the prompt's message, and its question.
     prompts: BTreeMap<i64, usize>,
-}
-
-/// A button: what it does, to which batch (by key) and question.
-#[derive(Debug, PartialEq)]
-enum Press {
-    Choose {
-        key: u64,
-        question: usize,
-        option: usize,
-    },
-    Toggle {
-        key: u64,
-        question: usize,
-        option: usize,
-    },
-    Send {
-        key: u64,
-        question: usize,
-    },
-    OwnWords {
-        key: u64,
-        question: usize,
-    },
-    Skip {
-        key: u64,
-        question: usize,
-    },
-}
-
-impl Press {
-    /// The button's data: at most 21 bytes, far from Telegram's 64.
-    fn data(&self) -> String {
-        match *self {
-            Press::Choose {
-                key,
-                question,
-                option,
-            } => format!("c{key}.{question}.{option}"),
-            Press::Toggle {
-                key,
-                question,
-                option,
-            } => format!("t{key}.{question}.{option}"),
-            Press::Send { key, question } => format!("s{key}.{question}"),
-            Press::OwnWords { key, question } => format!("o{key}.{question}"),
-            Press::Skip { key, question } => format!("k{key}.{question}"),
-        }
-    }
-
-    /// Reads a button's data; `None` for anything this channel never made.
-    fn parse(data: &str) -> Option<Press> {
-        let mut chars = data.chars();
-        let op = chars.next()?;
-        let numbers: Vec<u64> = chars
-            .as_str()
-            .split('.')
-            .map(|n| n.parse().ok())
-            .collect::<Option<_>>()?;
-        let index = |n: u64| usize::try_from(n).ok();
-        Some(match (op, numbers.as_slice()) {
-            ('c', &[key, q, o]) => Press::Choose {
-                key,
-                question: index(q)?,
-                option: index(o)?,
-            },
-            ('t', &[key, q, o]) => Press::Toggle {
-                key,
-                question: index(q)?,
-                option: index(o)?,
-            },
-            ('s', &[key, q]) => Press::Send {
-                key,
-                question: index(q)?,
-            },
-            ('o', &[key, q]) => Press::OwnWords {
-                key,
-                question: index(q)?,
-            },
-            ('k', &[key, q]) => Press::Skip {
-                key,
-                question: index(q)?,
-            },
-            _ => return None,
-        })
-    }
-
-    fn key(&self) -> u64 {
-        match *self {
-            Press::Choose { key, .. }
-            | Press::Toggle { key, .. }
-            | Press::Send { key, .. }
-            | Press::OwnWords { key, .. }
-            | Press::Skip { key, .. } => key,
-        }
-    }
-
-    fn question(&self) -> usize {
-        match *self {
-            Press::Choose { question, .. }
-            | Press::Toggle { question, .. }
-            | Press::Send { question, .. }
-            | Press::OwnWords { question, .. }
-            | Press::Skip { question, .. } => question,
-        }
-    }
 }
 
 type Polling = Pin<Box<dyn Future<Output = Result<Vec<Update>, Failure>> + Send>>;
@@ -1223,43 +1119,6 @@ mod tests {
 
     fn record(questions: Vec<Question>) -> Record {
         crate::store::tests::record_of(AskRequest { questions })
-    }
-
-    #[test]
-    fn a_buttons_data_is_read_back_and_nothing_else_is() {
-        for press in [
-            Press::Choose {
-                key: u64::MAX,
-                question: 15,
-                option: 31,
-            },
-            Press::Toggle {
-                key: 3,
-                question: 0,
-                option: 2,
-            },
-            Press::Send {
-                key: 3,
-                question: 1,
-            },
-            Press::OwnWords {
-                key: 0,
-                question: 0,
-            },
-            Press::Skip {
-                key: 7,
-                question: 2,
-            },
-        ] {
-            let data = press.data();
-            assert!(data.len() <= 64, "{data}");
-            assert_eq!(Press::parse(&data), Some(press));
-        }
-        for forged in [
-            "", "x1.2", "c1.2", "c1.2.3.4", "c-1.0.0", "s1.a", "k1", "c1..0",
-        ] {
-            assert_eq!(Press::parse(forged), None, "{forged}");
-        }
     }
 
     #[test]
