@@ -2,13 +2,14 @@
 //! them. A browser (headless Chromium through chromedriver), a terminal (a
 //! pty), child processes stopped when dropped, `ask-user mcp --http` and
 //! an MCP peer on stdio, a fake model server for the real clients, the npm
-//! packages those clients come from, a Telegram Bot API and an ntfy server of
-//! ours, and the hooks' state folder.
+//! packages those clients come from, a Telegram Bot API, a Slack and an ntfy
+//! server of ours, and the hooks' state folder.
 
 pub mod browser;
 pub mod child;
 pub mod fake_model;
 pub mod fake_ntfy;
+pub mod fake_slack;
 pub mod fake_telegram;
 pub mod hooks;
 pub mod http_server;

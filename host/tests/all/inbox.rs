@@ -4,6 +4,7 @@
 //! headless Chromium.
 
 mod ntfy;
+mod slack;
 mod telegram;
 
 use ask_user_test_support::browser;

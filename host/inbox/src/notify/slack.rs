@@ -924,6 +924,8 @@ impl Run<'_> {
                 tracing::debug!(%failure, "slack: an answer given could not be shown");
             }
         }
+        // Kept before they are told (their press was acknowledged already).
+        self.save().await;
         // Answered: its messages are updated when the inbox says it left.
         match given {
             Given::Answered => Ok(()),

@@ -1,0 +1,232 @@
+//! The inbox's Slack channel against a Slack of ours on 127.0.0.1
+//! ([`FakeSlack`]: its Web API and a Socket Mode WebSocket; no machine here
+//! reaches Slack): real `inbox serve` and `ask` processes, people pressing
+//! buttons, ticking checkboxes and sending the own-words modal, the inbox
+//! killed in the middle, Slack down and throttled.
+
+use super::{Inbox, answers_of, choice, stderr};
+
+use ask_user_test_support::fake_slack::{
+    ANA, APP_TOKEN, BOT_TOKEN, CHANNEL, FakeSlack, MALLORY, Posted,
+};
+
+use std::os::unix::fs::PermissionsExt;
+
+use serde_json::json;
+
+/// A one-user inbox whose questions go to `slack`, its tokens in files of
+/// mode 0600.
+fn slack_inbox(slack: &FakeSlack) -> (Inbox, tempfile::TempDir) {
+    let secrets = tempfile::tempdir().unwrap();
+    let file = |name: &str, token: &str| {
+        let path = secrets.path().join(name);
+        std::fs::write(&path, token).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        path
+    };
+    let (app, bot) = (file("app", APP_TOKEN), file("bot", BOT_TOKEN));
+    let inbox = Inbox::with_config(&format!(
+        "[inbox.channels.slack]\napp_token_file = {:?}\nbot_token_file = {:?}\nchannel = \"{CHANNEL}\"\n\
+         allow = [\"{}\"]\napi_url = \"{}\"\n",
+        app.display().to_string(),
+        bot.display().to_string(),
+        ANA.id,
+        slack.url,
+    ));
+    (inbox, secrets)
+}
+
+/// The question `text` posted, with its buttons.
+fn posted(slack: &FakeSlack, text: &str) -> Posted {
+    slack.message(text, |m| !m.elements().is_empty())
+}
+
+/// Message `ts` once it shows `text`.
+fn updated(slack: &FakeSlack, ts: &str, text: &str) -> Posted {
+    slack.message(text, |m| m.ts == ts)
+}
+
+#[test]
+fn a_question_is_answered_by_a_button_and_nobody_else_may_press_one() {
+    let slack = FakeSlack::start();
+    let (inbox, _secrets) = slack_inbox(&slack);
+    let mut question = choice(
+        "Deploy <!channel> & <https://evil|here>?",
+        &["staging", "production"],
+    );
+    question["questions"][0]["header"] = json!("Release");
+    let agent = inbox.agent("s1", &question, &[]);
+    let message = posted(
+        &slack,
+        "Deploy &lt;!channel&gt; &amp; &lt;https://evil|here&gt;?",
+    );
+    assert!(
+        message.shown().starts_with("*Release*"),
+        "{}",
+        message.shown()
+    );
+    let buttons: Vec<String> = message
+        .elements()
+        .iter()
+        .map(|e| e["text"]["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        buttons,
+        ["staging", "production", "✍ Type your own answer", "Skip"]
+    );
+
+    slack.press(MALLORY, &message, &message.button("production"));
+    slack.told(MALLORY, "not in this inbox's allow list");
+    assert_eq!(inbox.list(false).len(), 1, "the question still waits");
+
+    slack.press(ANA, &message, &message.button("production"));
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "q", "selected": ["production"]}])
+    );
+    let after = updated(
+        &slack,
+        &message.ts,
+        "*Answered in Slack by @ana*: production",
+    );
+    assert!(after.elements().is_empty(), "the buttons go: {after:#?}");
+    slack.all_acked();
+    let listed = inbox.wait_for("the answer", true, |q| q["state"] == "answered");
+    assert_eq!(listed["settledBy"], "slack");
+    assert_eq!(listed["answeredBy"], "@ana");
+    let log = inbox.log();
+    assert!(
+        !log.contains(APP_TOKEN) && !log.contains(BOT_TOKEN),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_batch_takes_checkboxes_own_words_in_a_modal_and_a_skip() {
+    let slack = FakeSlack::start();
+    let (inbox, _secrets) = slack_inbox(&slack);
+    let batch = json!({"questions": [
+        {"id": "parts", "question": "What goes in?", "multiSelect": true, "options": [
+            {"label": "Tests"}, {"label": "Docs"}, {"label": "Bench"}]},
+        {"id": "notes", "question": "Anything else?"},
+        {"id": "when", "question": "When?", "options": [{"label": "Now"}, {"label": "Later"}]},
+    ]});
+    let agent = inbox.agent("s2", &batch, &[]);
+    let parts = posted(&slack, "What goes in?");
+    let notes = posted(&slack, "Anything else?");
+    let when = posted(&slack, "When?");
+    assert!(
+        parts.shown().contains("question 1 of 3"),
+        "{}",
+        parts.shown()
+    );
+
+    let checkboxes = parts
+        .elements()
+        .into_iter()
+        .find(|e| e["type"] == "checkboxes")
+        .unwrap();
+    slack.tick(ANA, &parts, &checkboxes, &["Tests", "Bench"]);
+    slack.tick(ANA, &parts, &checkboxes, &["Bench"]);
+    slack.press(ANA, &parts, &parts.button("Send"));
+    slack.told(ANA, "Noted; 2 more to answer before it is sent.");
+    updated(&slack, &parts.ts, "*Your answer:* Bench");
+
+    slack.press(ANA, &notes, &notes.button("Type your own answer"));
+    let modal = slack.modal();
+    assert_eq!(modal["callback_id"], "ask-user-own-words");
+    slack.submit(ANA, &modal, "ship it <now>");
+    slack.told(ANA, "Noted; 1 more to answer before it is sent.");
+
+    slack.press(ANA, &when, &when.button("Skip"));
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([
+            {"id": "parts", "selected": ["Bench"]},
+            {"id": "notes", "selected": [], "custom": "ship it <now>"},
+            {"id": "when", "selected": []},
+        ])
+    );
+    updated(&slack, &notes.ts, "by @ana*: “ship it &lt;now&gt;”");
+    updated(&slack, &when.ts, "by @ana*: skipped");
+    slack.all_acked();
+}
+
+#[test]
+fn answered_elsewhere_first_the_message_says_so_and_a_late_press_counts_for_nothing() {
+    let slack = FakeSlack::start();
+    let (inbox, _secrets) = slack_inbox(&slack);
+    let agent = inbox.agent("s3", &choice("Merge it?", &["Yes", "No"]), &[]);
+    let message = posted(&slack, "Merge it?");
+    let id = inbox.wait_for("the question", false, |_| true)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let output = inbox.answer(&id, &json!({"answers": [{"id": "q", "selected": ["No"]}]}));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "q", "selected": ["No"]}])
+    );
+    let after = updated(&slack, &message.ts, "Answered from the command line");
+    assert!(after.elements().is_empty());
+    slack.press(ANA, &message, &message.button("Yes"));
+    slack.told(ANA, "This question is no longer waiting.");
+}
+
+#[test]
+fn a_restart_in_the_middle_of_a_batch_loses_no_answer_and_posts_nothing_twice() {
+    let slack = FakeSlack::start();
+    let (mut inbox, _secrets) = slack_inbox(&slack);
+    let batch = json!({"questions": [
+        {"id": "a", "question": "First?", "options": [{"label": "A1"}, {"label": "A2"}]},
+        {"id": "b", "question": "Second?", "options": [{"label": "B1"}, {"label": "B2"}]},
+    ]});
+    let agent = inbox.agent("s4", &batch, &[]);
+    let first = posted(&slack, "First?");
+    let second = posted(&slack, "Second?");
+    slack.press(ANA, &first, &first.button("A2"));
+    slack.told(ANA, "Noted; 1 more");
+    inbox.kill9();
+    // Pressed while the inbox is down: Slack sends it again on the next
+    // connection, as it does an envelope nobody acknowledged.
+    slack.press(ANA, &second, &second.button("B1"));
+    inbox.serve();
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "a", "selected": ["A2"]}, {"id": "b", "selected": ["B1"]}])
+    );
+    updated(&slack, &second.ts, "Answered in Slack by @ana");
+    assert_eq!(
+        slack.calls("chat.postMessage").len(),
+        2,
+        "each question posted once"
+    );
+    assert!(slack.connections() >= 2);
+}
+
+#[test]
+fn slack_down_at_start_and_a_429_are_waited_out() {
+    let slack = FakeSlack::start();
+    slack.set_down(true);
+    let (inbox, _secrets) = slack_inbox(&slack);
+    let agent = inbox.agent("s5", &choice("Still there?", &["Yes", "No"]), &[]);
+    inbox.wait_for("the question", false, |_| true);
+    slack.throttle("chat.postMessage", 1, 1);
+    slack.set_down(false);
+    let message = posted(&slack, "Still there?");
+    let sends = slack.calls("chat.postMessage");
+    let throttled = sends
+        .iter()
+        .position(|(_, status)| *status == 429)
+        .expect("a chat.postMessage answered 429");
+    let (retried_at, status) = sends[throttled + 1];
+    assert_eq!(status, 200);
+    assert!(retried_at >= sends[throttled].0 + std::time::Duration::from_secs(1));
+    slack.press(ANA, &message, &message.button("Yes"));
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "q", "selected": ["Yes"]}])
+    );
+    assert!(inbox.log().contains("slack"), "the failures are reported");
+}
