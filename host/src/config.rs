@@ -395,8 +395,8 @@ mod tests {
         assert_eq!(config.inbox.port, Some(8766));
         assert_eq!(config.inbox.notify.names(), ["desktop", "webhook"]);
         assert!(problem("[inbox]\nretention = \"soon\"").contains("not a duration"));
-        let slack = problem("[inbox.notify]\nslack = \"x\"");
-        assert!(slack.contains("no channel `slack`"), "{slack}");
+        let discord = problem("[inbox.notify]\ndiscord = \"x\"");
+        assert!(discord.contains("no channel `discord`"), "{discord}");
     }
 
     #[test]

@@ -42,7 +42,8 @@ use serde_json::{Value, json};
 use ask_user_seam::Answer;
 
 use super::two_way::{
-    Backoff, Batch, Desk, Event, Given, Kept, TwoWay, answer_line, answers_of, outcome_line,
+    self, Backoff, Batch, Desk, Event, Given, Kept, Secret, TwoWay, answer_line, answers_of,
+    outcome_line,
 };
 use super::{Channel, ChannelKind, Configured, Note};
 use crate::answerer::TokenSource;
@@ -89,29 +90,13 @@ impl ChannelKind for Ntfy {
                  digits, - and _)"
             ));
         }
-        let token = match (table.token_env, table.token_file) {
-            (None, None) => None,
-            (Some(name), None) => Some(TokenSource::Env(name)),
-            (None, Some(path)) if path.is_absolute() => Some(TokenSource::File(path)),
-            (None, Some(path)) => {
-                return Err(format!(
-                    "token_file {} must be an absolute path",
-                    path.display()
-                ));
-            }
-            (Some(_), Some(_)) => return Err("give token_env or token_file, not both".to_owned()),
-        };
-        let token = token
-            .map(|source| source.read("the ntfy access token"))
-            .transpose()
-            .map_err(|e| e.to_string())?;
+        let token = two_way::secret_from("token", table.token_env, table.token_file)?;
         Ok(Configured::TwoWay(Arc::new(NtfyAnswers {
             server: server.to_owned(),
             topic: topic.to_owned(),
             replies,
-            token: token.map(Secret),
+            token,
             person: table.person,
-            http: crate::http_client(None).map_err(|e| e.to_string())?,
         })))
     }
 }
@@ -164,15 +149,6 @@ struct Table {
     person: Option<String>,
 }
 
-/// Text that must never be shown: its `Debug` says so and no more.
-struct Secret(String);
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("(secret)")
-    }
-}
-
 /// The two-way channel.
 #[derive(Debug)]
 struct NtfyAnswers {
@@ -180,10 +156,23 @@ struct NtfyAnswers {
     server: String,
     topic: String,
     replies: String,
-    token: Option<Secret>,
+    /// An access token, read when the inbox starts.
+    token: Option<TokenSource>,
     /// Who answers, in a team's inbox.
     person: Option<String>,
-    http: reqwest::Client,
+}
+
+impl NtfyAnswers {
+    /// The access token (when there is one) read now, and an HTTP client.
+    fn client(&self) -> Result<(Option<Secret>, reqwest::Client), String> {
+        let token = self
+            .token
+            .as_ref()
+            .map(|source| source.read("the ntfy access token").map(Secret))
+            .transpose()
+            .map_err(|e| e.to_string())?;
+        Ok((token, crate::http_client(None).map_err(|e| e.to_string())?))
+    }
 }
 
 /// The most options a question may have for buttons: ntfy shows three
@@ -241,21 +230,19 @@ impl TwoWay for NtfyAnswers {
         "ntfy"
     }
 
+    fn check(&self) -> Result<(), String> {
+        self.client().map(drop)
+    }
+
     fn run(self: Arc<Self>, desk: Arc<dyn Desk>) -> BoxFuture<'static, ()> {
         Box::pin(async move {
+            let (token, http) = match self.client() {
+                Ok(client) => client,
+                Err(why) => return tracing::error!(why, "ntfy: the channel cannot start"),
+            };
             let mut events = desk.events();
             let kept = Kept::new("ntfy");
-            let mut backoff = Backoff::new();
-            let mut state: State = loop {
-                match kept.load(&*desk).await {
-                    Ok(state) => break state,
-                    Err(error) => {
-                        let wait = backoff.failed();
-                        tracing::warn!(%error, ?wait, "ntfy: what it kept cannot be read; trying again");
-                        tokio::time::sleep(wait).await;
-                    }
-                }
-            };
+            let mut state: State = kept.load_surely(&*desk).await;
             if state.key.is_empty() {
                 match (
                     ask_user_seam::secret::token(),
@@ -263,13 +250,14 @@ impl TwoWay for NtfyAnswers {
                 ) {
                     (Ok(one), Ok(two)) => state.key = one + &two,
                     (Err(error), _) | (_, Err(error)) => {
-                        tracing::error!(%error, "ntfy: no key can be made; the channel stops");
-                        return;
+                        return tracing::error!(%error, "ntfy: no key can be made; the channel stops");
                     }
                 }
             }
             let mut run = Run {
                 channel: &self,
+                token,
+                http,
                 desk: &*desk,
                 state,
                 kept,
@@ -281,6 +269,8 @@ impl TwoWay for NtfyAnswers {
 
 struct Run<'a> {
     channel: &'a NtfyAnswers,
+    token: Option<Secret>,
+    http: reqwest::Client,
     desk: &'a dyn Desk,
     state: State,
     kept: Kept,
@@ -396,8 +386,8 @@ impl Run<'_> {
     async fn serve(&mut self, events: &mut tokio::sync::broadcast::Receiver<Event>) {
         let stream = Stream {
             url: format!("{}/{}/json", self.channel.server, self.channel.replies),
-            token: self.channel.token.as_ref().map(|t| t.0.clone()),
-            http: self.channel.http.clone(),
+            token: self.token.as_ref().map(|t| t.0.clone()),
+            http: self.http.clone(),
             response: None,
             line: Vec::new(),
             since: self.state.since.clone(),
@@ -496,13 +486,12 @@ impl Run<'_> {
     async fn publish(&self, mut message: Value) -> Result<(), String> {
         message["topic"] = self.channel.topic.clone().into();
         let mut request = self
-            .channel
             .http
             .post(format!("{}/", self.channel.server))
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(message.to_string())
             .timeout(PUBLISH_TIMEOUT);
-        if let Some(token) = &self.channel.token {
+        if let Some(token) = &self.token {
             request = request.bearer_auth(&token.0);
         }
         super::sent(request).await

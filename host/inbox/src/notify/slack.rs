@@ -47,7 +47,7 @@ use tokio_tungstenite::tungstenite::Message as Frame;
 use ask_user_seam::Answer;
 
 use super::two_way::{
-    self, Backoff, Batch, Desk, Event, Given, Kept, Press, TwoWay, answer_line, answers_of,
+    self, Backoff, Batch, Desk, Event, Given, Kept, Press, Secret, TwoWay, answer_line, answers_of,
     outcome_line,
 };
 use super::{ChannelKind, Configured};
@@ -94,43 +94,36 @@ struct Table {
     api_url: Option<String>,
 }
 
-/// A token of kind `what` from `env` or `file`, shaped as Slack's
-/// (`prefix` then letters, digits and dashes).
-fn token(
-    what: &str,
-    prefix: &str,
-    env: Option<String>,
-    file: Option<PathBuf>,
-) -> Result<Secret, String> {
-    let source = match (env, file) {
-        (Some(name), None) => TokenSource::Env(name),
-        (None, Some(path)) if path.is_absolute() => TokenSource::File(path),
-        (None, Some(path)) => {
-            return Err(format!(
-                "{what}_file {} must be an absolute path",
-                path.display()
-            ));
-        }
-        _ => {
-            return Err(format!(
-                "needs the {what} from {what}_env = \"VARIABLE\" or {what}_file = \"/path\" (one \
-                 of them; never inline)"
-            ));
-        }
-    };
+/// The Slack token `what` (`app token`) from `source`, shaped as Slack's
+/// (`prefix`, then letters, digits and dashes).
+fn token(what: &str, prefix: &str, source: &TokenSource) -> Result<Secret, String> {
     let token = source
-        .read(&format!("the Slack {}", what.replace('_', " ")))
+        .read(&format!("the Slack {what}"))
         .map_err(|e| e.to_string())?;
     let shaped = token.strip_prefix(prefix).is_some_and(|rest| {
         !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
     });
-    if !shaped {
-        return Err(format!(
-            "the Slack {} does not look like one (it starts {prefix})",
-            what.replace('_', " ")
-        ));
+    match shaped {
+        true => Ok(Secret(token)),
+        false => Err(format!(
+            "the Slack {what} does not look like one (it starts {prefix})"
+        )),
     }
-    Ok(Secret(token))
+}
+
+/// Where the Slack token `key` is; an error when it is not given.
+fn token_source(
+    key: &str,
+    env: Option<String>,
+    file: Option<PathBuf>,
+) -> Result<TokenSource, String> {
+    two_way::secret_from(key, env, file)?.ok_or_else(|| {
+        format!(
+            "needs the {} from {key}_env = \"VARIABLE\" or {key}_file = \"/path\" (one of them; \
+             never inline)",
+            key.replace('_', " ")
+        )
+    })
 }
 
 impl ChannelKind for Slack {
@@ -154,18 +147,8 @@ impl ChannelKind for Slack {
             "needs allow = [\"U…\", …], the Slack user ids of the people who may answer: anyone \
              in the workspace can press a button, so nobody answers unless listed",
         )?;
-        let app = token(
-            "app_token",
-            "xapp-",
-            table.app_token_env,
-            table.app_token_file,
-        )?;
-        let bot = token(
-            "bot_token",
-            "xoxb-",
-            table.bot_token_env,
-            table.bot_token_file,
-        )?;
+        let app = token_source("app_token", table.app_token_env, table.app_token_file)?;
+        let bot = token_source("bot_token", table.bot_token_env, table.bot_token_file)?;
         let api_url = table.api_url.unwrap_or_else(|| DEFAULT_API.to_owned());
         let secure = match api_url.split_once("://") {
             Some(("https", _)) => true,
@@ -177,13 +160,10 @@ impl ChannelKind for Slack {
             }
         };
         Ok(Configured::TwoWay(Arc::new(SlackChannel {
-            api: Api {
-                base: api_url.trim_end_matches('/').to_owned(),
-                secure,
-                app,
-                bot,
-                http: crate::http_client(None).map_err(|e| e.to_string())?,
-            },
+            api_url: api_url.trim_end_matches('/').to_owned(),
+            secure,
+            app,
+            bot,
             channel,
             allow,
             people: table.people.unwrap_or_default(),
@@ -192,23 +172,31 @@ impl ChannelKind for Slack {
     }
 }
 
-/// Text that must never be shown: its `Debug` says so and no more.
-#[derive(Clone)]
-struct Secret(String);
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("(secret)")
-    }
-}
-
 #[derive(Debug)]
 struct SlackChannel {
-    api: Api,
+    /// The Web API's address, and whether it is `https://`.
+    api_url: String,
+    secure: bool,
+    /// The app's token and the bot's, read when the inbox starts.
+    app: TokenSource,
+    bot: TokenSource,
     channel: String,
     allow: Vec<String>,
     people: BTreeMap<String, String>,
     groups: Vec<String>,
+}
+
+impl SlackChannel {
+    /// The Web API, with the tokens read now.
+    fn api(&self) -> Result<Api, String> {
+        Ok(Api {
+            base: self.api_url.clone(),
+            secure: self.secure,
+            app: token("app token", "xapp-", &self.app)?,
+            bot: token("bot token", "xoxb-", &self.bot)?,
+            http: crate::http_client(None).map_err(|e| e.to_string())?,
+        })
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -437,25 +425,23 @@ impl TwoWay for SlackChannel {
         "slack"
     }
 
+    fn check(&self) -> Result<(), String> {
+        self.api().map(drop)
+    }
+
     fn run(self: Arc<Self>, desk: Arc<dyn Desk>) -> BoxFuture<'static, ()> {
         Box::pin(async move {
+            let api = match self.api() {
+                Ok(api) => api,
+                Err(why) => return tracing::error!(why, "slack: the channel cannot start"),
+            };
             let mut events = desk.events();
             let kept = Kept::new("slack");
-            let mut backoff = Backoff::new();
-            let state = loop {
-                match kept.load(&*desk).await {
-                    Ok(state) => break state,
-                    Err(error) => {
-                        let wait = backoff.failed();
-                        tracing::warn!(%error, ?wait, "slack: what it kept cannot be read; trying again");
-                        tokio::time::sleep(wait).await;
-                    }
-                }
-            };
             let mut run = Run {
                 channel: &self,
+                api,
                 desk: &*desk,
-                state,
+                state: kept.load_surely(&*desk).await,
                 kept,
             };
             run.serve(&mut events).await;
@@ -465,6 +451,7 @@ impl TwoWay for SlackChannel {
 
 struct Run<'a> {
     channel: &'a SlackChannel,
+    api: Api,
     desk: &'a dyn Desk,
     state: State,
     kept: Kept,
@@ -493,7 +480,7 @@ impl User {
 impl Run<'_> {
     async fn serve(&mut self, events: &mut tokio::sync::broadcast::Receiver<Event>) {
         let socket = Socket {
-            api: self.channel.api.clone(),
+            api: self.api.clone(),
             ws: None,
         };
         let mut reading: Reading = Box::pin(socket.next());
@@ -625,12 +612,7 @@ impl Run<'_> {
                 "blocks": blocks(record, key, question, posted.batch.chosen(question), None),
                 "unfurl_links": false,
             });
-            let sent = match self
-                .channel
-                .api
-                .call("chat.postMessage", &body, false)
-                .await
-            {
+            let sent = match self.api.call("chat.postMessage", &body, false).await {
                 Ok(sent) => sent,
                 Err(failure) => {
                     self.save().await;
@@ -678,7 +660,7 @@ impl Run<'_> {
                 "text": fallback(&record, question),
                 "blocks": settled_blocks(&record, question, &said),
             });
-            match self.channel.api.call("chat.update", &body, false).await {
+            match self.api.call("chat.update", &body, false).await {
                 Ok(_) => {}
                 Err(Failure::Refused(why)) => {
                     tracing::debug!(why, "slack: a message could not be updated")
@@ -706,12 +688,7 @@ impl Run<'_> {
     /// Tells `user` `text`, in the channel, to them alone.
     async fn tell(&self, user: &User, text: &str) -> Result<(), Failure> {
         let body = json!({"channel": self.channel.channel, "user": user.id, "text": escape(text)});
-        match self
-            .channel
-            .api
-            .call("chat.postEphemeral", &body, false)
-            .await
-        {
+        match self.api.call("chat.postEphemeral", &body, false).await {
             Ok(_) => Ok(()),
             Err(Failure::Refused(why)) => {
                 tracing::debug!(why, "slack: someone could not be told");
@@ -799,7 +776,7 @@ impl Run<'_> {
             Press::OwnWords { .. } => {
                 let trigger = payload["trigger_id"].as_str().unwrap_or_default();
                 let view = json!({"trigger_id": trigger, "view": own_words(&record, &press)});
-                return match self.channel.api.call("views.open", &view, false).await {
+                return match self.api.call("views.open", &view, false).await {
                     Ok(_) => Ok(()),
                     Err(Failure::Refused(why)) => {
                         tracing::debug!(why, "slack: the own-words modal could not be opened");
@@ -920,7 +897,7 @@ impl Run<'_> {
                 "text": fallback(record, question),
                 "blocks": blocks(record, key, question, posted.batch.chosen(question), Some(&said)),
             });
-            if let Err(failure) = self.channel.api.call("chat.update", &body, false).await {
+            if let Err(failure) = self.api.call("chat.update", &body, false).await {
                 tracing::debug!(%failure, "slack: an answer given could not be shown");
             }
         }

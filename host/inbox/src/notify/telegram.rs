@@ -47,7 +47,7 @@ use serde_json::{Value, json};
 use ask_user_seam::Answer;
 
 use super::two_way::{
-    self, Backoff, Batch, Desk, Event, Given, Kept, Press, TwoWay, answer_line, answers_of,
+    self, Backoff, Batch, Desk, Event, Given, Kept, Press, Secret, TwoWay, answer_line, answers_of,
     outcome_line,
 };
 use super::{ChannelKind, Configured};
@@ -108,33 +108,10 @@ impl ChannelKind for Telegram {
             "needs allow = [<Telegram user id>, …], the people who may answer: anyone can \
              message a bot, so nobody answers unless listed",
         )?;
-        let token = match (table.token_env, table.token_file) {
-            (Some(name), None) => TokenSource::Env(name),
-            (None, Some(path)) if path.is_absolute() => TokenSource::File(path),
-            (None, Some(path)) => {
-                return Err(format!(
-                    "token_file {} must be an absolute path",
-                    path.display()
-                ));
-            }
-            _ => {
-                return Err(
-                    "needs the bot's token from token_env = \"VARIABLE\" or token_file = \
-                     \"/path\" (one of them; never inline)"
-                        .to_owned(),
-                );
-            }
-        };
-        let token = token
-            .read("the Telegram bot token")
-            .map_err(|e| e.to_string())?;
-        if !bot_token(&token) {
-            return Err(
-                "the Telegram bot token does not look like one (digits, a colon, then letters, \
-                 digits, - and _), as @BotFather gives it"
-                    .to_owned(),
-            );
-        }
+        let token = two_way::secret_from("token", table.token_env, table.token_file)?.ok_or(
+            "needs the bot's token from token_env = \"VARIABLE\" or token_file = \"/path\" (one \
+             of them; never inline)",
+        )?;
         let api_url = table.api_url.unwrap_or_else(|| DEFAULT_API.to_owned());
         if !api_url.starts_with("https://") && !api_url.starts_with("http://") {
             return Err(format!(
@@ -152,14 +129,11 @@ impl ChannelKind for Telegram {
                 )),
             })
             .collect::<Result<_, _>>()?;
-        let http = crate::http_client(None).map_err(|e| e.to_string())?;
         Ok(Configured::TwoWay(Arc::new(TelegramChannel {
             people,
             groups: table.groups.unwrap_or_default(),
-            api: Api {
-                base: Secret(format!("{}/bot{token}", api_url.trim_end_matches('/'))),
-                http,
-            },
+            token,
+            api_url: api_url.trim_end_matches('/').to_owned(),
             chat,
             allow,
         })))
@@ -179,19 +153,12 @@ fn bot_token(token: &str) -> bool {
     })
 }
 
-/// Text that must never be shown: its `Debug` says so and no more.
-#[derive(Clone)]
-struct Secret(String);
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("(secret)")
-    }
-}
-
 #[derive(Debug)]
 struct TelegramChannel {
-    api: Api,
+    /// The bot's token, read when the inbox starts.
+    token: TokenSource,
+    /// The Bot API's address.
+    api_url: String,
     chat: i64,
     allow: Vec<i64>,
     /// In a team's inbox, who each Telegram user is: a person's name (their
@@ -200,6 +167,27 @@ struct TelegramChannel {
     /// In a team's inbox, the audiences whose questions the chat shows (no
     /// audience: those for anyone).
     groups: Vec<String>,
+}
+
+impl TelegramChannel {
+    /// The Bot API, with the bot's token read now.
+    fn api(&self) -> Result<Api, String> {
+        let token = self
+            .token
+            .read("the Telegram bot token")
+            .map_err(|e| e.to_string())?;
+        if !bot_token(&token) {
+            return Err(
+                "the Telegram bot token does not look like one (digits, a colon, then letters, \
+                 digits, - and _), as @BotFather gives it"
+                    .to_owned(),
+            );
+        }
+        Ok(Api {
+            base: Secret(format!("{}/bot{token}", self.api_url)),
+            http: crate::http_client(None).map_err(|e| e.to_string())?,
+        })
+    }
 }
 
 /// The Bot API at `base` (its address with the token).
@@ -398,25 +386,23 @@ impl TwoWay for TelegramChannel {
         "telegram"
     }
 
+    fn check(&self) -> Result<(), String> {
+        self.api().map(drop)
+    }
+
     fn run(self: Arc<Self>, desk: Arc<dyn Desk>) -> BoxFuture<'static, ()> {
         Box::pin(async move {
+            let api = match self.api() {
+                Ok(api) => api,
+                Err(why) => return tracing::error!(why, "telegram: the channel cannot start"),
+            };
             let mut events = desk.events();
             let kept = Kept::new("telegram");
-            let mut backoff = Backoff::new();
-            let state = loop {
-                match kept.load(&*desk).await {
-                    Ok(state) => break state,
-                    Err(error) => {
-                        let wait = backoff.failed();
-                        tracing::warn!(%error, ?wait, "telegram: what it kept cannot be read; trying again");
-                        tokio::time::sleep(wait).await;
-                    }
-                }
-            };
             let mut run = Run {
                 channel: &self,
+                api,
                 desk: &*desk,
-                state,
+                state: kept.load_surely(&*desk).await,
                 kept,
             };
             run.serve(&mut events).await;
@@ -427,6 +413,7 @@ impl TwoWay for TelegramChannel {
 /// The channel at work.
 struct Run<'a> {
     channel: &'a TelegramChannel,
+    api: Api,
     desk: &'a dyn Desk,
     state: State,
     kept: Kept,
@@ -437,7 +424,7 @@ impl Run<'_> {
     /// inbox stops. What failed (the service down) is done again at the
     /// next catch-up, after a backoff.
     async fn serve(&mut self, events: &mut tokio::sync::broadcast::Receiver<Event>) {
-        let api = self.channel.api.clone();
+        let api = self.api.clone();
         let mut backoff = Backoff::new();
         let mut caught_up = false;
         let mut polling: Polling = Box::pin(api.clone().updates(self.state.offset));
@@ -594,7 +581,7 @@ impl Run<'_> {
                 "parse_mode": "HTML",
                 "reply_markup": keyboard(record, key, question, posted.batch.chosen(question)),
             });
-            let sent = self.channel.api.call("sendMessage", &body, CALL_TIMEOUT);
+            let sent = self.api.call("sendMessage", &body, CALL_TIMEOUT);
             let sent: SentMessage = match sent.await {
                 Ok(sent) => sent,
                 Err(failure) => {
@@ -660,8 +647,7 @@ impl Run<'_> {
 
     async fn edit(&self, body: &Value) -> Result<(), Failure> {
         // Edited, the reply is the message (or `true`): nothing to read.
-        self.channel
-            .api
+        self.api
             .call::<Value>("editMessageText", body, CALL_TIMEOUT)
             .await
             .map(drop)
@@ -747,7 +733,6 @@ impl Run<'_> {
                     "reply_markup": keyboard(&record, key, question, posted.batch.chosen(question)),
                 });
                 let marked = self
-                    .channel
                     .api
                     .call::<Value>("editMessageReplyMarkup", &body, CALL_TIMEOUT)
                     .await;
@@ -771,11 +756,7 @@ impl Run<'_> {
                     "reply_parameters": {"message_id": posted.messages[question]},
                     "reply_markup": {"force_reply": true, "input_field_placeholder": "Your answer"},
                 });
-                let prompt: SentMessage = self
-                    .channel
-                    .api
-                    .call("sendMessage", &body, CALL_TIMEOUT)
-                    .await?;
+                let prompt: SentMessage = self.api.call("sendMessage", &body, CALL_TIMEOUT).await?;
                 posted.prompts.insert(prompt.message_id, question);
                 return self
                     .tell(&query.id, "Type your answer as a reply.", false)
@@ -840,8 +821,7 @@ impl Run<'_> {
             "parse_mode": "HTML",
             "reply_parameters": {"message_id": message.message_id},
         });
-        self.channel
-            .api
+        self.api
             .call::<Value>("sendMessage", &body, CALL_TIMEOUT)
             .await
             .map(drop)
@@ -935,8 +915,7 @@ impl Run<'_> {
         // The Bot API takes at most 200 characters.
         let text: String = text.chars().take(200).collect();
         let body = json!({"callback_query_id": query, "text": text, "show_alert": alert});
-        self.channel
-            .api
+        self.api
             .call::<Value>("answerCallbackQuery", &body, CALL_TIMEOUT)
             .await
             .map(drop)

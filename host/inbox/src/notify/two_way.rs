@@ -20,6 +20,7 @@ use tokio::sync::broadcast;
 use ask_user_seam::Answer;
 use ask_user_seam::remote::Unsettled;
 
+use crate::answerer::TokenSource;
 use crate::store::{BoxFuture, Person, Record, SettledBy, State, StoreError, StoreFuture};
 
 /// A channel that shows the inbox's questions where the human is and takes
@@ -27,6 +28,11 @@ use crate::store::{BoxFuture, Person, Record, SettledBy, State, StoreError, Stor
 pub trait TwoWay: Send + Sync + Debug + 'static {
     /// Its kind's name, for the log and as who settled a question.
     fn name(&self) -> &'static str;
+
+    /// Whether what the channel reads when the inbox starts (its tokens,
+    /// never in the config itself) can be read: the error says what is
+    /// missing. `inbox serve` refuses to start without it.
+    fn check(&self) -> Result<(), String>;
 
     /// Runs while the inbox serves (it is dropped when the inbox stops):
     /// shows every waiting question, answers them through `desk`, and says
@@ -113,6 +119,22 @@ impl Kept {
             tracing::warn!(channel = self.name, %error, "a channel's state could not be read; it starts again");
             T::default()
         }))
+    }
+
+    /// What was kept, reading again (after a backoff) while the store
+    /// cannot be read.
+    pub async fn load_surely<T: DeserializeOwned + Default>(&self, desk: &dyn Desk) -> T {
+        let mut backoff = Backoff::new();
+        loop {
+            match self.load(desk).await {
+                Ok(state) => return state,
+                Err(error) => {
+                    let wait = backoff.failed();
+                    tracing::warn!(channel = self.name, %error, ?wait, "what a channel kept cannot be read; trying again");
+                    tokio::time::sleep(wait).await;
+                }
+            }
+        }
     }
 
     /// Keeps `state`.
@@ -360,6 +382,36 @@ impl Batch {
                 Given::Refused("the inbox could not record it; try again.".to_owned())
             }
         }
+    }
+}
+
+/// Where a channel's secret is: `{key}_env = "VARIABLE"` or `{key}_file =
+/// "/absolute/path"` (mode 0600), one of them, never the secret itself;
+/// `None` when neither is given. It is read when the inbox starts.
+pub fn secret_from(
+    key: &str,
+    env: Option<String>,
+    file: Option<std::path::PathBuf>,
+) -> Result<Option<TokenSource>, String> {
+    match (env, file) {
+        (None, None) => Ok(None),
+        (Some(name), None) => Ok(Some(TokenSource::Env(name))),
+        (None, Some(path)) if path.is_absolute() => Ok(Some(TokenSource::File(path))),
+        (None, Some(path)) => Err(format!(
+            "{key}_file {} must be an absolute path",
+            path.display()
+        )),
+        (Some(_), Some(_)) => Err(format!("give {key}_env or {key}_file, not both")),
+    }
+}
+
+/// Text that must never be shown: its `Debug` says so and no more.
+#[derive(Clone)]
+pub struct Secret(pub String);
+
+impl Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("(secret)")
     }
 }
 

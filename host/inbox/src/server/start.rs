@@ -40,6 +40,16 @@ impl InboxServer {
     /// and the API's socket; a team's ([`InboxConfig::database`]) serves
     /// the API on its address, to tokens.
     pub async fn start(config: InboxConfig) -> std::io::Result<Self> {
+        // What a channel reads at start (its tokens) is there, or nothing
+        // serves.
+        for channel in config.notify.two_way() {
+            channel.check().map_err(|why| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("[inbox.channels] {}: {why}", channel.name()),
+                )
+            })?;
+        }
         let Some(url) = &config.database else {
             return Self::start_local(config, None).await;
         };
