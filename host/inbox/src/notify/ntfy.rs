@@ -42,8 +42,7 @@ use serde_json::{Value, json};
 use ask_user_seam::Answer;
 
 use super::two_way::{
-    self, Backoff, Batch, Desk, Event, Given, Kept, Secret, TwoWay, answer_line, answers_of,
-    outcome_line,
+    self, Batch, Desk, Given, Kept, Secret, TwoWay, answer_line, answers_of, outcome_line,
 };
 use super::{Channel, ChannelKind, Configured, Note};
 use crate::answerer::TokenSource;
@@ -254,6 +253,14 @@ impl TwoWay for NtfyAnswers {
                     }
                 }
             }
+            let stream = Stream {
+                url: format!("{}/{}/json", self.server, self.replies),
+                token: token.as_ref().map(|t| t.0.clone()),
+                http: http.clone(),
+                response: None,
+                line: Vec::new(),
+                since: state.since.clone(),
+            };
             let mut run = Run {
                 channel: &self,
                 token,
@@ -262,7 +269,7 @@ impl TwoWay for NtfyAnswers {
                 state,
                 kept,
             };
-            run.serve(&mut events).await;
+            two_way::serve(&mut run, stream, &mut events).await;
         })
     }
 }
@@ -296,10 +303,12 @@ struct Message {
     message: String,
 }
 
-impl Stream {
+impl two_way::Source for Stream {
+    type Item = Message;
+
     /// The next messages of the reply topic (opening the stream first, after
     /// the last one read); an error when it cannot be opened, ends or falls
-    /// silent. Gives itself back.
+    /// silent.
     async fn next(mut self) -> (Self, Result<Vec<Message>, String>) {
         if self.response.is_none() {
             // After the last reply read; at the first start, every reply the
@@ -380,105 +389,53 @@ impl Stream {
     }
 }
 
-type Reading = Pin<Box<dyn Future<Output = (Stream, Result<Vec<Message>, String>)> + Send>>;
+impl two_way::Work for Run<'_> {
+    type Item = Message;
 
-impl Run<'_> {
-    async fn serve(&mut self, events: &mut tokio::sync::broadcast::Receiver<Event>) {
-        let stream = Stream {
-            url: format!("{}/{}/json", self.channel.server, self.channel.replies),
-            token: self.token.as_ref().map(|t| t.0.clone()),
-            http: self.http.clone(),
-            response: None,
-            line: Vec::new(),
-            since: self.state.since.clone(),
-        };
-        let mut reading: Reading = Box::pin(stream.next());
-        let mut backoff = Backoff::new();
-        let mut caught_up = false;
-        loop {
-            if !caught_up {
-                match self.catch_up().await {
-                    Ok(()) => caught_up = true,
-                    Err(failure) => {
-                        let wait = backoff.failed();
-                        tracing::warn!(
-                            failure,
-                            ?wait,
-                            "ntfy: the questions could not be sent; trying again"
-                        );
-                        tokio::time::sleep(wait).await;
-                        continue;
-                    }
-                }
-            }
-            tokio::select! {
-                event = events.recv() => {
-                    let done = match event {
-                        Ok(Event::Question(id)) => self.refresh(&id).await,
-                        Ok(Event::Missed) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => Err("events missed".to_owned()),
-                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-                    };
-                    if let Err(failure) = done {
-                        tracing::warn!(failure, "ntfy: a question could not be sent; trying again");
-                        caught_up = false;
-                    }
-                }
-                (stream, read) = &mut reading => {
-                    match read {
-                        Ok(messages) => {
-                            backoff.reset();
-                            for message in messages {
-                                self.replied(&message.message).await;
-                                self.state.since = Some(message.id);
-                            }
-                            self.save().await;
-                            reading = Box::pin(stream.next());
-                        }
-                        Err(failure) => {
-                            let wait = backoff.failed();
-                            tracing::warn!(failure, ?wait, "ntfy: cannot read the reply topic; trying again");
-                            reading = Box::pin(async move {
-                                tokio::time::sleep(wait).await;
-                                stream.next().await
-                            });
-                        }
-                    }
-                }
-            }
-        }
+    fn name(&self) -> &'static str {
+        "ntfy"
     }
 
-    async fn save(&self) {
-        if let Err(error) = self.kept.save(self.desk, &self.state).await {
-            tracing::warn!(%error, "ntfy: its state could not be kept");
-        }
+    fn desk(&self) -> &dyn Desk {
+        self.desk
     }
 
-    async fn catch_up(&mut self) -> Result<(), String> {
-        let waiting = self.desk.waiting().await.map_err(|e| e.to_string())?;
-        let gone: Vec<String> = self
-            .state
+    /// Every question: the topic is the inbox's own.
+    fn shows(&self, _: &Record) -> bool {
+        true
+    }
+
+    fn shown(&self) -> Vec<String> {
+        self.state
             .posted
             .values()
-            .filter(|posted| !waiting.iter().any(|record| record.id == posted.batch.id))
-            .map(|posted| posted.batch.id.clone())
-            .collect();
-        for id in gone {
-            self.left(&id).await?;
-        }
-        for record in &waiting {
-            self.post(record).await?;
-        }
+            .map(|p| p.batch.id.clone())
+            .collect()
+    }
+
+    async fn post(&mut self, record: &Record) -> Result<(), String> {
+        self.post_questions(record).await
+    }
+
+    async fn left(&mut self, id: &str) -> Result<(), String> {
+        self.say_left(id).await
+    }
+
+    async fn take(&mut self, message: Message) -> Result<(), String> {
+        self.replied(&message.message).await;
+        self.state.since = Some(message.id);
         Ok(())
     }
 
-    async fn refresh(&mut self, id: &str) -> Result<(), String> {
-        match self.desk.get(id.to_owned()).await {
-            Ok(Some(record)) if record.state == crate::store::State::Waiting => {
-                self.post(&record).await
-            }
-            Ok(_) => self.left(id).await,
-            Err(error) => Err(error.to_string()),
+    async fn taken(&mut self) {
+        self.save().await;
+    }
+}
+
+impl Run<'_> {
+    async fn save(&self) {
+        if let Err(error) = self.kept.save(self.desk, &self.state).await {
+            tracing::warn!(%error, "ntfy: its state could not be kept");
         }
     }
 
@@ -499,7 +456,7 @@ impl Run<'_> {
 
     /// Posts `record` unless it was: a notification per question with its
     /// buttons, or one that opens the page.
-    async fn post(&mut self, record: &Record) -> Result<(), String> {
+    async fn post_questions(&mut self, record: &Record) -> Result<(), String> {
         if self.state.posted.values().any(|p| p.batch.id == record.id) {
             return Ok(());
         }
@@ -591,7 +548,7 @@ impl Run<'_> {
     }
 
     /// Question `id` left: a follow-up says how.
-    async fn left(&mut self, id: &str) -> Result<(), String> {
+    async fn say_left(&mut self, id: &str) -> Result<(), String> {
         let Some((&key, _)) = self.state.posted.iter().find(|(_, p)| p.batch.id == id) else {
             return Ok(());
         };

@@ -31,9 +31,7 @@
 //! only that. The tokens reach no log and no process argument.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -47,8 +45,7 @@ use tokio_tungstenite::tungstenite::Message as Frame;
 use ask_user_seam::Answer;
 
 use super::two_way::{
-    self, Backoff, Batch, Desk, Event, Given, Kept, Press, Secret, TwoWay, answer_line, answers_of,
-    outcome_line,
+    self, Batch, Desk, Given, Kept, Press, Secret, TwoWay, answer_line, answers_of, outcome_line,
 };
 use super::{ChannelKind, Configured};
 use crate::answerer::TokenSource;
@@ -353,16 +350,18 @@ struct Socket {
     ws: Option<Ws>,
 }
 
-impl Socket {
+impl two_way::Source for Socket {
+    type Item = Value;
+
     /// The next envelope, acknowledged; the socket is opened (again) as
-    /// needed. Gives itself back.
-    async fn next(mut self) -> (Self, Result<Value, Failure>) {
+    /// needed.
+    async fn next(mut self) -> (Self, Result<Vec<Value>, String>) {
         loop {
             let ws = match self.ws.as_mut() {
                 Some(ws) => ws,
                 None => match self.api.connect().await {
                     Ok(ws) => self.ws.insert(ws),
-                    Err(failure) => return (self, Err(failure)),
+                    Err(failure) => return (self, Err(failure.to_string())),
                 },
             };
             let frame = match tokio::time::timeout(SILENCE, ws.next()).await {
@@ -374,7 +373,7 @@ impl Socket {
                         _ => "Slack's socket closed".to_owned(),
                     };
                     self.ws = None;
-                    return (self, Err(Failure::Down(why)));
+                    return (self, Err(why));
                 }
             };
             let Frame::Text(text) = frame else {
@@ -396,14 +395,12 @@ impl Socket {
             let ack = json!({"envelope_id": id}).to_string();
             if let Err(error) = ws.send(Frame::text(ack)).await {
                 self.ws = None;
-                return (self, Err(Failure::Down(format!("Slack's socket: {error}"))));
+                return (self, Err(format!("Slack's socket: {error}")));
             }
-            return (self, Ok(envelope));
+            return (self, Ok(vec![envelope]));
         }
     }
 }
-
-type Reading = Pin<Box<dyn Future<Output = (Socket, Result<Value, Failure>)> + Send>>;
 
 /// What the channel keeps across restarts.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -437,6 +434,10 @@ impl TwoWay for SlackChannel {
             };
             let mut events = desk.events();
             let kept = Kept::new("slack");
+            let socket = Socket {
+                api: api.clone(),
+                ws: None,
+            };
             let mut run = Run {
                 channel: &self,
                 api,
@@ -444,7 +445,7 @@ impl TwoWay for SlackChannel {
                 state: kept.load_surely(&*desk).await,
                 kept,
             };
-            run.serve(&mut events).await;
+            two_way::serve(&mut run, socket, &mut events).await;
         })
     }
 }
@@ -477,111 +478,57 @@ impl User {
     }
 }
 
-impl Run<'_> {
-    async fn serve(&mut self, events: &mut tokio::sync::broadcast::Receiver<Event>) {
-        let socket = Socket {
-            api: self.api.clone(),
-            ws: None,
-        };
-        let mut reading: Reading = Box::pin(socket.next());
-        let mut backoff = Backoff::new();
-        let mut caught_up = false;
-        loop {
-            if !caught_up {
-                match self.catch_up().await {
-                    Ok(()) => caught_up = true,
-                    Err(failure) => {
-                        let wait = backoff.failed();
-                        tracing::warn!(%failure, ?wait, "slack: the questions could not be shown; trying again");
-                        tokio::time::sleep(wait).await;
-                        continue;
-                    }
-                }
-            }
-            tokio::select! {
-                event = events.recv() => {
-                    let done = match event {
-                        Ok(Event::Question(id)) => self.refresh(&id).await,
-                        Ok(Event::Missed) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => Err(Failure::Down("events missed".into())),
-                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-                    };
-                    if let Err(failure) = done {
-                        tracing::warn!(%failure, "slack: a question could not be shown; trying again");
-                        caught_up = false;
-                    }
-                }
-                (socket, read) = &mut reading => {
-                    match read {
-                        Ok(envelope) => {
-                            backoff.reset();
-                            if let Err(failure) = self.handle(&envelope["payload"]).await {
-                                tracing::warn!(%failure, "slack: an answer could not be handled in full");
-                                caught_up = false;
-                            }
-                            self.save().await;
-                            reading = Box::pin(socket.next());
-                        }
-                        Err(failure) => {
-                            let wait = backoff.failed();
-                            tracing::warn!(%failure, ?wait, "slack: cannot reach its socket; trying again");
-                            reading = Box::pin(async move {
-                                tokio::time::sleep(wait).await;
-                                socket.next().await
-                            });
-                        }
-                    }
-                }
-            }
-        }
+impl two_way::Work for Run<'_> {
+    type Item = Value;
+
+    fn name(&self) -> &'static str {
+        "slack"
     }
 
-    async fn save(&self) {
-        if let Err(error) = self.kept.save(self.desk, &self.state).await {
-            tracing::warn!(%error, "slack: its state could not be kept");
-        }
+    fn desk(&self) -> &dyn Desk {
+        self.desk
     }
 
     fn shows(&self, record: &Record) -> bool {
         crate::store::answerable(&record.audience, &self.channel.groups)
     }
 
-    async fn catch_up(&mut self) -> Result<(), Failure> {
-        let mut waiting = self
-            .desk
-            .waiting()
-            .await
-            .map_err(|e| Failure::Down(e.to_string()))?;
-        waiting.retain(|record| self.shows(record));
-        let gone: Vec<String> = self
-            .state
+    fn shown(&self) -> Vec<String> {
+        self.state
             .posted
             .values()
-            .filter(|p| !waiting.iter().any(|record| record.id == p.batch.id))
             .map(|p| p.batch.id.clone())
-            .collect();
-        for id in gone {
-            self.left(&id).await?;
-        }
-        for record in &waiting {
-            self.post(record).await?;
-        }
-        Ok(())
+            .collect()
     }
 
-    async fn refresh(&mut self, id: &str) -> Result<(), Failure> {
-        match self.desk.get(id.to_owned()).await {
-            Ok(Some(record))
-                if record.state == crate::store::State::Waiting && self.shows(&record) =>
-            {
-                self.post(&record).await
-            }
-            Ok(_) => self.left(id).await,
-            Err(error) => Err(Failure::Down(error.to_string())),
+    async fn post(&mut self, record: &Record) -> Result<(), String> {
+        self.post_questions(record).await.map_err(|f| f.to_string())
+    }
+
+    async fn left(&mut self, id: &str) -> Result<(), String> {
+        self.say_left(id).await.map_err(|f| f.to_string())
+    }
+
+    async fn take(&mut self, envelope: Value) -> Result<(), String> {
+        self.handle(&envelope["payload"])
+            .await
+            .map_err(|f| f.to_string())
+    }
+
+    async fn taken(&mut self) {
+        self.save().await;
+    }
+}
+
+impl Run<'_> {
+    async fn save(&self) {
+        if let Err(error) = self.kept.save(self.desk, &self.state).await {
+            tracing::warn!(%error, "slack: its state could not be kept");
         }
     }
 
     /// Posts what is not posted yet of `record`: a message per question.
-    async fn post(&mut self, record: &Record) -> Result<(), Failure> {
+    async fn post_questions(&mut self, record: &Record) -> Result<(), Failure> {
         let count = record.request.questions.len();
         let key = match self
             .state
@@ -629,7 +576,7 @@ impl Run<'_> {
     }
 
     /// Question `id` left: each message says how, without its buttons.
-    async fn left(&mut self, id: &str) -> Result<(), Failure> {
+    async fn say_left(&mut self, id: &str) -> Result<(), Failure> {
         let Some((&key, posted)) = self.state.posted.iter().find(|(_, p)| p.batch.id == id) else {
             return Ok(());
         };
@@ -837,18 +784,12 @@ impl Run<'_> {
 
     /// The batch under `key` while it waits; one that left is said so.
     async fn record(&mut self, key: u64) -> Result<Option<Record>, Failure> {
-        let Some(posted) = self.state.posted.get(&key) else {
+        let Some(id) = self.state.posted.get(&key).map(|p| p.batch.id.clone()) else {
             return Ok(None);
         };
-        let id = posted.batch.id.clone();
-        match self.desk.get(id.clone()).await {
-            Ok(Some(record)) if record.state == crate::store::State::Waiting => Ok(Some(record)),
-            Ok(_) => {
-                self.left(&id).await?;
-                Ok(None)
-            }
-            Err(error) => Err(Failure::Down(error.to_string())),
-        }
+        two_way::still_waiting(self, &id)
+            .await
+            .map_err(Failure::Down)
     }
 
     /// `answer` to question `question` of `record` (under `key`) from

@@ -35,9 +35,7 @@
 //! answer wins).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -47,7 +45,7 @@ use serde_json::{Value, json};
 use ask_user_seam::Answer;
 
 use super::two_way::{
-    self, Backoff, Batch, Desk, Event, Given, Kept, Press, Secret, TwoWay, answer_line, answers_of,
+    self, Backoff, Batch, Desk, Given, Kept, Press, Secret, TwoWay, answer_line, answers_of,
     outcome_line,
 };
 use super::{ChannelKind, Configured};
@@ -379,7 +377,68 @@ struct Posted {
     prompts: BTreeMap<i64, usize>,
 }
 
-type Polling = Pin<Box<dyn Future<Output = Result<Vec<Update>, Failure>> + Send>>;
+/// The bot's updates, from `offset` on: once a delivery was taken (and
+/// kept), the next poll asks past it, which confirms it to Telegram.
+struct Poller {
+    api: Api,
+    offset: i64,
+}
+
+impl two_way::Source for Poller {
+    type Item = Update;
+
+    async fn next(mut self) -> (Self, Result<Vec<Update>, String>) {
+        let updates = self.api.clone().updates(self.offset).await;
+        if let Ok(updates) = &updates
+            && let Some(last) = updates.iter().map(|u| u.update_id).max()
+        {
+            self.offset = self.offset.max(last + 1);
+        }
+        (self, updates.map_err(|failure| failure.to_string()))
+    }
+}
+
+impl two_way::Work for Run<'_> {
+    type Item = Update;
+
+    fn name(&self) -> &'static str {
+        "telegram"
+    }
+
+    fn desk(&self) -> &dyn Desk {
+        self.desk
+    }
+
+    fn shows(&self, record: &Record) -> bool {
+        crate::store::answerable(&record.audience, &self.channel.groups)
+    }
+
+    fn shown(&self) -> Vec<String> {
+        self.state
+            .posted
+            .values()
+            .map(|p| p.batch.id.clone())
+            .collect()
+    }
+
+    async fn post(&mut self, record: &Record) -> Result<(), String> {
+        self.post_questions(record).await.map_err(|f| f.to_string())
+    }
+
+    async fn left(&mut self, id: &str) -> Result<(), String> {
+        self.say_left(id).await.map_err(|f| f.to_string())
+    }
+
+    async fn take(&mut self, update: Update) -> Result<(), String> {
+        self.state.offset = self.state.offset.max(update.update_id + 1);
+        self.handle(update).await.map_err(|f| f.to_string())
+    }
+
+    /// Kept before the next poll confirms them.
+    async fn taken(&mut self) {
+        self.save_surely().await;
+    }
+}
 
 impl TwoWay for TelegramChannel {
     fn name(&self) -> &'static str {
@@ -398,14 +457,19 @@ impl TwoWay for TelegramChannel {
             };
             let mut events = desk.events();
             let kept = Kept::new("telegram");
+            let state: State = kept.load_surely(&*desk).await;
+            let poller = Poller {
+                api: api.clone(),
+                offset: state.offset,
+            };
             let mut run = Run {
                 channel: &self,
                 api,
                 desk: &*desk,
-                state: kept.load_surely(&*desk).await,
+                state,
                 kept,
             };
-            run.serve(&mut events).await;
+            two_way::serve(&mut run, poller, &mut events).await;
         })
     }
 }
@@ -420,69 +484,6 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    /// Shows the waiting questions, then takes updates and events until the
-    /// inbox stops. What failed (the service down) is done again at the
-    /// next catch-up, after a backoff.
-    async fn serve(&mut self, events: &mut tokio::sync::broadcast::Receiver<Event>) {
-        let api = self.api.clone();
-        let mut backoff = Backoff::new();
-        let mut caught_up = false;
-        let mut polling: Polling = Box::pin(api.clone().updates(self.state.offset));
-        loop {
-            if !caught_up {
-                match self.catch_up().await {
-                    Ok(()) => caught_up = true,
-                    Err(failure) => {
-                        let wait = backoff.failed();
-                        tracing::warn!(%failure, ?wait, "telegram: the questions could not be shown; trying again");
-                        tokio::time::sleep(wait).await;
-                        continue;
-                    }
-                }
-            }
-            tokio::select! {
-                event = events.recv() => {
-                    let done = match event {
-                        Ok(Event::Question(id)) => self.refresh(&id).await,
-                        // Fell behind: read everything again.
-                        Ok(Event::Missed) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => Err(Failure::Down("events missed".into())),
-                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-                    };
-                    if let Err(failure) = done {
-                        tracing::warn!(%failure, "telegram: a question could not be shown; trying again");
-                        caught_up = false;
-                    }
-                }
-                updates = &mut polling => {
-                    match updates {
-                        Ok(updates) => {
-                            backoff.reset();
-                            for update in updates {
-                                self.state.offset = self.state.offset.max(update.update_id + 1);
-                                if let Err(failure) = self.handle(update).await {
-                                    tracing::warn!(%failure, "telegram: an update could not be handled in full");
-                                    caught_up = false;
-                                }
-                            }
-                            // Kept before the next poll confirms them.
-                            self.save_surely().await;
-                            polling = Box::pin(api.clone().updates(self.state.offset));
-                        }
-                        Err(failure) => {
-                            let wait = backoff.failed();
-                            tracing::warn!(%failure, ?wait, "telegram: cannot take updates; trying again");
-                            let (api, offset) = (api.clone(), self.state.offset);
-                            polling = Box::pin(async move {
-                                tokio::time::sleep(wait).await;
-                                api.updates(offset).await
-                            });
-                        }
-                    }
-                }
-            }
-        }
-    }
-
     /// Keeps the state; a store that fails is logged (what it kept is
     /// read at the next start).
     async fn save(&self) {
@@ -502,52 +503,8 @@ impl Run<'_> {
         }
     }
 
-    /// Whether `record` is shown here: its audience is this channel's.
-    fn shows(&self, record: &Record) -> bool {
-        crate::store::answerable(&record.audience, &self.channel.groups)
-    }
-
-    /// Every waiting question shown (in full), and every one that left
-    /// said so.
-    async fn catch_up(&mut self) -> Result<(), Failure> {
-        let mut waiting = self
-            .desk
-            .waiting()
-            .await
-            .map_err(|e| Failure::Down(e.to_string()))?;
-        waiting.retain(|record| self.shows(record));
-        let gone: Vec<String> = self
-            .state
-            .posted
-            .values()
-            .filter(|posted| !waiting.iter().any(|record| record.id == posted.batch.id))
-            .map(|posted| posted.batch.id.clone())
-            .collect();
-        for id in gone {
-            self.left(&id).await?;
-        }
-        for record in &waiting {
-            self.post(record).await?;
-        }
-        Ok(())
-    }
-
-    /// Question `id` was asked, or left: it is shown, or said to have
-    /// left.
-    async fn refresh(&mut self, id: &str) -> Result<(), Failure> {
-        match self.desk.get(id.to_owned()).await {
-            Ok(Some(record))
-                if record.state == crate::store::State::Waiting && self.shows(&record) =>
-            {
-                self.post(&record).await
-            }
-            Ok(_) => self.left(id).await,
-            Err(error) => Err(Failure::Down(error.to_string())),
-        }
-    }
-
     /// Posts what is not posted yet of `record`: a message per question.
-    async fn post(&mut self, record: &Record) -> Result<(), Failure> {
+    async fn post_questions(&mut self, record: &Record) -> Result<(), Failure> {
         let count = record.request.questions.len();
         let key = match self
             .state
@@ -601,7 +558,7 @@ impl Run<'_> {
     /// Question `id` left: each of its messages says how, and loses its
     /// keyboard. A message that cannot be edited any more (deleted) is
     /// passed over.
-    async fn left(&mut self, id: &str) -> Result<(), Failure> {
+    async fn say_left(&mut self, id: &str) -> Result<(), Failure> {
         let Some((&key, posted)) = self.state.posted.iter().find(|(_, p)| p.batch.id == id) else {
             return Ok(());
         };
@@ -831,18 +788,12 @@ impl Run<'_> {
     /// The record of the batch posted under `key`, while it waits; one
     /// that left is said so on its messages.
     async fn record(&mut self, key: u64) -> Result<Option<Record>, Failure> {
-        let Some(posted) = self.state.posted.get(&key) else {
+        let Some(id) = self.state.posted.get(&key).map(|p| p.batch.id.clone()) else {
             return Ok(None);
         };
-        let id = posted.batch.id.clone();
-        match self.desk.get(id.clone()).await {
-            Ok(Some(record)) if record.state == crate::store::State::Waiting => Ok(Some(record)),
-            Ok(_) => {
-                self.left(&id).await?;
-                Ok(None)
-            }
-            Err(error) => Err(Failure::Down(error.to_string())),
-        }
+        two_way::still_waiting(self, &id)
+            .await
+            .map_err(Failure::Down)
     }
 
     /// Question `question` of `record`, the batch under `key`, has

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt::Debug;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -82,6 +83,158 @@ pub trait Desk: Send + Sync + 'static {
     /// unless there is none, or their token was revoked. `None` in one
     /// user's inbox.
     fn person(&self, name: String) -> StoreFuture<'_, Option<Person>>;
+}
+
+/// A two-way channel at work, as [`serve`] drives it: it shows questions,
+/// says when they left, and takes what its service delivers.
+pub trait Work: Send {
+    /// What its service delivers: an update, an envelope, a reply.
+    type Item: Send;
+
+    /// Its kind's name, for the log.
+    fn name(&self) -> &'static str;
+
+    fn desk(&self) -> &dyn Desk;
+
+    /// Whether `record` is shown here: its audience is the channel's.
+    fn shows(&self, record: &Record) -> bool;
+
+    /// The questions it shows now (the inbox's ids).
+    fn shown(&self) -> Vec<String>;
+
+    /// Shows what is not shown yet of `record`, which waits.
+    fn post(&mut self, record: &Record) -> impl Future<Output = Result<(), String>> + Send;
+
+    /// Question `id` left (or is gone): what showed it says how, and it is
+    /// shown no more.
+    fn left(&mut self, id: &str) -> impl Future<Output = Result<(), String>> + Send;
+
+    /// Takes what the service delivered.
+    fn take(&mut self, item: Self::Item) -> impl Future<Output = Result<(), String>> + Send;
+
+    /// One delivery was taken: what must be kept before the next is asked
+    /// for is kept.
+    fn taken(&mut self) -> impl Future<Output = ()> + Send;
+}
+
+/// Where a channel's deliveries come from: the next ones, and itself back
+/// (its connection, how far it read).
+pub trait Source: Sized + Send + 'static {
+    type Item: Send;
+
+    fn next(self) -> impl Future<Output = (Self, Result<Vec<Self::Item>, String>)> + Send;
+}
+
+/// A source given back with what it delivered.
+type Delivered<S> = (S, Result<Vec<<S as Source>::Item>, String>);
+
+/// Drives `work` until the inbox stops: every waiting question shown (and
+/// again after a failure, or events missed), each question asked or left as
+/// the inbox says so, and each delivery of `source` taken; what could not
+/// be reached is tried again after a [`Backoff`].
+pub async fn serve<W: Work, S: Source<Item = W::Item>>(
+    work: &mut W,
+    source: S,
+    events: &mut broadcast::Receiver<Event>,
+) {
+    use broadcast::error::RecvError;
+    let name = work.name();
+    let mut reading: BoxFuture<'static, Delivered<S>> = Box::pin(source.next());
+    let mut backoff = Backoff::new();
+    let mut caught_up = false;
+    loop {
+        if !caught_up {
+            match catch_up(work).await {
+                Ok(()) => caught_up = true,
+                Err(failure) => {
+                    let wait = backoff.failed();
+                    tracing::warn!(
+                        channel = name,
+                        failure,
+                        ?wait,
+                        "the questions could not be shown; trying again"
+                    );
+                    tokio::time::sleep(wait).await;
+                    continue;
+                }
+            }
+        }
+        tokio::select! {
+            event = events.recv() => {
+                let done = match event {
+                    Ok(Event::Question(id)) => refresh(work, &id).await,
+                    // Fell behind: everything is read again.
+                    Ok(Event::Missed) | Err(RecvError::Lagged(_)) => Err("events were missed".to_owned()),
+                    Err(RecvError::Closed) => return,
+                };
+                if let Err(failure) = done {
+                    tracing::warn!(channel = name, failure, "a question could not be shown; trying again");
+                    caught_up = false;
+                }
+            }
+            (source, delivered) = &mut reading => {
+                let wait = match delivered {
+                    Ok(items) => {
+                        backoff.reset();
+                        for item in items {
+                            if let Err(failure) = work.take(item).await {
+                                tracing::warn!(channel = name, failure, "what came could not be handled in full");
+                                caught_up = false;
+                            }
+                        }
+                        work.taken().await;
+                        Duration::ZERO
+                    }
+                    Err(failure) => {
+                        let wait = backoff.failed();
+                        tracing::warn!(channel = name, failure, ?wait, "the service cannot be reached; trying again");
+                        wait
+                    }
+                };
+                reading = Box::pin(async move {
+                    tokio::time::sleep(wait).await;
+                    source.next().await
+                });
+            }
+        }
+    }
+}
+
+/// Every waiting question shown here shown in full, and every one shown
+/// that left said so.
+async fn catch_up<W: Work>(work: &mut W) -> Result<(), String> {
+    let mut waiting = work.desk().waiting().await.map_err(|e| e.to_string())?;
+    waiting.retain(|record| work.shows(record));
+    for id in work.shown() {
+        if !waiting.iter().any(|record| record.id == id) {
+            work.left(&id).await?;
+        }
+    }
+    for record in &waiting {
+        work.post(record).await?;
+    }
+    Ok(())
+}
+
+/// Question `id` was asked or left: shown, or said to have left.
+async fn refresh<W: Work>(work: &mut W, id: &str) -> Result<(), String> {
+    match work.desk().get(id.to_owned()).await {
+        Ok(Some(record)) if record.state == State::Waiting && work.shows(&record) => {
+            work.post(&record).await
+        }
+        Ok(_) => work.left(id).await,
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+/// Question `id` as it is, while it waits; one that left is said so
+/// (`work.left`), and is `None`.
+pub async fn still_waiting<W: Work>(work: &mut W, id: &str) -> Result<Option<Record>, String> {
+    match work.desk().get(id.to_owned()).await {
+        Ok(Some(record)) if record.state == State::Waiting => Ok(Some(record)),
+        Ok(_) => work.left(id).await.map(|()| None),
+        Err(error) => Err(error.to_string()),
+    }
 }
 
 /// What happened.
