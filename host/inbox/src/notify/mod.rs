@@ -28,6 +28,7 @@ use std::time::Duration;
 
 use crate::store::Record;
 
+mod chat;
 mod desktop;
 mod ntfy;
 mod slack;

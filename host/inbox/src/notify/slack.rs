@@ -44,9 +44,8 @@ use tokio_tungstenite::tungstenite::Message as Frame;
 
 use ask_user_seam::Answer;
 
-use super::two_way::{
-    self, Batch, Desk, Given, Kept, Press, Secret, TwoWay, answer_line, answers_of, outcome_line,
-};
+use super::chat::{self, Posted, Said};
+use super::two_way::{self, Desk, Failure, Given, Kept, Press, Secret, TwoWay};
 use super::{ChannelKind, Configured};
 use crate::answerer::TokenSource;
 use crate::store::{BoxFuture, Person, Record};
@@ -204,24 +203,6 @@ struct Api {
     app: Secret,
     bot: Secret,
     http: reqwest::Client,
-}
-
-/// Why a call failed.
-#[derive(Debug)]
-enum Failure {
-    /// Slack could not be reached or failed: try again later.
-    Down(String),
-    /// Slack refused it (a message gone, a trigger expired): it would be
-    /// refused again.
-    Refused(String),
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failure::Down(why) | Failure::Refused(why) => f.write_str(why),
-        }
-    }
 }
 
 impl Api {
@@ -406,15 +387,9 @@ impl two_way::Source for Socket {
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct State {
     next_key: u64,
-    posted: BTreeMap<u64, Posted>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct Posted {
-    /// Each question's message (its `ts`), in order (fewer while posting
-    /// failed half-way).
-    messages: Vec<String>,
-    batch: Batch,
+    /// The questions posted and still waiting, by key: each question's
+    /// message is its `ts`.
+    posted: BTreeMap<u64, Posted<String>>,
 }
 
 impl TwoWay for SlackChannel {
@@ -494,19 +469,15 @@ impl two_way::Work for Run<'_> {
     }
 
     fn shown(&self) -> Vec<String> {
-        self.state
-            .posted
-            .values()
-            .map(|p| p.batch.id.clone())
-            .collect()
+        chat::shown(self)
     }
 
     async fn post(&mut self, record: &Record) -> Result<(), String> {
-        self.post_questions(record).await.map_err(|f| f.to_string())
+        chat::post(self, record).await
     }
 
     async fn left(&mut self, id: &str) -> Result<(), String> {
-        self.say_left(id).await.map_err(|f| f.to_string())
+        chat::left(self, id).await
     }
 
     async fn take(&mut self, envelope: Value) -> Result<(), String> {
@@ -520,104 +491,86 @@ impl two_way::Work for Run<'_> {
     }
 }
 
+impl chat::Chat for Run<'_> {
+    type Message = String;
+
+    fn posted(&self) -> &BTreeMap<u64, Posted<String>> {
+        &self.state.posted
+    }
+
+    fn parts(&mut self) -> (&mut BTreeMap<u64, Posted<String>>, &dyn Desk) {
+        (&mut self.state.posted, self.desk)
+    }
+
+    fn new_key(&mut self) -> u64 {
+        self.state.next_key += 1;
+        self.state.next_key - 1
+    }
+
+    async fn send(
+        &self,
+        record: &Record,
+        key: u64,
+        question: usize,
+        chosen: &BTreeSet<usize>,
+    ) -> Result<String, Failure> {
+        let body = json!({
+            "channel": self.channel.channel,
+            "text": fallback(record, question),
+            "blocks": blocks(record, key, question, chosen, None),
+            "unfurl_links": false,
+        });
+        let sent = self.api.call("chat.postMessage", &body, false).await?;
+        Ok(sent["ts"].as_str().unwrap_or_default().to_owned())
+    }
+
+    async fn show(
+        &self,
+        record: &Record,
+        key: u64,
+        question: usize,
+        ts: &String,
+        chosen: &BTreeSet<usize>,
+        said: Said<'_>,
+    ) -> Result<(), Failure> {
+        let blocks = match said {
+            Said::Given { answer, told } => {
+                let said = format!(
+                    "*Your answer:* {} · {}",
+                    escape(&cut(answer, 500)),
+                    escape(told)
+                );
+                blocks(record, key, question, chosen, Some(&said))
+            }
+            Said::Left { outcome, answer } => {
+                let answer = answer.map(|a| format!(": {}", escape(&cut(a, 500))));
+                let said = format!(
+                    "*{}*{}",
+                    escape(&cut(outcome, 300)),
+                    answer.unwrap_or_default()
+                );
+                settled_blocks(record, question, &said)
+            }
+        };
+        let body = json!({
+            "channel": self.channel.channel,
+            "ts": ts,
+            "text": fallback(record, question),
+            "blocks": blocks,
+        });
+        self.api.call("chat.update", &body, false).await.map(drop)
+    }
+
+    async fn keep(&self) {
+        self.save().await;
+    }
+}
+
 impl Run<'_> {
     async fn save(&self) {
         if let Err(error) = self.kept.save(self.desk, &self.state).await {
             tracing::warn!(%error, "slack: its state could not be kept");
         }
-    }
-
-    /// Posts what is not posted yet of `record`: a message per question.
-    async fn post_questions(&mut self, record: &Record) -> Result<(), Failure> {
-        let count = record.request.questions.len();
-        let key = match self
-            .state
-            .posted
-            .iter()
-            .find(|(_, p)| p.batch.id == record.id)
-        {
-            Some((_, posted)) if posted.messages.len() == count => return Ok(()),
-            Some((&key, _)) => key,
-            None => {
-                let key = self.state.next_key;
-                self.state.next_key += 1;
-                let posted = Posted {
-                    messages: Vec::new(),
-                    batch: Batch::new(record),
-                };
-                self.state.posted.insert(key, posted);
-                key
-            }
-        };
-        while let Some(posted) = self.state.posted.get(&key)
-            && posted.messages.len() < count
-        {
-            let question = posted.messages.len();
-            let body = json!({
-                "channel": self.channel.channel,
-                "text": fallback(record, question),
-                "blocks": blocks(record, key, question, posted.batch.chosen(question), None),
-                "unfurl_links": false,
-            });
-            let sent = match self.api.call("chat.postMessage", &body, false).await {
-                Ok(sent) => sent,
-                Err(failure) => {
-                    self.save().await;
-                    return Err(failure);
-                }
-            };
-            let ts = sent["ts"].as_str().unwrap_or_default().to_owned();
-            if let Some(posted) = self.state.posted.get_mut(&key) {
-                posted.messages.push(ts);
-            }
-        }
-        self.save().await;
-        Ok(())
-    }
-
-    /// Question `id` left: each message says how, without its buttons.
-    async fn say_left(&mut self, id: &str) -> Result<(), Failure> {
-        let Some((&key, posted)) = self.state.posted.iter().find(|(_, p)| p.batch.id == id) else {
-            return Ok(());
-        };
-        let record = match self.desk.get(id.to_owned()).await {
-            Ok(Some(record)) => record,
-            Ok(None) => {
-                self.state.posted.remove(&key);
-                self.save().await;
-                return Ok(());
-            }
-            Err(error) => return Err(Failure::Down(error.to_string())),
-        };
-        let answers = answers_of(&record);
-        let outcome = outcome_line(&record);
-        for (question, ts) in posted.messages.iter().enumerate() {
-            let mut said = format!("*{}*", escape(&cut(&outcome, 300)));
-            if let Some(answer) = record
-                .request
-                .questions
-                .get(question)
-                .and_then(|q| Answer::of(&answers, &q.id))
-            {
-                said.push_str(&format!(": {}", escape(&cut(&answer_line(answer), 500))));
-            }
-            let body = json!({
-                "channel": self.channel.channel,
-                "ts": ts,
-                "text": fallback(&record, question),
-                "blocks": settled_blocks(&record, question, &said),
-            });
-            match self.api.call("chat.update", &body, false).await {
-                Ok(_) => {}
-                Err(Failure::Refused(why)) => {
-                    tracing::debug!(why, "slack: a message could not be updated")
-                }
-                Err(down) => return Err(down),
-            }
-        }
-        self.state.posted.remove(&key);
-        self.save().await;
-        Ok(())
     }
 
     /// An interaction: a button, checkboxes, or the own-words modal sent.
@@ -635,14 +588,11 @@ impl Run<'_> {
     /// Tells `user` `text`, in the channel, to them alone.
     async fn tell(&self, user: &User, text: &str) -> Result<(), Failure> {
         let body = json!({"channel": self.channel.channel, "user": user.id, "text": escape(text)});
-        match self.api.call("chat.postEphemeral", &body, false).await {
-            Ok(_) => Ok(()),
-            Err(Failure::Refused(why)) => {
-                tracing::debug!(why, "slack: someone could not be told");
-                Ok(())
-            }
-            Err(down) => Err(down),
-        }
+        self.api
+            .call("chat.postEphemeral", &body, false)
+            .await
+            .map(drop)
+            .or_else(two_way::refused_is_done)
     }
 
     /// A button or checkboxes of a question message.
@@ -784,17 +734,12 @@ impl Run<'_> {
 
     /// The batch under `key` while it waits; one that left is said so.
     async fn record(&mut self, key: u64) -> Result<Option<Record>, Failure> {
-        let Some(id) = self.state.posted.get(&key).map(|p| p.batch.id.clone()) else {
-            return Ok(None);
-        };
-        two_way::still_waiting(self, &id)
-            .await
-            .map_err(Failure::Down)
+        chat::waiting(self, key).await
     }
 
     /// `answer` to question `question` of `record` (under `key`) from
-    /// `user`: given to the batch; its message shows it until the batch is
-    /// sent; `user` is told what became of it.
+    /// `user` ([`chat::give`], once they are known to be someone who may
+    /// answer); `user` is told what became of it.
     async fn answered(
         &mut self,
         record: &Record,
@@ -814,36 +759,10 @@ impl Run<'_> {
             },
         )
         .await;
-        let person = match person {
-            Ok(person) => person,
-            Err(why) => return self.tell(user, &Given::Refused(why).told()).await,
+        let given = match person {
+            Ok(person) => chat::give(self, record, key, question, answer, person).await,
+            Err(why) => Given::Refused(why),
         };
-        let Some(posted) = self.state.posted.get_mut(&key) else {
-            return Ok(());
-        };
-        let line = answer_line(&answer);
-        let given = posted
-            .batch
-            .give(self.desk, record, "slack", question, answer, Some(person))
-            .await;
-        if let Given::Noted(_) = given {
-            let said = format!(
-                "*Your answer:* {} · {}",
-                escape(&cut(&line, 500)),
-                escape(&given.told())
-            );
-            let body = json!({
-                "channel": self.channel.channel,
-                "ts": posted.messages[question],
-                "text": fallback(record, question),
-                "blocks": blocks(record, key, question, posted.batch.chosen(question), Some(&said)),
-            });
-            if let Err(failure) = self.api.call("chat.update", &body, false).await {
-                tracing::debug!(%failure, "slack: an answer given could not be shown");
-            }
-        }
-        // Kept before they are told (their press was acknowledged already).
-        self.save().await;
         // Answered: its messages are updated when the inbox says it left.
         match given {
             Given::Answered => Ok(()),

@@ -44,10 +44,8 @@ use serde_json::{Value, json};
 
 use ask_user_seam::Answer;
 
-use super::two_way::{
-    self, Backoff, Batch, Desk, Given, Kept, Press, Secret, TwoWay, answer_line, answers_of,
-    outcome_line,
-};
+use super::chat::{self, Posted, Said};
+use super::two_way::{self, Backoff, Desk, Failure, Given, Kept, Press, Secret, TwoWay};
 use super::{ChannelKind, Configured};
 use crate::answerer::TokenSource;
 use crate::store::{BoxFuture, Person, Record};
@@ -193,24 +191,6 @@ impl TelegramChannel {
 struct Api {
     base: Secret,
     http: reqwest::Client,
-}
-
-/// Why a call failed.
-#[derive(Debug)]
-enum Failure {
-    /// The service could not be reached or failed: try again later.
-    Down(String),
-    /// The Bot API refused the call (a message deleted, a query too old):
-    /// the same call would fail again.
-    Refused(String),
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failure::Down(why) | Failure::Refused(why) => f.write_str(why),
-        }
-    }
 }
 
 /// The Bot API's reply.
@@ -362,19 +342,10 @@ struct State {
     /// The key the next question posted gets.
     next_key: u64,
     /// The questions posted and still waiting, by key.
-    posted: BTreeMap<u64, Posted>,
-}
-
-/// A batch posted: its messages, and what was answered so far.
-#[derive(Debug, Serialize, Deserialize)]
-struct Posted {
-    /// The message of each question of the batch, in order (fewer while
-    /// posting it failed half-way).
-    messages: Vec<i64>,
-    /// What was answered and ticked so far.
-    batch: Batch,
-    /// The prompts for own words: the prompt's message, and its question.
-    prompts: BTreeMap<i64, usize>,
+    posted: BTreeMap<u64, Posted<i64>>,
+    /// The prompts for own words: the prompt's message, and the batch
+    /// (its key) and question it asks for.
+    prompts: BTreeMap<i64, (u64, usize)>,
 }
 
 /// The bot's updates, from `offset` on: once a delivery was taken (and
@@ -414,19 +385,15 @@ impl two_way::Work for Run<'_> {
     }
 
     fn shown(&self) -> Vec<String> {
-        self.state
-            .posted
-            .values()
-            .map(|p| p.batch.id.clone())
-            .collect()
+        chat::shown(self)
     }
 
     async fn post(&mut self, record: &Record) -> Result<(), String> {
-        self.post_questions(record).await.map_err(|f| f.to_string())
+        chat::post(self, record).await
     }
 
     async fn left(&mut self, id: &str) -> Result<(), String> {
-        self.say_left(id).await.map_err(|f| f.to_string())
+        chat::left(self, id).await
     }
 
     async fn take(&mut self, update: Update) -> Result<(), String> {
@@ -436,7 +403,90 @@ impl two_way::Work for Run<'_> {
 
     /// Kept before the next poll confirms them.
     async fn taken(&mut self) {
+        // A prompt of a batch that left asks for nothing.
+        let posted = &self.state.posted;
+        self.state
+            .prompts
+            .retain(|_, (key, _)| posted.contains_key(key));
         self.save_surely().await;
+    }
+}
+
+impl chat::Chat for Run<'_> {
+    type Message = i64;
+
+    fn posted(&self) -> &BTreeMap<u64, Posted<i64>> {
+        &self.state.posted
+    }
+
+    fn parts(&mut self) -> (&mut BTreeMap<u64, Posted<i64>>, &dyn Desk) {
+        (&mut self.state.posted, self.desk)
+    }
+
+    fn new_key(&mut self) -> u64 {
+        self.state.next_key += 1;
+        self.state.next_key - 1
+    }
+
+    async fn send(
+        &self,
+        record: &Record,
+        key: u64,
+        question: usize,
+        chosen: &BTreeSet<usize>,
+    ) -> Result<i64, Failure> {
+        let body = json!({
+            "chat_id": self.channel.chat,
+            "text": text(record, question, None),
+            "parse_mode": "HTML",
+            "reply_markup": keyboard(record, key, question, chosen),
+        });
+        let sent: SentMessage = self.api.call("sendMessage", &body, CALL_TIMEOUT).await?;
+        Ok(sent.message_id)
+    }
+
+    async fn show(
+        &self,
+        record: &Record,
+        key: u64,
+        question: usize,
+        message: &i64,
+        chosen: &BTreeSet<usize>,
+        said: Said<'_>,
+    ) -> Result<(), Failure> {
+        let mut body = json!({
+            "chat_id": self.channel.chat,
+            "message_id": message,
+            "parse_mode": "HTML",
+        });
+        let footer = match said {
+            Said::Given { answer, told } => {
+                body["reply_markup"] = keyboard(record, key, question, chosen);
+                format!(
+                    "<b>Your answer:</b> {} · {}",
+                    escape(&cut(answer, 500)),
+                    escape(told)
+                )
+            }
+            Said::Left { outcome, answer } => {
+                let answer = answer.map(|a| format!(": {}", escape(&cut(a, 500))));
+                format!(
+                    "<b>{}</b>{}",
+                    escape(&cut(outcome, 300)),
+                    answer.unwrap_or_default()
+                )
+            }
+        };
+        body["text"] = text(record, question, Some(&footer)).into();
+        // Edited, the reply is the message (or `true`): nothing to read.
+        self.api
+            .call::<Value>("editMessageText", &body, CALL_TIMEOUT)
+            .await
+            .map(drop)
+    }
+
+    async fn keep(&self) {
+        self.save().await;
     }
 }
 
@@ -501,113 +551,6 @@ impl Run<'_> {
             tracing::warn!(%error, ?wait, "telegram: its state could not be kept; trying again");
             tokio::time::sleep(wait).await;
         }
-    }
-
-    /// Posts what is not posted yet of `record`: a message per question.
-    async fn post_questions(&mut self, record: &Record) -> Result<(), Failure> {
-        let count = record.request.questions.len();
-        let key = match self
-            .state
-            .posted
-            .iter()
-            .find(|(_, p)| p.batch.id == record.id)
-        {
-            Some((_, posted)) if posted.messages.len() == count => return Ok(()),
-            Some((&key, _)) => key,
-            None => {
-                let key = self.state.next_key;
-                self.state.next_key += 1;
-                self.state.posted.insert(
-                    key,
-                    Posted {
-                        messages: Vec::new(),
-                        batch: Batch::new(record),
-                        prompts: BTreeMap::new(),
-                    },
-                );
-                key
-            }
-        };
-        while let Some(posted) = self.state.posted.get(&key)
-            && posted.messages.len() < count
-        {
-            let question = posted.messages.len();
-            let body = json!({
-                "chat_id": self.channel.chat,
-                "text": text(record, question, None),
-                "parse_mode": "HTML",
-                "reply_markup": keyboard(record, key, question, posted.batch.chosen(question)),
-            });
-            let sent = self.api.call("sendMessage", &body, CALL_TIMEOUT);
-            let sent: SentMessage = match sent.await {
-                Ok(sent) => sent,
-                Err(failure) => {
-                    // What was posted is kept: the rest is posted later.
-                    self.save().await;
-                    return Err(failure);
-                }
-            };
-            if let Some(posted) = self.state.posted.get_mut(&key) {
-                posted.messages.push(sent.message_id);
-            }
-        }
-        self.save().await;
-        Ok(())
-    }
-
-    /// Question `id` left: each of its messages says how, and loses its
-    /// keyboard. A message that cannot be edited any more (deleted) is
-    /// passed over.
-    async fn say_left(&mut self, id: &str) -> Result<(), Failure> {
-        let Some((&key, posted)) = self.state.posted.iter().find(|(_, p)| p.batch.id == id) else {
-            return Ok(());
-        };
-        let record = match self.desk.get(id.to_owned()).await {
-            Ok(Some(record)) => record,
-            Ok(None) => {
-                self.state.posted.remove(&key);
-                self.save().await;
-                return Ok(());
-            }
-            Err(error) => return Err(Failure::Down(error.to_string())),
-        };
-        let answers = answers_of(&record);
-        let outcome = outcome_line(&record);
-        for (question, &message) in posted.messages.iter().enumerate() {
-            let mut footer = format!("<b>{}</b>", escape(&cut(&outcome, 300)));
-            if let Some(answer) = record
-                .request
-                .questions
-                .get(question)
-                .and_then(|q| Answer::of(&answers, &q.id))
-            {
-                footer.push_str(&format!(": {}", escape(&cut(&answer_line(answer), 500))));
-            }
-            let body = json!({
-                "chat_id": self.channel.chat,
-                "message_id": message,
-                "text": text(&record, question, Some(&footer)),
-                "parse_mode": "HTML",
-            });
-            match self.edit(&body).await {
-                Ok(()) => {}
-                Err(Failure::Refused(why)) => {
-                    tracing::debug!(why, "telegram: a message could not be edited")
-                }
-                Err(down) => return Err(down),
-            }
-        }
-        self.state.posted.remove(&key);
-        self.save().await;
-        Ok(())
-    }
-
-    async fn edit(&self, body: &Value) -> Result<(), Failure> {
-        // Edited, the reply is the message (or `true`): nothing to read.
-        self.api
-            .call::<Value>("editMessageText", body, CALL_TIMEOUT)
-            .await
-            .map(drop)
     }
 
     async fn handle(&mut self, update: Update) -> Result<(), Failure> {
@@ -694,7 +637,7 @@ impl Run<'_> {
                     .call::<Value>("editMessageReplyMarkup", &body, CALL_TIMEOUT)
                     .await;
                 self.tell(&query.id, "", false).await?;
-                return marked.map(drop).or_else(refused_is_done);
+                return marked.map(drop).or_else(two_way::refused_is_done);
             }
             Press::Send { .. } => Answer {
                 id: asked.id.clone(),
@@ -714,7 +657,9 @@ impl Run<'_> {
                     "reply_markup": {"force_reply": true, "input_field_placeholder": "Your answer"},
                 });
                 let prompt: SentMessage = self.api.call("sendMessage", &body, CALL_TIMEOUT).await?;
-                posted.prompts.insert(prompt.message_id, question);
+                self.state
+                    .prompts
+                    .insert(prompt.message_id, (key, question));
                 return self
                     .tell(&query.id, "Type your answer as a reply.", false)
                     .await;
@@ -737,12 +682,7 @@ impl Run<'_> {
         if message.chat.id != self.channel.chat {
             return Ok(());
         }
-        let Some((key, question)) = self.state.posted.iter().find_map(|(&key, posted)| {
-            posted
-                .prompts
-                .get(&to.message_id)
-                .map(|&question| (key, question))
-        }) else {
+        let Some(&(key, question)) = self.state.prompts.get(&to.message_id) else {
             return Ok(());
         };
         if !self.channel.allow.contains(&from.id) {
@@ -758,12 +698,11 @@ impl Run<'_> {
         let Some(asked) = record.request.questions.get(question) else {
             return Ok(());
         };
-        let posted = self.state.posted.get_mut(&key).expect("found above");
-        posted.prompts.remove(&to.message_id);
+        self.state.prompts.remove(&to.message_id);
         // Own words add to a multi-select question's ticks, and replace a
         // single choice.
         let selected = match asked.multi_select.unwrap_or(false) {
-            true => posted.batch.ticked(&record, question),
+            true => self.state.posted[&key].batch.ticked(&record, question),
             false => Vec::new(),
         };
         let answer = Answer {
@@ -782,24 +721,18 @@ impl Run<'_> {
             .call::<Value>("sendMessage", &body, CALL_TIMEOUT)
             .await
             .map(drop)
-            .or_else(refused_is_done)
+            .or_else(two_way::refused_is_done)
     }
 
     /// The record of the batch posted under `key`, while it waits; one
     /// that left is said so on its messages.
     async fn record(&mut self, key: u64) -> Result<Option<Record>, Failure> {
-        let Some(id) = self.state.posted.get(&key).map(|p| p.batch.id.clone()) else {
-            return Ok(None);
-        };
-        two_way::still_waiting(self, &id)
-            .await
-            .map_err(Failure::Down)
+        chat::waiting(self, key).await
     }
 
     /// Question `question` of `record`, the batch under `key`, has
-    /// `answer` from `from`: once every question has one, the batch is
-    /// answered; until then its message shows the answer given. What to
-    /// tell them.
+    /// `answer` from `from` ([`chat::give`], once they are known to be
+    /// someone who may answer). What to tell them.
     async fn answered(
         &mut self,
         record: &Record,
@@ -820,44 +753,12 @@ impl Run<'_> {
             },
         )
         .await;
-        let person = match person {
-            Ok(person) => person,
-            Err(why) => return Given::Refused(why).told(),
-        };
-        let Some(posted) = self.state.posted.get_mut(&key) else {
-            return "Not answered: this question is no longer waiting.".to_owned();
-        };
-        let line = answer_line(&answer);
-        let given = posted
-            .batch
-            .give(
-                self.desk,
-                record,
-                "telegram",
-                question,
-                answer,
-                Some(person),
-            )
-            .await;
-        if let Given::Noted(_) = given {
-            let footer = format!(
-                "<b>Your answer:</b> {} · {}",
-                escape(&cut(&line, 500)),
-                escape(&given.told())
-            );
-            let body = json!({
-                "chat_id": self.channel.chat,
-                "message_id": posted.messages[question],
-                "text": text(record, question, Some(&footer)),
-                "parse_mode": "HTML",
-                "reply_markup": keyboard(record, key, question, posted.batch.chosen(question)),
-            });
-            if let Err(failure) = self.edit(&body).await {
-                tracing::debug!(%failure, "telegram: an answer given could not be shown");
-            }
+        match person {
+            Ok(person) => chat::give(self, record, key, question, answer, person)
+                .await
+                .told(),
+            Err(why) => Given::Refused(why).told(),
         }
-        // Answered: its messages are edited when the inbox says it left.
-        given.told()
     }
 
     /// Answers a button press (its spinner stops), with `text` as a toast,
@@ -871,18 +772,7 @@ impl Run<'_> {
             .await
             .map(drop)
             // Too old to answer (after a restart): nothing to stop.
-            .or_else(refused_is_done)
-    }
-}
-
-/// A call the Bot API refused is done with: it would be refused again.
-fn refused_is_done(failure: Failure) -> Result<(), Failure> {
-    match failure {
-        Failure::Refused(why) => {
-            tracing::debug!(why, "telegram: a call was refused");
-            Ok(())
-        }
-        down => Err(down),
+            .or_else(two_way::refused_is_done)
     }
 }
 

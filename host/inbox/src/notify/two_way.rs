@@ -125,6 +125,36 @@ pub trait Source: Sized + Send + 'static {
     fn next(self) -> impl Future<Output = (Self, Result<Vec<Self::Item>, String>)> + Send;
 }
 
+/// Why a call to a channel's service failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// The service could not be reached, or failed: try again later.
+    Down(String),
+    /// The service refused the call (a message deleted, a query too old):
+    /// the same call would be refused again.
+    Refused(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Down(why) | Failure::Refused(why) => f.write_str(why),
+        }
+    }
+}
+
+/// A call the service refused is done with (it would be refused again):
+/// logged, and passed over.
+pub fn refused_is_done(failure: Failure) -> Result<(), Failure> {
+    match failure {
+        Failure::Refused(why) => {
+            tracing::debug!(why, "a channel's call was refused");
+            Ok(())
+        }
+        down => Err(down),
+    }
+}
+
 /// A source given back with what it delivered.
 type Delivered<S> = (S, Result<Vec<<S as Source>::Item>, String>);
 

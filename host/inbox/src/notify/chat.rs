@@ -1,0 +1,226 @@
+//! What the chat channels share (Telegram, Slack): a batch is posted as one
+//! message per question; a message shows the answer given to its question
+//! while the batch waits for the others, and says how the question left
+//! (answered anywhere, dismissed, withdrawn, expired), without its buttons,
+//! once it left. A channel says how to send and edit a message
+//! ([`Chat`]); posting, editing and giving answers are written here once.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+
+use serde::{Deserialize, Serialize};
+
+use ask_user_seam::Answer;
+
+use super::two_way::{self, Batch, Failure, Given, Work, answer_line, answers_of, outcome_line};
+use crate::store::{Person, Record};
+
+/// A batch posted: its messages (each a service's id of one, in the
+/// questions' order: fewer while posting failed half-way), and what was
+/// answered and ticked so far.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Posted<M> {
+    pub messages: Vec<M>,
+    pub batch: Batch,
+}
+
+/// What a question's message says under the question.
+#[derive(Debug, Clone, Copy)]
+pub enum Said<'a> {
+    /// The answer given to it here (as a line); the batch waits for the
+    /// others, and `told` says how many.
+    Given { answer: &'a str, told: &'a str },
+    /// It left: how (`outcome`), and its answer, when it was answered.
+    Left {
+        outcome: &'a str,
+        answer: Option<&'a str>,
+    },
+}
+
+/// A channel that posts a message per question.
+pub trait Chat: Work {
+    /// The service's id of a message.
+    type Message: Clone + Send + Sync + 'static;
+
+    /// The batches posted and still waiting, by the key they were posted
+    /// under.
+    fn posted(&self) -> &BTreeMap<u64, Posted<Self::Message>>;
+
+    /// The same, to change, and the inbox's desk beside it.
+    fn parts(&mut self) -> (&mut BTreeMap<u64, Posted<Self::Message>>, &dyn super::Desk);
+
+    /// A key never used before.
+    fn new_key(&mut self) -> u64;
+
+    /// Sends the message of question `question` of `record`, posted under
+    /// `key`, with its buttons (`chosen` ticked).
+    fn send(
+        &self,
+        record: &Record,
+        key: u64,
+        question: usize,
+        chosen: &BTreeSet<usize>,
+    ) -> impl Future<Output = Result<Self::Message, Failure>> + Send;
+
+    /// Edits `message`, question `question`'s, to say `said`: with its
+    /// buttons (`chosen` ticked) while the question waits, without them
+    /// once it left.
+    fn show(
+        &self,
+        record: &Record,
+        key: u64,
+        question: usize,
+        message: &Self::Message,
+        chosen: &BTreeSet<usize>,
+        said: Said<'_>,
+    ) -> impl Future<Output = Result<(), Failure>> + Send;
+
+    /// Keeps the channel's state.
+    fn keep(&self) -> impl Future<Output = ()> + Send;
+}
+
+/// The questions shown.
+pub fn shown<C: Chat>(chat: &C) -> Vec<String> {
+    chat.posted().values().map(|p| p.batch.id.clone()).collect()
+}
+
+/// The key `id` is posted under.
+fn key_of<C: Chat>(chat: &C, id: &str) -> Option<u64> {
+    chat.posted()
+        .iter()
+        .find(|(_, p)| p.batch.id == id)
+        .map(|(&key, _)| key)
+}
+
+/// Posts what is not posted yet of `record`: a message per question. What
+/// was posted is kept when the rest fails, to be posted later.
+pub async fn post<C: Chat>(chat: &mut C, record: &Record) -> Result<(), String> {
+    let count = record.request.questions.len();
+    let key = match key_of(chat, &record.id) {
+        Some(key) => key,
+        None => {
+            let key = chat.new_key();
+            let posted = Posted {
+                messages: Vec::new(),
+                batch: Batch::new(record),
+            };
+            chat.parts().0.insert(key, posted);
+            key
+        }
+    };
+    while let Some(posted) = chat.posted().get(&key)
+        && posted.messages.len() < count
+    {
+        let question = posted.messages.len();
+        let chosen = posted.batch.chosen(question).clone();
+        match chat.send(record, key, question, &chosen).await {
+            Ok(message) => {
+                if let Some(posted) = chat.parts().0.get_mut(&key) {
+                    posted.messages.push(message);
+                }
+            }
+            Err(failure) => {
+                chat.keep().await;
+                return Err(failure.to_string());
+            }
+        }
+    }
+    chat.keep().await;
+    Ok(())
+}
+
+/// Question `id` left: each of its messages says how, and loses its
+/// buttons. A message that cannot be edited any more (deleted) is passed
+/// over.
+pub async fn left<C: Chat>(chat: &mut C, id: &str) -> Result<(), String> {
+    let Some(key) = key_of(chat, id) else {
+        return Ok(());
+    };
+    let record = chat
+        .desk()
+        .get(id.to_owned())
+        .await
+        .map_err(|e| e.to_string())?;
+    if let Some(record) = record {
+        let answers = answers_of(&record);
+        let outcome = outcome_line(&record);
+        let messages = chat.posted()[&key].messages.clone();
+        for (question, message) in messages.iter().enumerate() {
+            let answer = record
+                .request
+                .questions
+                .get(question)
+                .and_then(|q| Answer::of(&answers, &q.id))
+                .map(answer_line);
+            let said = Said::Left {
+                outcome: &outcome,
+                answer: answer.as_deref(),
+            };
+            let shown = chat
+                .show(&record, key, question, message, &BTreeSet::new(), said)
+                .await;
+            if let Err(failure) = shown.or_else(two_way::refused_is_done) {
+                return Err(failure.to_string());
+            }
+        }
+    }
+    chat.parts().0.remove(&key);
+    chat.keep().await;
+    Ok(())
+}
+
+/// The batch posted under `key`, while it waits; one that left is said so
+/// on its messages, and is `None`.
+pub async fn waiting<C: Chat>(chat: &mut C, key: u64) -> Result<Option<Record>, Failure> {
+    let Some(id) = chat.posted().get(&key).map(|p| p.batch.id.clone()) else {
+        return Ok(None);
+    };
+    two_way::still_waiting(chat, &id)
+        .await
+        .map_err(Failure::Down)
+}
+
+/// `answer` to question `question` of `record` (the batch under `key`)
+/// from `person`: given to the batch, which is answered once every
+/// question has one; until then its message shows the answer given. The
+/// state is kept before anyone is told.
+pub async fn give<C: Chat>(
+    chat: &mut C,
+    record: &Record,
+    key: u64,
+    question: usize,
+    answer: Answer,
+    person: Person,
+) -> Given {
+    let name = chat.name();
+    let line = answer_line(&answer);
+    let (posted, desk) = chat.parts();
+    let Some(posted) = posted.get_mut(&key) else {
+        return Given::Refused("this question is no longer waiting.".to_owned());
+    };
+    let given = posted
+        .batch
+        .give(desk, record, name, question, answer, Some(person))
+        .await;
+    if let Given::Noted(_) = given {
+        let posted = &chat.posted()[&key];
+        let (message, chosen) = (
+            posted.messages[question].clone(),
+            posted.batch.chosen(question).clone(),
+        );
+        let told = given.told();
+        let said = Said::Given {
+            answer: &line,
+            told: &told,
+        };
+        if let Err(failure) = chat
+            .show(record, key, question, &message, &chosen, said)
+            .await
+        {
+            tracing::debug!(channel = name, %failure, "an answer given could not be shown");
+        }
+    }
+    chat.keep().await;
+    // Answered: its messages are edited when the inbox says it left.
+    given
+}
