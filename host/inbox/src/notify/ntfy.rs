@@ -42,7 +42,8 @@ use serde_json::{Value, json};
 use ask_user_seam::Answer;
 
 use super::two_way::{
-    self, Batch, Desk, Given, Kept, Secret, TwoWay, answer_line, answers_of, outcome_line,
+    self, Batch, Desk, Given, Kept, Secret, TwoWay, answer_line, answers_of, outcome_line, short,
+    words,
 };
 use super::{Channel, ChannelKind, Configured, Note};
 use crate::answerer::TokenSource;
@@ -470,8 +471,8 @@ impl Run<'_> {
         });
         let footer = format!(
             "{} · session {}",
-            clean(&record.agent, 100),
-            clean(&record.session, 100)
+            words(&record.agent, 100),
+            words(&record.session, 100)
         );
         let address = self.desk.address();
         let mut messages = Vec::new();
@@ -492,7 +493,7 @@ impl Run<'_> {
                         };
                         json!({
                             "action": "http",
-                            "label": clean(&o.label, 40),
+                            "label": short(&o.label, 40),
                             "url": format!("{}/{}", self.channel.server, self.channel.replies),
                             "method": "POST",
                             "body": serde_json::to_string(&reply).expect("a reply is plain JSON"),
@@ -500,10 +501,10 @@ impl Run<'_> {
                         })
                     })
                     .collect();
-                let mut lines = vec![clean(&asked.question, 1500)];
+                let mut lines = vec![words(&asked.question, 1500)];
                 lines.extend(options.iter().map(|o| match &o.description {
-                    Some(d) => format!("• {} — {}", clean(&o.label, 100), clean(d, 300)),
-                    None => format!("• {}", clean(&o.label, 100)),
+                    Some(d) => format!("• {} — {}", words(&o.label, 100), words(d, 300)),
+                    None => format!("• {}", words(&o.label, 100)),
                 }));
                 lines.push(footer.clone());
                 let of = match questions.len() {
@@ -511,7 +512,7 @@ impl Run<'_> {
                     n => format!(" ({} of {n})", question + 1),
                 };
                 messages.push(json!({
-                    "title": format!("{}{of}", asked.header.as_deref().map_or("An agent asks".to_owned(), |h| clean(h, 64))),
+                    "title": format!("{}{of}", asked.header.as_deref().map_or("An agent asks".to_owned(), |h| words(h, 64))),
                     "message": lines.join("\n"),
                     "tags": ["question"],
                     "click": address,
@@ -521,7 +522,7 @@ impl Run<'_> {
         } else {
             let mut lines: Vec<String> = questions
                 .iter()
-                .map(|q| format!("• {}", clean(&q.question, 500)))
+                .map(|q| format!("• {}", words(&q.question, 500)))
                 .collect();
             lines.push(footer);
             messages.push(json!({
@@ -569,14 +570,14 @@ impl Run<'_> {
             .map(|q| match Answer::of(&answers, &q.id) {
                 Some(answer) => format!(
                     "{}: {}",
-                    clean(&q.question, 200),
-                    clean(&answer_line(answer), 300)
+                    words(&q.question, 200),
+                    words(&answer_line(answer), 300)
                 ),
-                None => clean(&q.question, 200),
+                None => words(&q.question, 200),
             })
             .collect();
         self.publish(json!({
-            "title": clean(&outcome_line(&record), 200),
+            "title": words(&outcome_line(&record), 200),
             "message": lines.join("\n"),
             "tags": ["white_check_mark"],
         }))
@@ -675,15 +676,6 @@ impl Run<'_> {
                 None
             }
         }
-    }
-}
-
-/// The model's words as plain text, cut to `most` characters.
-fn clean(text: &str, most: usize) -> String {
-    let text = ask_user_seam::text::clean(text, true);
-    match text.char_indices().nth(most) {
-        Some((at, _)) => format!("{}…(continued on the page)", &text[..at]),
-        None => text.into_owned(),
     }
 }
 

@@ -45,7 +45,9 @@ use tokio_tungstenite::tungstenite::Message as Frame;
 use ask_user_seam::Answer;
 
 use super::chat::{self, Posted, Said};
-use super::two_way::{self, Desk, Failure, Given, Kept, Press, Secret, TwoWay};
+use super::two_way::{
+    self, Desk, Failure, Given, Kept, Press, Secret, TwoWay, escape, short, words,
+};
 use super::{ChannelKind, Configured};
 use crate::answerer::TokenSource;
 use crate::store::{BoxFuture, Person, Record};
@@ -537,16 +539,16 @@ impl chat::Chat for Run<'_> {
             Said::Given { answer, told } => {
                 let said = format!(
                     "*Your answer:* {} · {}",
-                    escape(&cut(answer, 500)),
+                    escape(&words(answer, 500)),
                     escape(told)
                 );
                 blocks(record, key, question, chosen, Some(&said))
             }
             Said::Left { outcome, answer } => {
-                let answer = answer.map(|a| format!(": {}", escape(&cut(a, 500))));
+                let answer = answer.map(|a| format!(": {}", escape(&words(a, 500))));
                 let said = format!(
                     "*{}*{}",
-                    escape(&cut(outcome, 300)),
+                    escape(&words(outcome, 300)),
                     answer.unwrap_or_default()
                 );
                 settled_blocks(record, question, &said)
@@ -785,7 +787,7 @@ fn own_words(record: &Record, press: &Press) -> Value {
         "submit": {"type": "plain_text", "text": "Send"},
         "close": {"type": "plain_text", "text": "Cancel"},
         "blocks": [
-            {"type": "section", "text": {"type": "mrkdwn", "text": escape(&cut(&clean(&asked.question), 2000))}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": escape(&words(&asked.question, 2000))}},
             {"type": "input", "block_id": "answer", "label": {"type": "plain_text", "text": "Your answer"},
              "element": {"type": "plain_text_input", "action_id": "text", "multiline": true,
                          "max_length": 3000}},
@@ -795,7 +797,7 @@ fn own_words(record: &Record, press: &Press) -> Value {
 
 /// A message's plain text, for notifications and screen readers.
 fn fallback(record: &Record, question: usize) -> String {
-    cut(&clean(&record.request.questions[question].question), 300)
+    words(&record.request.questions[question].question, 300)
 }
 
 /// The question's text (mrkdwn): header, question, detail, options as fit.
@@ -804,7 +806,7 @@ fn section(record: &Record, question: usize) -> String {
     let asked = &questions[question];
     let mut head = Vec::new();
     if let Some(header) = &asked.header {
-        head.push(format!("*{}*", escape(&cut(&clean(header), 64))));
+        head.push(format!("*{}*", escape(&words(header, 64))));
     }
     if questions.len() > 1 {
         head.push(format!("question {} of {}", question + 1, questions.len()));
@@ -813,17 +815,17 @@ fn section(record: &Record, question: usize) -> String {
     if !head.is_empty() {
         parts.push(head.join(" · "));
     }
-    parts.push(escape(&cut(&clean(&asked.question), 1500)));
+    parts.push(escape(&words(&asked.question, 1500)));
     if let Some(detail) = &asked.detail {
-        parts.push(format!("_{}_", escape(&cut(&clean(detail), 600))));
+        parts.push(format!("_{}_", escape(&words(detail, 600))));
     }
     let used: usize = parts.iter().map(|p| p.chars().count() + 2).sum();
     let room = MAX_SECTION_CHARS.saturating_sub(used);
     let options = asked.options.as_deref().unwrap_or_default();
     let line = |o: &ask_user_seam::QuestionOption, described: bool| {
-        let label = format!("• *{}*", escape(&cut(&clean(&o.label), 100)));
+        let label = format!("• *{}*", escape(&words(&o.label, 100)));
         match (&o.description, described) {
-            (Some(d), true) => format!("{label} — {}", escape(&cut(&clean(d), 200))),
+            (Some(d), true) => format!("{label} — {}", escape(&words(d, 200))),
             _ => label,
         }
     };
@@ -850,8 +852,8 @@ fn section(record: &Record, question: usize) -> String {
 fn context(record: &Record) -> Value {
     json!({"type": "context", "elements": [{"type": "mrkdwn", "text": format!(
         "{} · session {}",
-        escape(&cut(&clean(&record.agent), 100)),
-        escape(&cut(&clean(&record.session), 100))
+        escape(&words(&record.agent, 100)),
+        escape(&words(&record.session, 100))
     )}]})
 }
 
@@ -871,7 +873,7 @@ fn blocks(
         context(record),
     ];
     let button = |text: String, press: Press| {
-        json!({"type": "button", "text": {"type": "plain_text", "text": cut(&text, BUTTON_CHARS - 1)},
+        json!({"type": "button", "text": {"type": "plain_text", "text": short(&text, BUTTON_CHARS - 1)},
                "action_id": press.data(), "value": press.data()})
     };
     let mut elements: Vec<Value> = Vec::new();
@@ -884,7 +886,7 @@ fn blocks(
                 .take(OPTIONS_PER_CHECKBOXES)
                 .map(|(option, o)| {
                     let value = Press::Toggle { key, question, option }.data();
-                    (option, json!({"text": {"type": "plain_text", "text": cut(&clean(&o.label), BUTTON_CHARS - 1)}, "value": value}))
+                    (option, json!({"text": {"type": "plain_text", "text": short(&o.label, BUTTON_CHARS - 1)}, "value": value}))
                 })
                 .collect();
             let mut element = json!({
@@ -906,7 +908,7 @@ fn blocks(
     } else {
         elements.extend(options.iter().enumerate().map(|(option, o)| {
             button(
-                clean(&o.label),
+                o.label.clone(),
                 Press::Choose {
                     key,
                     question,
@@ -936,27 +938,6 @@ fn settled_blocks(record: &Record, question: usize, said: &str) -> Value {
         context(record),
         {"type": "section", "text": {"type": "mrkdwn", "text": said}},
     ])
-}
-
-/// The model's words as text: no control characters but newlines.
-fn clean(text: &str) -> String {
-    ask_user_seam::text::clean(text, true).into_owned()
-}
-
-/// `text` cut to `most` characters, saying where the rest is.
-fn cut(text: &str, most: usize) -> String {
-    match text.char_indices().nth(most) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_owned(),
-    }
-}
-
-/// `text` for Slack's mrkdwn: `&`, `<` and `>` escaped, so that nothing in
-/// it is a mention (`<!channel>`), a link or a user.
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 #[cfg(test)]

@@ -45,7 +45,9 @@ use serde_json::{Value, json};
 use ask_user_seam::Answer;
 
 use super::chat::{self, Posted, Said};
-use super::two_way::{self, Backoff, Desk, Failure, Given, Kept, Press, Secret, TwoWay};
+use super::two_way::{
+    self, Backoff, Desk, Failure, Given, Kept, Press, Secret, TwoWay, escape, short, words,
+};
 use super::{ChannelKind, Configured};
 use crate::answerer::TokenSource;
 use crate::store::{BoxFuture, Person, Record};
@@ -67,9 +69,6 @@ const RETRIES: usize = 5;
 /// A message's text may have 4096 characters; the model's words are cut
 /// well within it.
 const MAX_MESSAGE_CHARS: usize = 3900;
-
-/// Where a cut piece goes on.
-const CONTINUED: &str = "…(continued on the page)";
 
 pub(super) struct Telegram;
 
@@ -464,15 +463,15 @@ impl chat::Chat for Run<'_> {
                 body["reply_markup"] = keyboard(record, key, question, chosen);
                 format!(
                     "<b>Your answer:</b> {} · {}",
-                    escape(&cut(answer, 500)),
+                    escape(&words(answer, 500)),
                     escape(told)
                 )
             }
             Said::Left { outcome, answer } => {
-                let answer = answer.map(|a| format!(": {}", escape(&cut(a, 500))));
+                let answer = answer.map(|a| format!(": {}", escape(&words(a, 500))));
                 format!(
                     "<b>{}</b>{}",
-                    escape(&cut(outcome, 300)),
+                    escape(&words(outcome, 300)),
                     answer.unwrap_or_default()
                 )
             }
@@ -650,7 +649,7 @@ impl Run<'_> {
                     "chat_id": self.channel.chat,
                     "text": format!(
                         "✍ Reply to this message with your answer to: {}",
-                        escape(&cut(&clean(&asked.question), 200))
+                        escape(&words(&asked.question, 200))
                     ),
                     "parse_mode": "HTML",
                     "reply_parameters": {"message_id": posted.messages[question]},
@@ -789,7 +788,7 @@ fn text(record: &Record, question: usize, footer: Option<&str>) -> String {
     let asked = &questions[question];
     let mut head = String::new();
     if let Some(header) = &asked.header {
-        head.push_str(&format!("<b>{}</b>", escape(&cut(&clean(header), 64))));
+        head.push_str(&format!("<b>{}</b>", escape(&words(header, 64))));
     }
     if questions.len() > 1 {
         if !head.is_empty() {
@@ -801,24 +800,24 @@ fn text(record: &Record, question: usize, footer: Option<&str>) -> String {
     if !head.is_empty() {
         parts.push(head);
     }
-    parts.push(escape(&cut(&clean(&asked.question), 1500)));
+    parts.push(escape(&words(&asked.question, 1500)));
     if let Some(detail) = &asked.detail {
-        parts.push(format!("<i>{}</i>", escape(&cut(&clean(detail), 1000))));
+        parts.push(format!("<i>{}</i>", escape(&words(detail, 1000))));
     }
     let options = asked.options.as_deref().unwrap_or_default();
     let line = |option: &ask_user_seam::QuestionOption, described: bool| {
-        let label = format!("• <b>{}</b>", escape(&cut(&clean(&option.label), 100)));
+        let label = format!("• <b>{}</b>", escape(&words(&option.label, 100)));
         match &option.description {
             Some(description) if described => {
-                format!("{label} — {}", escape(&cut(&clean(description), 200)))
+                format!("{label} — {}", escape(&words(description, 200)))
             }
             _ => label,
         }
     };
     let mut footers = vec![format!(
         "<i>{} · session {}</i>",
-        escape(&cut(&clean(&record.agent), 100)),
-        escape(&cut(&clean(&record.session), 100))
+        escape(&words(&record.agent, 100)),
+        escape(&words(&record.session, 100))
     )];
     footers.extend(footer.map(str::to_owned));
     let used = |parts: &[String]| {
@@ -868,7 +867,7 @@ fn keyboard(record: &Record, key: u64, question: usize, chosen: &BTreeSet<usize>
         .flatten()
         .enumerate()
         .map(|(option, o)| {
-            let label = cut(&clean(&o.label), 60);
+            let label = short(&o.label, 60);
             json!([match multi {
                 true => button(
                     format!(
@@ -910,26 +909,6 @@ fn keyboard(record: &Record, key: u64, question: usize, chosen: &BTreeSet<usize>
         button("Skip".into(), Press::Skip { key, question }),
     ]));
     json!({"inline_keyboard": rows})
-}
-
-/// The model's words as text: no control characters but newlines.
-fn clean(text: &str) -> String {
-    ask_user_seam::text::clean(text, true).into_owned()
-}
-
-/// `text` cut to `most` characters, saying where the rest is.
-fn cut(text: &str, most: usize) -> String {
-    match text.char_indices().nth(most) {
-        Some((at, _)) => format!("{}{CONTINUED}", &text[..at]),
-        None => text.to_owned(),
-    }
-}
-
-/// `text` for Telegram's HTML: the three characters it reads escaped.
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 #[cfg(test)]
@@ -979,7 +958,7 @@ mod tests {
             first.chars().count()
         );
         let second = text(&record, 1, Some("<b>Answered</b>"));
-        assert!(second.contains(CONTINUED) && second.ends_with("<b>Answered</b>"));
+        assert!(second.contains(two_way::CONTINUED) && second.ends_with("<b>Answered</b>"));
         assert!(second.chars().count() <= MAX_MESSAGE_CHARS);
         let keys = keyboard(&record, 9, 0, &BTreeSet::new());
         let rows = keys["inline_keyboard"].as_array().unwrap();

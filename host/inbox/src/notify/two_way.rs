@@ -662,6 +662,37 @@ impl Default for Backoff {
     }
 }
 
+/// Where a piece of the model's words cut short goes on.
+pub const CONTINUED: &str = "…(continued on the page)";
+
+/// Words from the model, an agent or a person, as a channel shows them:
+/// no control characters but newlines ([`ask_user_seam::text::clean`]),
+/// cut to `most` characters, saying where the rest is ([`CONTINUED`]).
+pub fn words(text: &str, most: usize) -> String {
+    cut(&ask_user_seam::text::clean(text, true), most, CONTINUED)
+}
+
+/// As [`words`], for a button's label: cut with "…".
+pub fn short(text: &str, most: usize) -> String {
+    cut(&ask_user_seam::text::clean(text, false), most, "…")
+}
+
+fn cut(text: &str, most: usize, tail: &str) -> String {
+    match text.char_indices().nth(most) {
+        Some((at, _)) => format!("{}{tail}", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// `text` with `&`, `<` and `>` escaped: all that Telegram's HTML and
+/// Slack's mrkdwn read as markup (a tag, a link, a mention such as
+/// `<!channel>`), so that the model's words stay text.
+pub fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
 /// An answer as one line: the labels chosen and the own words, or
 /// "skipped".
 pub fn answer_line(answer: &Answer) -> String {
