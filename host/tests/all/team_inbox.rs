@@ -975,23 +975,33 @@ async fn a_person_signs_in_on_one_servers_page_and_answers_an_agent_on_another()
     browser.close().await;
 }
 
+/// Bob, in Telegram: the person `bob` of the team, in `hr`.
+const BOB: fake_telegram::Person = fake_telegram::Person {
+    id: 4242,
+    username: "bob",
+};
+
 /// The channel `[inbox.channels.telegram]` of a team's server, on `telegram`,
-/// its token in a file of `team`'s: Ana is the person `alice`, and the chat
-/// shows the questions for anyone and for `ops`.
+/// its token in a file of `team`'s: Ana is the person `alice`, Bob `bob`,
+/// Mallory may press but is nobody of the team, and the chat shows the
+/// questions for anyone and for `ops`.
 fn telegram_config(team: &Team, telegram: &FakeTelegram) -> String {
     use std::os::unix::fs::PermissionsExt;
     let token = team.dir.path().join("telegram-token");
     std::fs::write(&token, fake_telegram::TOKEN).unwrap();
     std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
     format!(
-        "[inbox.channels.telegram]\ntoken_file = {:?}\nchat = {}\nallow = [{}, {}]\n\
-         api_url = {:?}\ngroups = [\"ops\"]\npeople = {{ \"{}\" = \"alice\" }}\n",
+        "[inbox.channels.telegram]\ntoken_file = {:?}\nchat = {}\nallow = [{}, {}, {}]\n\
+         api_url = {:?}\ngroups = [\"ops\"]\n\
+         people = {{ \"{}\" = \"alice\", \"{}\" = \"bob\" }}\n",
         token.display().to_string(),
         fake_telegram::CHAT,
         fake_telegram::ANA.id,
         fake_telegram::MALLORY.id,
+        BOB.id,
         telegram.url,
         fake_telegram::ANA.id,
+        BOB.id,
     )
 }
 
@@ -1026,6 +1036,12 @@ fn a_telegram_channel_runs_on_one_server_at_a_time_and_answers_as_a_person_of_th
             .unwrap()
             .contains("not one of this team's people"),
         "{told}"
+    );
+    // Bob is a person of the team, but not in the question's audience.
+    let outside = telegram.press(BOB, message.message_id, &message.button("No"));
+    assert_eq!(
+        telegram.told(&outside)["text"],
+        "Not answered: this question is for another group of the team."
     );
     let pressed = telegram.press(ANA, message.message_id, &message.button("Yes"));
     assert_eq!(telegram.told(&pressed)["text"], "Answered.");
