@@ -1,8 +1,18 @@
-//! What every two-way channel shares: the inbox's [`Desk`] it answers
-//! through (the page's rules: first answer wins, answers checked against
-//! the question), the [`Event`]s it hears, what it keeps across restarts
-//! in the inbox's store ([`Kept`]), how it waits before trying again
-//! ([`Backoff`]), and how a question's outcome reads ([`outcome_line`]).
+//! What every two-way channel shares:
+//!
+//! - the inbox's [`Desk`] it answers through (the page's rules: first
+//!   answer wins, answers checked against the question, a person against
+//!   its audience), and the [`Event`]s it hears;
+//! - [`serve`], which drives a channel's [`Work`] from its [`Source`]:
+//!   every waiting question shown, and shown again after a failure or
+//!   missed events, each question asked or left, each delivery taken, with
+//!   a [`Backoff`] while the service cannot be reached;
+//! - a batch's answers collected question by question ([`Batch`]), who
+//!   answers ([`person`]), a button's opaque data ([`Press`]: untrusted,
+//!   checked against what was posted), what a channel keeps in the store
+//!   ([`Kept`]), where its secrets come from ([`secret_from`], [`Secret`]),
+//!   and how the model's words and a question's outcome read ([`words`],
+//!   [`escape`], [`outcome_line`]).
 //!
 //! A channel runs on one server at a time: one user's inbox, or the one of
 //! a team's servers that holds its lease (another takes over when it
