@@ -637,7 +637,7 @@ impl Run<'_> {
             return self.tell(user, "This question is no longer waiting.").await;
         };
         let (key, question) = (press.key(), press.question());
-        let Some(record) = self.record(key).await? else {
+        let Some(record) = chat::waiting(self, key).await? else {
             return self.tell(user, "This question is no longer waiting.").await;
         };
         let asked = &record.request.questions[question];
@@ -714,7 +714,7 @@ impl Run<'_> {
             .as_str()
             .unwrap_or_default()
             .to_owned();
-        let Some(record) = self.record(key).await? else {
+        let Some(record) = chat::waiting(self, key).await? else {
             return self.tell(user, "This question is no longer waiting.").await;
         };
         let Some(asked) = record.request.questions.get(question) else {
@@ -732,11 +732,6 @@ impl Run<'_> {
             custom: Some(text),
         };
         self.answered(&record, key, question, answer, user).await
-    }
-
-    /// The batch under `key` while it waits; one that left is said so.
-    async fn record(&mut self, key: u64) -> Result<Option<Record>, Failure> {
-        chat::waiting(self, key).await
     }
 
     /// `answer` to question `question` of `record` (under `key`) from

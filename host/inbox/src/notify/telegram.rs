@@ -596,7 +596,7 @@ impl Run<'_> {
                 .await;
         };
         let (key, question) = (press.key(), press.question());
-        let Some(record) = self.record(key).await? else {
+        let Some(record) = chat::waiting(self, key).await? else {
             return self
                 .tell(&query.id, "This question is no longer waiting.", false)
                 .await;
@@ -691,7 +691,7 @@ impl Run<'_> {
             );
             return Ok(());
         }
-        let Some(record) = self.record(key).await? else {
+        let Some(record) = chat::waiting(self, key).await? else {
             return Ok(());
         };
         let Some(asked) = record.request.questions.get(question) else {
@@ -721,12 +721,6 @@ impl Run<'_> {
             .await
             .map(drop)
             .or_else(two_way::refused_is_done)
-    }
-
-    /// The record of the batch posted under `key`, while it waits; one
-    /// that left is said so on its messages.
-    async fn record(&mut self, key: u64) -> Result<Option<Record>, Failure> {
-        chat::waiting(self, key).await
     }
 
     /// Question `question` of `record`, the batch under `key`, has
