@@ -37,6 +37,9 @@ import httpx
 
 BOUND = 120.0  # the longest anything here is waited for, in seconds
 
+# Every waiting agent holds a connection of its own.
+UNLIMITED = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+
 
 def rss_mib(pid: int) -> float:
     """The process's resident memory, in MiB."""
@@ -106,13 +109,10 @@ class AskUser(Server):
         )
 
     def client(self) -> httpx.AsyncClient:
-        transport = httpx.AsyncHTTPTransport(uds=str(self.state / "inbox.sock"))
-        return httpx.AsyncClient(
-            transport=transport,
-            base_url="http://inbox",
-            timeout=90,
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=None),
-        )
+        # A transport of its own takes the limits (the client's are not
+        # passed on to it).
+        transport = httpx.AsyncHTTPTransport(uds=str(self.state / "inbox.sock"), limits=UNLIMITED)
+        return httpx.AsyncClient(transport=transport, base_url="http://inbox", timeout=90)
 
     async def ready(self, client: httpx.AsyncClient) -> bool:
         try:
@@ -181,7 +181,7 @@ class AwaitHumans(Server):
             base_url=f"http://127.0.0.1:{self.port}",
             headers={"Authorization": f"Bearer {self.token}"},
             timeout=90,
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=None),
+            limits=UNLIMITED,
         )
 
     async def ready(self, client: httpx.AsyncClient) -> bool:
@@ -251,13 +251,16 @@ async def measure(server: Server, asks: int, agents: int, wakes: int) -> dict[st
             ids = await asyncio.gather(*(one(asks + n) for n in range(agents)))
             before = rss_mib(server.process.pid)
             returned: dict[str, float] = {}
-            sent = 0
+            sent = failed = 0
 
             async def agent(id: str) -> None:
-                nonlocal sent
+                nonlocal sent, failed
                 sent += 1
-                await server.wait(client, id)
-                returned[id] = time.monotonic()
+                try:
+                    await server.wait(client, id)
+                    returned[id] = time.monotonic()
+                except httpx.HTTPError:
+                    failed += 1
 
             waiting = [asyncio.create_task(agent(id)) for id in ids]
             await until("every agent to poll", lambda: sent == agents)
@@ -266,7 +269,7 @@ async def measure(server: Server, asks: int, agents: int, wakes: int) -> dict[st
             figures["MiB/1000 waiting"] = (rss_mib(server.process.pid) - before) * 1000 / agents
 
             latencies = []
-            for id in ids[:wakes]:
+            for id in [id for id in ids if id not in returned][:wakes]:
                 await server.answer(client, id)
                 answered = time.monotonic()
                 await until("the agent to wake", lambda: id in returned)
@@ -274,7 +277,7 @@ async def measure(server: Server, asks: int, agents: int, wakes: int) -> dict[st
             latencies.sort()
             figures["wake p50 ms"] = statistics.median(latencies)
             figures["wake p99 ms"] = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
-            figures["failed"] = sum(1 for task in waiting if task.done() and task.exception())
+            figures["failed"] = failed
             for task in waiting:
                 task.cancel()
             await asyncio.gather(*waiting, return_exceptions=True)
