@@ -5,7 +5,7 @@ command. Each round starts each server afresh in a folder of its own (one
 at a time, interleaved: inbox, awaithumans, inbox, …) and measures, through
 each one's own HTTP API, what an agent host feels:
 
-- ready: from starting the server to its first answered request;
+- ready ms: from starting the server to its first answered request;
 - asks/s: questions asked, `--asks` of them, 64 at a time;
 - MiB per 1,000 waiting: the server's resident memory with `--agents`
   agents each long-polling its own question, over its memory before them;
@@ -236,7 +236,7 @@ async def measure(server: Server, asks: int, agents: int, wakes: int) -> dict[st
     try:
         async with server.client() as client:
             await until(f"{server.name} to answer", lambda: server.ready(client))
-            figures["ready"] = time.monotonic() - started
+            figures["ready ms"] = (time.monotonic() - started) * 1000
 
             gate = asyncio.Semaphore(64)
 
