@@ -165,13 +165,17 @@ struct NtfyAnswers {
 impl NtfyAnswers {
     /// The access token (when there is one) read now, and an HTTP client.
     fn client(&self) -> Result<(Option<Secret>, reqwest::Client), String> {
-        let token = self
-            .token
+        let token = self.token()?;
+        Ok((token, crate::http_client(None).map_err(|e| e.to_string())?))
+    }
+
+    /// The access token, when there is one, read now.
+    fn token(&self) -> Result<Option<Secret>, String> {
+        self.token
             .as_ref()
             .map(|source| source.read("the ntfy access token").map(Secret))
             .transpose()
-            .map_err(|e| e.to_string())?;
-        Ok((token, crate::http_client(None).map_err(|e| e.to_string())?))
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -231,7 +235,7 @@ impl TwoWay for NtfyAnswers {
     }
 
     fn check(&self) -> Result<(), String> {
-        self.client().map(drop)
+        self.token().map(drop)
     }
 
     fn run(self: Arc<Self>, desk: Arc<dyn Desk>) -> BoxFuture<'static, ()> {

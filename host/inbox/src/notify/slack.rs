@@ -185,13 +185,22 @@ struct SlackChannel {
 }
 
 impl SlackChannel {
+    /// The app's token and the bot's, read now and checked for their shape.
+    fn tokens(&self) -> Result<(Secret, Secret), String> {
+        Ok((
+            token("app token", "xapp-", &self.app)?,
+            token("bot token", "xoxb-", &self.bot)?,
+        ))
+    }
+
     /// The Web API, with the tokens read now.
     fn api(&self) -> Result<Api, String> {
+        let (app, bot) = self.tokens()?;
         Ok(Api {
             base: self.api_url.clone(),
             secure: self.secure,
-            app: token("app token", "xapp-", &self.app)?,
-            bot: token("bot token", "xoxb-", &self.bot)?,
+            app,
+            bot,
             http: crate::http_client(None).map_err(|e| e.to_string())?,
         })
     }
@@ -400,7 +409,7 @@ impl TwoWay for SlackChannel {
     }
 
     fn check(&self) -> Result<(), String> {
-        self.api().map(drop)
+        self.tokens().map(drop)
     }
 
     fn run(self: Arc<Self>, desk: Arc<dyn Desk>) -> BoxFuture<'static, ()> {

@@ -165,19 +165,25 @@ struct TelegramChannel {
 }
 
 impl TelegramChannel {
-    /// The Bot API, with the bot's token read now.
-    fn api(&self) -> Result<Api, String> {
+    /// The bot's token, read now and checked for its shape.
+    fn token(&self) -> Result<String, String> {
         let token = self
             .token
             .read("the Telegram bot token")
             .map_err(|e| e.to_string())?;
-        if !bot_token(&token) {
-            return Err(
+        match bot_token(&token) {
+            true => Ok(token),
+            false => Err(
                 "the Telegram bot token does not look like one (digits, a colon, then letters, \
                  digits, - and _), as @BotFather gives it"
                     .to_owned(),
-            );
+            ),
         }
+    }
+
+    /// The Bot API, with the bot's token read now.
+    fn api(&self) -> Result<Api, String> {
+        let token = self.token()?;
         Ok(Api {
             base: Secret(format!("{}/bot{token}", self.api_url)),
             http: crate::http_client(None).map_err(|e| e.to_string())?,
@@ -495,7 +501,7 @@ impl TwoWay for TelegramChannel {
     }
 
     fn check(&self) -> Result<(), String> {
-        self.api().map(drop)
+        self.token().map(drop)
     }
 
     fn run(self: Arc<Self>, desk: Arc<dyn Desk>) -> BoxFuture<'static, ()> {
