@@ -3,6 +3,10 @@
 //! ([`ask_user_seam`]), and the registry of answerer kinds a configuration
 //! file can name.
 //!
+//! - [`acp`] (feature `acp`): the form of an editor that speaks ACP (the
+//!   Agent Client Protocol), for an agent host that does;
+//! - [`form`]: a batch as one elicitation form (MCP's and ACP's), and a
+//!   form's content back as answers;
 //! - [`script`]: answers from a file, matched by question id or text
 //!   (tests, CI, replays);
 //! - [`bridge`]: a child process spoken to in JSON lines (any language);
@@ -17,7 +21,10 @@
 //! Untrusted text shown to a human goes through [`ask_user_seam::text`];
 //! identities and page tokens come from [`ask_user_seam::secret`].
 
+#[cfg(feature = "acp")]
+pub mod acp;
 pub mod bridge;
+pub mod form;
 mod kind;
 pub mod script;
 #[cfg(feature = "terminal")]

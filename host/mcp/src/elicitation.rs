@@ -12,9 +12,9 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, RequestHandle, RoleServer};
 use serde_json::Value;
 
-use crate::form::{Form, Renders};
 use crate::stdio::{Dropped, MAX_MESSAGE_BYTES};
 use ask_user_answerers::Page;
+use ask_user_answerers::form::{self, Form, Renders};
 
 /// The code an ask ends with when the client must fill in a form first
 /// (protocol 2026-07-28): the front end answers `input_required` instead.
@@ -92,16 +92,7 @@ fn params(form: &Form) -> Result<ElicitRequestParams, AnswerError> {
 
 /// What the client's form came back with, as the waterfall takes it.
 fn outcome(form: &Form, result: ElicitResult) -> Result<Vec<ask_user_seam::Answer>, AnswerError> {
-    let dismissed = |how: &str| {
-        Err(AskError::new(
-            ErrorCode::AskCancelled,
-            format!(
-                "the user {how} the form without answering. Do not ask the same again; \
-                 continue with what you know or end your turn"
-            ),
-        )
-        .into())
-    };
+    let dismissed = |how: &str| Err(form::dismissed(how).into());
     match result.action {
         ElicitationAction::Accept => {
             let content = match result.content {

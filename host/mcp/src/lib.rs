@@ -18,7 +18,6 @@
 //! answerer claims with it.
 
 mod elicitation;
-pub mod form;
 mod http;
 mod keys;
 mod log;
@@ -41,8 +40,8 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use ask_user_answerers::form::Renders;
 use elicitation::{Channel, ElicitationAnswerer};
-use form::Renders;
 pub use http::McpHttp;
 use keys::{CallIds, Keys};
 

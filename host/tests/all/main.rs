@@ -2,6 +2,7 @@
 //! binary (one link of wasmtime), a module per area, over
 //! `ask-user-test-support`.
 
+mod acp;
 mod book;
 mod cli;
 mod clients;

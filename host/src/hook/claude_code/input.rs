@@ -17,7 +17,7 @@ use ask_user_seam::{Answer, AskRequest, Question, QuestionOption};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use ask_user_mcp::form::received::ReceivedForm;
+use ask_user_answerers::form::received::ReceivedForm;
 
 /// The hook event's name for the tool's permission request.
 pub const PERMISSION_REQUEST: &str = "PermissionRequest";

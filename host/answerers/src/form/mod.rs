@@ -241,6 +241,18 @@ impl<'r> Form<'r> {
     }
 }
 
+/// What a dismissed form answers (`how`: "declined", "cancelled"): the
+/// ask ends `ASK_CANCELLED`, and the model is told not to ask again.
+pub fn dismissed(how: &str) -> AskError {
+    AskError::new(
+        ErrorCode::AskCancelled,
+        format!(
+            "the user {how} the form without answering. Do not ask the same again; \
+             continue with what you know or end your turn"
+        ),
+    )
+}
+
 /// The batch and the client's rendering a form of ours was made from, read
 /// back from its schema: `None` unless the schema is exactly what
 /// [`Form::new`] makes of that batch (the round trip is the proof; a form
