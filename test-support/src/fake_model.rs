@@ -1,5 +1,6 @@
 //! A model server of ours on 127.0.0.1 for the real clients (Claude Code's
-//! Messages API, Codex's Responses API, both streamed as SSE): asked with
+//! Messages API, Codex's Responses API, Gemini CLI's Gemini API
+//! `streamGenerateContent`, each streamed as SSE): asked with
 //! its tool among the tools (`ask_user_question` of an MCP server, or a
 //! client's own), it calls the tool with `arguments`; given the tool's
 //! result, it records it and ends the turn. Anything else it answers "ok".
@@ -67,6 +68,9 @@ async fn respond(
     let events = match path.as_str() {
         "/v1/messages" => Some(messages(&shared, &body)),
         "/v1/responses" => Some(responses(&shared, &body)),
+        path if path.starts_with("/v1beta/models/") && path.ends_with(":streamGenerateContent") => {
+            Some(gemini(&shared, &body))
+        }
         _ => None,
     };
     Ok(match events {
@@ -225,4 +229,52 @@ fn responses(shared: &Shared, body: &Value) -> String {
 fn text_item(text: &str) -> Value {
     json!({"type": "message", "role": "assistant", "id": "msg_1",
         "content": [{"type": "output_text", "text": text, "annotations": []}]})
+}
+
+/// Gemini CLI: the Gemini API's `streamGenerateContent` (`alt=sse`). An MCP
+/// server's tool is `mcp_<server>_<tool>`; its result comes back as a
+/// `functionResponse` whose `output` Gemini CLI wraps in
+/// `<untrusted_context>`.
+fn gemini(shared: &Shared, body: &Value) -> String {
+    let result = body["contents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["parts"].as_array())
+        .flatten()
+        .find_map(|p| p.get("functionResponse"));
+    let tool = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["functionDeclarations"].as_array())
+        .flatten()
+        .filter_map(|f| f["name"].as_str())
+        .find(|name| name.ends_with(shared.tool));
+    let part = match (result, tool) {
+        (Some(result), _) => {
+            let response = &result["response"];
+            let output = (response["output"].as_str())
+                .or(response["error"].as_str())
+                .unwrap_or_default();
+            let text = output
+                .trim()
+                .strip_prefix("<untrusted_context>")
+                .and_then(|t| t.strip_suffix("</untrusted_context>"))
+                .unwrap_or(output)
+                .trim();
+            let _ = shared.results.lock().unwrap().send(text.to_owned());
+            json!({"text": DONE})
+        }
+        (None, Some(tool)) => {
+            json!({"functionCall": {"name": tool, "args": shared.arguments}})
+        }
+        (None, None) => json!({"text": "ok"}),
+    };
+    let chunk = json!({
+        "candidates": [{"content": {"role": "model", "parts": [part]},
+            "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+    });
+    format!("data: {chunk}\r\n\r\n")
 }

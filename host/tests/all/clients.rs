@@ -1,10 +1,11 @@
 //! `ask-user mcp` in the clients people use, each pointed at a model server
 //! of ours (`support/fake_model.rs`) that calls the tool with the book's
-//! example batch: Claude Code 2.1.328 and Codex 0.169.0 from npm
-//! (`host/tests/npm`). In each TUI (driven in a pty) the person fills in
-//! the form, and the model receives exactly their answers. Headless runs
-//! (`claude -p`, `codex exec`) show no form, so `[mcp] forms = "never"`
-//! hands the questions to the config's own answerers.
+//! example batch: Claude Code 2.1.328, Codex 0.169.0 and Gemini CLI
+//! 0.61.0 from npm (`host/tests/npm`). In each TUI (driven in a pty) the
+//! person fills in the form, and the model receives exactly their answers.
+//! Headless runs (`claude -p`, `codex exec`) show no form, so `[mcp] forms
+//! = "never"` hands the questions to the config's own answerers; Gemini CLI
+//! shows no MCP forms at all, and its questions go to the inbox.
 
 use ask_user_test_support::child;
 use ask_user_test_support::fake_model;
@@ -847,5 +848,74 @@ fn codex_exec_gets_the_config_answerers_answers() {
         .args(["exec", "--skip-git-repo-check", "Deploy the release"]);
     let status = finish(codex).status;
     assert!(status.success(), "codex exec: {status:?}");
+    assert_received(&model, Duration::ZERO, &answers);
+}
+
+/// Gemini CLI's settings in `home`: the Gemini API with a key (the model
+/// server stands in for it, `GOOGLE_GEMINI_BASE_URL`), and `ask-user mcp`
+/// registered as the book says (`gemini mcp add --trust`) for an agent of
+/// `inbox`.
+fn gemini_home(npm: &Path, home: &Path, inbox: &crate::inbox::Inbox) {
+    std::fs::create_dir_all(home.join(".gemini")).unwrap();
+    let settings = json!({"security": {"auth": {"selectedType": "gemini-api-key"}}});
+    std::fs::write(home.join(".gemini/settings.json"), settings.to_string()).unwrap();
+    let mut add = client(npm.join("node_modules/.bin/gemini"), home);
+    add.args([
+        "mcp",
+        "add",
+        "--scope",
+        "user",
+        "--trust",
+        "--timeout",
+        "3600000",
+    ])
+    .arg("--env")
+    .arg(format!("ASK_USER_STATE_DIR={}", inbox.state().display()))
+    .args([
+        "ask-user",
+        env!("CARGO_BIN_EXE_ask-user"),
+        "--",
+        "mcp",
+        "--config",
+    ])
+    .arg(inbox.agent_config());
+    let added = finish(add);
+    assert!(added.status.success(), "gemini mcp add: {added:?}");
+}
+
+#[test]
+fn gemini_cli_without_forms_gets_the_answers_given_in_the_inbox() {
+    let _one = one_at_a_time();
+    let npm = npm::folder();
+    let (deploy, answers) = deploy();
+    let model = FakeModel::start(deploy);
+    let inbox = crate::inbox::Inbox::new();
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    gemini_home(&npm, &home, &inbox);
+    let mut gemini = client(npm.join("node_modules/.bin/gemini"), &home);
+    gemini
+        .env(
+            "GOOGLE_GEMINI_BASE_URL",
+            format!("http://{}", model.address),
+        )
+        .env("GEMINI_API_KEY", "test")
+        // Headless in a folder of its own: trusted, as a CI run would be.
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        // A model of its own: no routing calls to the model server first.
+        .args(["--model", "gemini-2.5-flash", "-p", "Deploy the release"]);
+    let run = std::thread::spawn(move || finish(gemini));
+    let asked = inbox.wait_for("Gemini CLI's question", false, |q| {
+        q["agentWaiting"] == true
+    });
+    assert_eq!(asked["questions"].as_array().unwrap().len(), 3, "{asked}");
+    let answered = inbox.answer(asked["id"].as_str().unwrap(), &answers);
+    assert!(answered.status.success(), "inbox answer: {answered:?}");
+    let output = run.join().unwrap();
+    assert!(output.status.success(), "gemini -p: {output:?}");
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains(fake_model::DONE),
+        "{output:?}"
+    );
     assert_received(&model, Duration::ZERO, &answers);
 }

@@ -37,7 +37,7 @@ fn ask_user() -> Command {
 
 /// A state directory, an inbox serving from it (restartable, killable),
 /// and the config files of its agents.
-struct Inbox {
+pub(crate) struct Inbox {
     root: tempfile::TempDir,
     server: Option<Child>,
     hooks: Option<mpsc::Receiver<Hook>>,
@@ -45,7 +45,7 @@ struct Inbox {
 
 impl Inbox {
     /// An inbox with no notifications.
-    fn new() -> Inbox {
+    pub(crate) fn new() -> Inbox {
         Inbox::with_config("")
     }
 
@@ -76,8 +76,13 @@ impl Inbox {
         inbox
     }
 
-    fn state(&self) -> PathBuf {
+    pub(crate) fn state(&self) -> PathBuf {
         self.root.path().join("state")
+    }
+
+    /// The config of an agent that asks this inbox (`kind = "inbox"`).
+    pub(crate) fn agent_config(&self) -> PathBuf {
+        self.root.path().join("agent.toml")
     }
 
     fn command(&self) -> Command {
@@ -180,7 +185,7 @@ impl Inbox {
             .arg("ask")
             .arg(&file)
             .arg("--config")
-            .arg(self.root.path().join("agent.toml"))
+            .arg(self.agent_config())
             .args(["--session", session])
             .args(extra)
             .current_dir(self.root.path())
@@ -207,7 +212,7 @@ impl Inbox {
 
     /// Waits until the list (with `all`) has a question for which `holds`,
     /// and returns it.
-    fn wait_for(&self, what: &str, all: bool, holds: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) fn wait_for(&self, what: &str, all: bool, holds: impl Fn(&Value) -> bool) -> Value {
         self.wait_until(what, all, |list| list.into_iter().find(|q| holds(q)))
     }
 
@@ -230,7 +235,7 @@ impl Inbox {
     }
 
     /// `inbox answer ID --answers FILE`.
-    fn answer(&self, id: &str, answers: &Value) -> Output {
+    pub(crate) fn answer(&self, id: &str, answers: &Value) -> Output {
         let file = self
             .root
             .path()
