@@ -1,4 +1,5 @@
-//! A call of its own: a root agent made for one call (or one turn), and
+//! A call of its own: an agent made for one call (or one turn: a root, or
+//! a sub-agent of a root the front end keeps), and
 //! answerers that reach that agent only, all taken back when the call is
 //! dropped, whichever way it ends (its result, an error, a cancelled
 //! future). Every front end that runs a call for someone asks through one.
@@ -9,8 +10,9 @@ use crate::agents::AgentHandle;
 use crate::user_questions::UserQuestions;
 use crate::waterfall::{Answerer, AnswererHandle, Placement};
 
-/// A root agent registered for one call, with its own answerers; see the
-/// [module](self). Made by [`UserQuestions::scoped_call`].
+/// An agent registered for one call, with its own answerers; see the
+/// [module](self). Made by [`UserQuestions::scoped_call`] and
+/// [`UserQuestions::scoped_sub_agent_call`].
 #[must_use = "the agent ends when the call is dropped"]
 pub struct ScopedCall<'a> {
     seam: &'a UserQuestions,
@@ -19,8 +21,8 @@ pub struct ScopedCall<'a> {
 }
 
 impl<'a> ScopedCall<'a> {
-    pub(crate) fn new(seam: &'a UserQuestions, id: String) -> Self {
-        let agent = seam.agents().register_root(id, None);
+    /// The call of `agent`, registered for it (ended with it).
+    pub(crate) fn new(seam: &'a UserQuestions, agent: AgentHandle) -> Self {
         ScopedCall {
             seam,
             agent,

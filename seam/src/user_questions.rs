@@ -72,7 +72,19 @@ impl UserQuestions {
     /// with answerers of its own; both end when the [`ScopedCall`] is
     /// dropped.
     pub fn scoped_call(&self, id: impl Into<String>) -> ScopedCall<'_> {
-        ScopedCall::new(self, id.into())
+        ScopedCall::new(self, self.agents.register_root(id, None))
+    }
+
+    /// Runs a call as sub-agent `id` of `owner` (a root the front end
+    /// keeps, e.g. a client's session): it asks as the host's
+    /// [`Delegated`] policy says. The sub-agent ends when the call is
+    /// dropped; `owner` does not.
+    pub fn scoped_sub_agent_call(
+        &self,
+        owner: &AgentHandle,
+        id: impl Into<String>,
+    ) -> ScopedCall<'_> {
+        ScopedCall::new(self, self.agents.register_delegate(id, owner))
     }
 
     /// Where answerers are registered.

@@ -22,6 +22,10 @@ const TOOL: &str = "ask_user_question";
 /// What the model says once it has the tool's result.
 pub const DONE: &str = "The answers are in.";
 
+/// The task a delegating model's main agent gives its sub-agent (which
+/// then calls the tool).
+pub const SUB_AGENT_TASK: &str = "Ask the user where to deploy the release.";
+
 pub struct FakeModel {
     pub address: SocketAddr,
     results: mpsc::Receiver<String>,
@@ -36,12 +40,30 @@ impl FakeModel {
 
     /// As [`start`](Self::start), for the tool whose name ends with `tool`.
     pub fn calling(tool: &'static str, arguments: Value) -> FakeModel {
-        let (tx, results) = mpsc::channel();
-        let shared = Arc::new(Shared {
+        FakeModel::serve(Shared {
             tool,
             arguments,
-            results: Mutex::new(tx),
-        });
+            delegates: false,
+            results: Mutex::new(mpsc::channel().0),
+        })
+    }
+
+    /// Claude Code only: the main agent hands the work to a sub-agent (its
+    /// `Agent` tool, in the foreground), and the sub-agent calls the MCP
+    /// tool with `arguments`.
+    pub fn delegating(arguments: Value) -> FakeModel {
+        FakeModel::serve(Shared {
+            tool: TOOL,
+            arguments,
+            delegates: true,
+            results: Mutex::new(mpsc::channel().0),
+        })
+    }
+
+    fn serve(mut shared: Shared) -> FakeModel {
+        let (tx, results) = mpsc::channel();
+        shared.results = Mutex::new(tx);
+        let shared = Arc::new(shared);
         let address = http_thread::serve(move |request, _| respond(shared.clone(), request));
         FakeModel { address, results }
     }
@@ -55,6 +77,8 @@ impl FakeModel {
 struct Shared {
     tool: &'static str,
     arguments: Value,
+    /// The main agent delegates the call to a sub-agent.
+    delegates: bool,
     results: Mutex<mpsc::Sender<String>>,
 }
 
@@ -111,7 +135,20 @@ fn messages(shared: &Shared, body: &Value) -> String {
         .filter_map(|t| t["name"].as_str())
         .collect();
     let tool = tools.iter().find(|name| name.ends_with(shared.tool));
+    // A sub-agent's conversation starts with the task its parent gave it.
+    let main_agent = shared.delegates
+        && !body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["role"] == "user")
+            .any(|m| m.to_string().contains(SUB_AGENT_TASK));
+    let delegated = body["messages"].to_string().contains("toolu_agent");
     let block = match (result, tool) {
+        _ if main_agent && delegated => json!({"type": "text", "text": DONE}),
+        _ if main_agent && tools.contains(&"Agent") => {
+            json!({"type": "tool_use", "id": "toolu_agent", "name": "Agent", "input": {}})
+        }
         (None, None) if tools.contains(&WAIT) => {
             json!({"type": "tool_use", "id": "toolu_wait", "name": WAIT, "input": {}})
         }
@@ -144,6 +181,11 @@ fn messages(shared: &Shared, body: &Value) -> String {
     );
     let input = match block["name"].as_str() {
         Some(WAIT) => "{}".to_owned(),
+        // In the foreground: the main agent waits for its answer.
+        Some("Agent") => json!({"description": "Ask about the deploy",
+            "prompt": SUB_AGENT_TASK, "subagent_type": "general-purpose",
+            "run_in_background": false})
+        .to_string(),
         _ => shared.arguments.to_string(),
     };
     let delta = match block["type"].as_str() {

@@ -22,6 +22,7 @@ mod http;
 mod keys;
 mod log;
 pub mod stdio;
+mod sub_agents;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,6 +45,7 @@ use ask_user_answerers::form::Renders;
 use elicitation::{Channel, ElicitationAnswerer};
 pub use http::McpHttp;
 use keys::{CallIds, Keys};
+pub use sub_agents::{SubAgent, SubAgents};
 
 use ask_user_answerers::Page;
 use ask_user_runtime::{ToolResult, ToolRuntime};
@@ -105,6 +107,10 @@ pub struct McpServer {
     dropped: stdio::Dropped,
     /// Each call's agent id.
     call_ids: CallIds,
+    /// Which calls the client's sub-agents made, when the host can tell.
+    sub_agents: Option<Arc<dyn SubAgents>>,
+    /// The roots of the client sessions whose sub-agents called.
+    sessions: sub_agents::Sessions,
 }
 
 impl McpServer {
@@ -143,7 +149,20 @@ impl McpServer {
             call_ids: keys.call_ids,
             stopping: CancellationToken::new(),
             calls: TaskTracker::new(),
+            sub_agents: None,
+            sessions: sub_agents::Sessions::default(),
         })
+    }
+
+    /// Tells the calls a client's sub-agents made by `sub_agents`: each runs
+    /// as a sub-agent of its session's root, under the host's `[policy]
+    /// delegated` (refused, or relayed and labelled). Without it every call
+    /// is a root's own.
+    pub fn sub_agents(self, sub_agents: Arc<dyn SubAgents>) -> Self {
+        McpServer {
+            sub_agents: Some(sub_agents),
+            ..self
+        }
     }
 
     /// This server for one more client: shares everything but what the
@@ -270,10 +289,19 @@ impl McpServer {
             .map(|channel| ElicitationAnswerer::new(channel, client.renders, self.dropped.clone()));
         let answerer = answerer.map(Arc::new);
 
-        // A root agent of its own, so that its answerer reaches this call
-        // only (its id, above). Both go when the call ends, or when its
-        // future is dropped half-way.
-        let mut call = self.runtime.seam().scoped_call(id.id());
+        // An agent of its own, so that its answerer reaches this call only:
+        // a root (its id, above), or a sub-agent of its session's root.
+        // Both go when the call ends, or when its future is dropped
+        // half-way.
+        let seam = self.runtime.seam();
+        let sub_agent = self.sub_agents.as_ref().and_then(|s| s.of(&context.meta));
+        let mut call = match &sub_agent {
+            Some(sub) => {
+                let root = self.sessions.root_of(seam.agents(), sub);
+                seam.scoped_sub_agent_call(&root, sub.name.clone())
+            }
+            None => seam.scoped_call(id.id()),
+        };
         if let Some(answerer) = &answerer {
             call.answer_with(answerer.clone(), self.forms == Forms::First);
         }

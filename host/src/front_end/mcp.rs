@@ -1,9 +1,12 @@
 //! `ask-user mcp`: the tool as an MCP server, on stdio or Streamable HTTP.
 
 use std::future::Future;
+use std::sync::Arc;
 
-use crate::mcp::{Forms, McpHttp, McpServer};
+use crate::hook::CLIENTS;
+use crate::mcp::{Forms, McpHttp, McpServer, SubAgent, SubAgents};
 use crate::{CliError, Config, Host};
+use serde_json::{Map, Value};
 
 use super::FrontEnd;
 
@@ -33,7 +36,9 @@ impl FrontEnd for Mcp {
         stop: impl Future<Output = ()> + Send + 'static,
         say: fn(&str),
     ) -> Result<(), CliError> {
-        let server = McpServer::new(host.runtime().clone(), host.pages())?.forms(self.forms);
+        let server = McpServer::new(host.runtime().clone(), host.pages())?
+            .forms(self.forms)
+            .sub_agents(Arc::new(HookClients));
         let served = match self.http {
             None => {
                 // Started by hand: say what it waits for.
@@ -76,6 +81,15 @@ impl FrontEnd for Mcp {
             }
         };
         Ok(served?)
+    }
+}
+
+/// The clients whose hooks tell their sub-agents' calls apart.
+struct HookClients;
+
+impl SubAgents for HookClients {
+    fn of(&self, meta: &Map<String, Value>) -> Option<SubAgent> {
+        CLIENTS.iter().find_map(|client| client.sub_agent(meta))
     }
 }
 

@@ -7,6 +7,7 @@
 //! out of them, and how it runs headless with its questions answered. A
 //! new agent is a module implementing it and a line in [`CLIENTS`].
 
+pub mod calls;
 pub mod claude_code;
 pub mod waiting;
 
@@ -15,6 +16,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use ask_user_inbox::Asker;
+use ask_user_mcp::SubAgent;
+use serde_json::{Map, Value};
 
 use crate::CliError;
 use ask_user_seam::{Answer, AskError, AskRequest};
@@ -63,6 +66,13 @@ pub trait HookClient: Sync {
         answerers: &'a dyn Answerers,
         stop: CancellationToken,
     ) -> BoxFuture<'a, Result<Option<String>, CliError>>;
+
+    /// The sub-agent that made an MCP call of this client's to `ask-user
+    /// mcp` (the call's `_meta`), as its hooks noted it; `None` for a main
+    /// agent's call, or when the client cannot tell (the default).
+    fn sub_agent(&self, _meta: &Map<String, Value>) -> Option<SubAgent> {
+        None
+    }
 
     /// The program [`HookClient::headless`] runs when none is given.
     fn program(&self) -> &'static str;

@@ -919,3 +919,122 @@ fn gemini_cli_without_forms_gets_the_answers_given_in_the_inbox() {
     );
     assert_received(&model, Duration::ZERO, &answers);
 }
+
+/// The skipped answers of a form accepted as it came: the recommended
+/// choice made, nothing else.
+fn defaults() -> Value {
+    json!({"answers": [
+        {"id": "target", "selected": ["Staging (Recommended)"]},
+        {"id": "checks", "selected": []},
+        {"id": "note", "selected": []},
+    ]})
+}
+
+/// Claude Code with the hooks installed ([`hooked_home`], the user's config
+/// `config`) and `ask-user mcp` on the same config, its model delegating
+/// the question to a sub-agent; the run's folder and environment.
+fn delegating_claude(
+    model: &FakeModel,
+    config: &str,
+) -> (tempfile::TempDir, Vec<(&'static str, String)>, PathBuf) {
+    let (dir, env) = hooked_home(model, config);
+    let config = dir.path().join("home/.config/ask-user/config.toml");
+    let mcp = claude_mcp(dir.path(), &config);
+    (dir, env, mcp)
+}
+
+#[test]
+fn a_claude_code_sub_agents_form_says_which_sub_agent_asks_and_its_answer_reaches_it() {
+    let _one = one_at_a_time();
+    let model = FakeModel::delegating(deploy().0);
+    let (dir, env, mcp) = delegating_claude(&model, "[policy]\ndelegated = \"relay\"\n");
+    let args = [
+        "--mcp-config",
+        mcp.to_str().unwrap(),
+        "--allowedTools",
+        CLAUDE_TOOL,
+    ];
+    let tui = claude_in(dir.path(), &env, &args);
+    let form = tui.wait_for(&["requests your input", "Accept"], BOUND);
+    // The relay's label: the session (as the inbox keys it), the
+    // sub-agent's kind and the start of its id.
+    let label = form
+        .lines()
+        .find(|line| line.contains("Asked by sub-agent claude-code-"))
+        .unwrap_or_else(|| panic!("no sub-agent label in:\n{form}"));
+    assert!(label.contains(" › general-purpose "), "{label}");
+    tui.keys(&DOWN.repeat(5));
+    tui.wait_for(&["❯ Accept"], BOUND);
+    // The form goes, and the sub-agent shows in the list of agents.
+    tui.press("\r", &["◯ general-purpose"], BOUND);
+    assert_received(&model, BOUND, &defaults());
+}
+
+#[test]
+fn a_claude_code_sub_agent_is_refused_by_default_and_told_to_report_to_its_parent() {
+    let _one = one_at_a_time();
+    let model = FakeModel::delegating(deploy().0);
+    let (dir, env, mcp) = delegating_claude(&model, "");
+    let mut claude = client(
+        npm::folder().join("node_modules/.bin/claude"),
+        &dir.path().join("home"),
+    );
+    claude
+        .envs(env)
+        .args(["-p", "Deploy the release", "--mcp-config"])
+        .arg(&mcp)
+        .args(["--allowedTools", CLAUDE_TOOL]);
+    let status = finish(claude).status;
+    assert!(status.success(), "claude -p: {status:?}");
+    let result = model
+        .tool_result(Duration::ZERO)
+        .expect("the sub-agent got a result");
+    assert!(
+        result.contains("DELEGATED_CALLER") && result.contains("final result"),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_headless_claude_code_sub_agents_question_waits_in_the_inbox_labelled_and_is_answered() {
+    let _one = one_at_a_time();
+    let (deploy, answers) = deploy();
+    let model = FakeModel::delegating(deploy);
+    let inbox = crate::inbox::Inbox::new();
+    let config = "[policy]\ndelegated = \"relay\"\n\n[mcp]\nforms = \"never\"\n\n\
+                  [[answerer]]\nkind = \"inbox\"\n";
+    let (dir, mut env, mcp) = delegating_claude(&model, config);
+    // The hooks' notes and the inbox's socket: one state folder.
+    env.retain(|(name, _)| *name != "ASK_USER_STATE_DIR");
+    env.push(("ASK_USER_STATE_DIR", inbox.state().display().to_string()));
+    let mut claude = client(
+        npm::folder().join("node_modules/.bin/claude"),
+        &dir.path().join("home"),
+    );
+    claude
+        .envs(env)
+        .args(["-p", "Deploy the release", "--mcp-config"])
+        .arg(&mcp)
+        .args(["--allowedTools", CLAUDE_TOOL]);
+    let run = std::thread::spawn(move || finish(claude));
+    let asked = inbox.wait_for("the sub-agent's question", false, |q| {
+        q["agentWaiting"] == true
+    });
+    let agent = asked["agent"].as_str().unwrap();
+    assert!(
+        agent.contains("sub-agent claude-code-") && agent.contains(" › general-purpose "),
+        "{asked}"
+    );
+    assert!(
+        asked["session"]
+            .as_str()
+            .unwrap()
+            .starts_with("general-purpose "),
+        "{asked}"
+    );
+    let answered = inbox.answer(asked["id"].as_str().unwrap(), &answers);
+    assert!(answered.status.success(), "inbox answer: {answered:?}");
+    let output = run.join().unwrap();
+    assert!(output.status.success(), "claude -p: {output:?}");
+    assert_received(&model, Duration::ZERO, &answers);
+}

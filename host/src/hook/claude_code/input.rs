@@ -18,6 +18,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use ask_user_answerers::form::received::ReceivedForm;
+use ask_user_mcp::SubAgent;
 
 /// The hook event's name for the tool's permission request.
 pub const PERMISSION_REQUEST: &str = "PermissionRequest";
@@ -32,6 +33,15 @@ pub const POST_TOOL_USE: &str = "PostToolUse";
 /// Claude Code's question tool.
 pub const TOOL: &str = "AskUserQuestion";
 
+/// The hook event's name before a tool runs: for our own MCP tool, it
+/// notes which sub-agent calls it.
+pub const PRE_TOOL_USE: &str = "PreToolUse";
+
+/// Our MCP tool, under whatever name the user gave the server: what the
+/// `PreToolUse` hook matches (a regular expression, as Claude Code's
+/// matchers are).
+pub const OUR_MCP_TOOL: &str = "mcp__.*__ask_user_question";
+
 impl HookInput {
     /// The session and the questions that were answered, when this is the
     /// event after the question tool ran: the hooks still asking them stop.
@@ -41,6 +51,43 @@ impl HookInput {
         }
         let questions = self.tool_input.as_ref()?.get("questions")?;
         Some((self.session_id.as_deref()?, fingerprint(questions)))
+    }
+
+    /// The call of our MCP tool a sub-agent is about to make, when this is
+    /// the event before it: its tool use id, and the sub-agent as the
+    /// server will run it (a sub-agent of the session's root, named by its
+    /// kind and the start of its id).
+    pub fn sub_agent_call(&self) -> Option<(&str, SubAgent)> {
+        let tool = self.tool_name.as_deref()?;
+        let ours = tool.starts_with("mcp__") && tool.ends_with("__ask_user_question");
+        if self.hook_event_name != PRE_TOOL_USE || !ours {
+            return None;
+        }
+        let agent = self.agent_id.as_deref()?;
+        let kind = self
+            .agent_type
+            .as_deref()
+            .filter(|kind| {
+                !kind.is_empty()
+                    && kind.len() <= 64
+                    && kind
+                        .chars()
+                        .all(|c| c.is_alphanumeric() || " -_.:".contains(c))
+            })
+            .unwrap_or("sub-agent");
+        let short: String = agent
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .take(8)
+            .collect();
+        let session =
+            crate::hook::session_key(&super::ClaudeCode, self.session_id.as_deref()).ok()?;
+        let sub = SubAgent {
+            session,
+            turn: self.prompt_id.clone(),
+            name: format!("{kind} {short}"),
+        };
+        Some((self.tool_use_id.as_deref()?, sub))
     }
 
     /// What the inbox shows as asking ([`asker`]).
@@ -92,7 +139,7 @@ pub fn fingerprint(questions: &Value) -> String {
 }
 
 /// What a hook receives on standard input, as far as it is read here.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 pub struct HookInput {
     pub hook_event_name: String,
     #[serde(default)]
@@ -112,6 +159,18 @@ pub struct HookInput {
     pub requested_schema: Option<Value>,
     #[serde(default)]
     pub mcp_server_name: Option<String>,
+    /// The tool use (`PreToolUse`): an MCP call of it carries the same id.
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
+    /// The sub-agent the hook fires in; absent in the main thread.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// The sub-agent's kind (`general-purpose`, a user's agent's name).
+    #[serde(default)]
+    pub agent_type: Option<String>,
+    /// The user prompt (the turn) this event belongs to.
+    #[serde(default)]
+    pub prompt_id: Option<String>,
 }
 
 /// What a hook event asks of the person, and how the answer goes back.
@@ -292,8 +351,7 @@ mod tests {
             tool_input: Some(tool_input),
             message: None,
             mode: None,
-            requested_schema: None,
-            mcp_server_name: None,
+            ..HookInput::default()
         }
     }
 
@@ -378,6 +436,7 @@ mod tests {
             requested_schema: Some(json!({"type": "object", "properties": {
                 "go": {"type": "boolean", "title": "Go ahead?"}}})),
             mcp_server_name: Some("deployer".into()),
+            ..HookInput::default()
         };
         let ask = Ask::from_hook(&elicitation).unwrap().unwrap();
         assert_eq!(ask.request().questions[0].id, "go");
@@ -451,5 +510,44 @@ mod tests {
             "{error}"
         );
         assert!(Asked::from_hook(&input(json!({}))).is_err());
+    }
+
+    #[test]
+    fn only_a_sub_agents_call_of_our_tool_is_noted_with_a_plain_name() {
+        let pre = |tool: &str, agent: Option<&str>, kind: Option<&str>| HookInput {
+            hook_event_name: PRE_TOOL_USE.into(),
+            session_id: Some("0b9d3c6e".into()),
+            tool_name: Some(tool.into()),
+            tool_use_id: Some("toolu_01".into()),
+            agent_id: agent.map(str::to_owned),
+            agent_type: kind.map(str::to_owned),
+            prompt_id: Some("p1".into()),
+            ..HookInput::default()
+        };
+        let ours = "mcp__ask-user__ask_user_question";
+        let input = pre(ours, Some("a70dee6c5f1e"), Some("general-purpose"));
+        let (call, sub) = input.sub_agent_call().unwrap();
+        assert_eq!(call, "toolu_01");
+        assert_eq!(
+            sub,
+            SubAgent {
+                session: "claude-code-0b9d3c6e".into(),
+                turn: Some("p1".into()),
+                name: "general-purpose a70dee6c".into(),
+            }
+        );
+        // The main thread, another tool, another event: nothing to note.
+        assert!(pre(ours, None, None).sub_agent_call().is_none());
+        assert!(
+            pre("mcp__other__deploy", Some("a1"), None)
+                .sub_agent_call()
+                .is_none()
+        );
+        let mut post = pre(ours, Some("a1"), None);
+        post.hook_event_name = POST_TOOL_USE.into();
+        assert!(post.sub_agent_call().is_none());
+        // A kind that is not plain text is not shown.
+        let odd = pre(ours, Some("a1"), Some("x\u{1b}[2J"));
+        assert_eq!(odd.sub_agent_call().unwrap().1.name, "sub-agent a1");
     }
 }

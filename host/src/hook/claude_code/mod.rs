@@ -1,8 +1,9 @@
 //! Claude Code: its `PermissionRequest` hook answers the built-in
 //! `AskUserQuestion` tool, its `Elicitation` hook an MCP server's form, and
 //! its `PostToolUse` hook stops the hooks still asking a batch answered at
-//! the terminal first. `claude -p` runs headless with its questions
-//! answered over its stdio protocol.
+//! the terminal first; its `PreToolUse` hook for our own MCP tool notes
+//! which sub-agent calls it, for `ask-user mcp` ([`calls`]). `claude -p`
+//! runs headless with its questions answered over its stdio protocol.
 
 mod headless;
 mod input;
@@ -10,11 +11,13 @@ mod settings;
 
 use std::path::{Path, PathBuf};
 
+use ask_user_mcp::SubAgent;
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::{Answerers, Headless, HookClient, waiting};
+use super::{Answerers, Headless, HookClient, calls, waiting};
 use crate::CliError;
 
 pub use headless::SERVED_ENV;
@@ -64,6 +67,11 @@ impl HookClient for ClaudeCode {
         "claude"
     }
 
+    fn sub_agent(&self, meta: &Map<String, Value>) -> Option<SubAgent> {
+        let call = meta.get("claudecode/toolUseId")?.as_str()?;
+        calls::read(&ask_user_inbox::state_dir()?, NAME, call)
+    }
+
     fn headless<'a>(
         &'a self,
         run: Headless,
@@ -86,6 +94,13 @@ async fn hook(
         ))
     })?;
     let state_dir = ask_user_inbox::state_dir();
+    if let Some((call, sub)) = input.sub_agent_call() {
+        // Told to `ask-user mcp` when the call comes ([`calls`]).
+        if let Some(state_dir) = &state_dir {
+            calls::note(state_dir, NAME, call, &sub)?;
+        }
+        return Ok(None);
+    }
     if let Some((session, batch)) = input.answered() {
         // Answered at the terminal first: the hooks still asking it
         // elsewhere stop, withdrawing their questions.

@@ -13,16 +13,19 @@ use super::input;
 /// terminal still asks meanwhile, and the first answer wins.
 pub const HOOK_TIMEOUT_SECS: u64 = 24 * 60 * 60;
 
-/// How long the hook that stops a waiting one may take.
+/// How long a hook that asks nothing may take (the one that stops a
+/// waiting hook, the one that notes a sub-agent's call).
 pub const STOP_TIMEOUT_SECS: u64 = 10;
 
 /// The hooks installed: (event, matcher). The first asks the question
 /// tool's questions; the second stops it when they were answered at the
-/// terminal first; the third asks every MCP server's forms.
+/// terminal first; the third asks every MCP server's forms; the fourth
+/// notes which sub-agent calls our MCP tool ([`crate::hook::calls`]).
 const HOOKS: &[(&str, &str)] = &[
     (input::PERMISSION_REQUEST, input::TOOL),
     (input::POST_TOOL_USE, input::TOOL),
     (input::ELICITATION, "*"),
+    (input::PRE_TOOL_USE, input::OUR_MCP_TOOL),
 ];
 
 /// What follows the program in the command of each hook.
@@ -90,9 +93,10 @@ pub fn install(path: &Path, command: &str, state: Option<&Path>) -> io::Result<b
                 })
         });
         if !installed {
-            let timeout = match *event == input::POST_TOOL_USE {
-                true => STOP_TIMEOUT_SECS,
-                false => HOOK_TIMEOUT_SECS,
+            // Only the hooks that ask wait for a person.
+            let timeout = match *event {
+                input::POST_TOOL_USE | input::PRE_TOOL_USE => STOP_TIMEOUT_SECS,
+                _ => HOOK_TIMEOUT_SECS,
             };
             groups.push(json!({"matcher": matcher, "hooks": [
                 {"type": "command", "command": command, "timeout": timeout}
