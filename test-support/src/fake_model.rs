@@ -212,7 +212,8 @@ fn messages(shared: &Shared, body: &Value) -> String {
     out + &event("message_stop", json!({"type": "message_stop"}))
 }
 
-/// Codex: the Responses API. An MCP server's tools come as a namespace.
+/// Codex: the Responses API. An MCP server's tools come as a namespace;
+/// Codex's own are functions of the top level.
 fn responses(shared: &Shared, body: &Value) -> String {
     let result = body["input"]
         .as_array()
@@ -230,7 +231,16 @@ fn responses(shared: &Shared, body: &Value) -> String {
                     .is_some_and(|tools| tools.iter().any(|f| f["name"] == shared.tool))
         })
         .and_then(|t| t["name"].as_str());
+    // Or Codex's own tool (`request_user_input`), at the top level.
+    let own = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|t| t["type"] == "function" && t["name"] == shared.tool);
     let item = match (result, namespace) {
+        (None, None) if own => json!({"type": "function_call", "id": "fc_1",
+            "call_id": "call_1", "name": shared.tool,
+            "arguments": shared.arguments.to_string()}),
         (Some(result), _) => {
             // A text, or (for an error) a list of texts.
             let output = match &result["output"] {

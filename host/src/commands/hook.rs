@@ -1,12 +1,13 @@
 //! `ask-user hook …`: an agent's own question tool, answered through the
-//! user's answerers from the agent's hooks. The agents are
-//! [`ask_user::hook::CLIENTS`]; each is a subcommand (`hook claude-code`,
-//! what its hooks run) and a value of `install`, `uninstall` and `headless`.
+//! user's answerers from the agent's hooks, a headless run, or beside its
+//! own UI. The agents are [`ask_user::hook::CLIENTS`]; each is offered
+//! where its [`Way`]s say: a subcommand (`hook claude-code`, what its hooks
+//! run) and a value of `install` and `uninstall`, of `headless`, of `run`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use ask_user::hook::{self, Answerers, Headless, HookClient, Reply};
+use ask_user::hook::{self, Answerers, Attached, Headless, HookClient, Reply, Way};
 use ask_user::inbox::Asker;
 use ask_user::{AskRequest, HostBuilder};
 use clap::Subcommand;
@@ -20,13 +21,13 @@ use super::{CliError, Component, Outcome, say, start, stop_signal, user_config};
 #[derive(Subcommand)]
 pub enum Command {
     #[command(flatten)]
-    Run(RunHook),
+    Hook(RunHook),
     /// Run an agent headless (Claude Code: `claude -p`) on PROMPT, its
     /// questions asked through your answerers (the inbox, a script…) and
     /// answered back; prints its last message. Other tools' permission
     /// requests are denied: allow tools with the agent's own flags after `--`.
     Headless {
-        #[arg(value_parser = client_parser())]
+        #[arg(value_parser = client_parser(Way::Headless))]
         client: &'static dyn HookClient,
         /// What the agent is asked to do.
         prompt: String,
@@ -45,9 +46,26 @@ pub enum Command {
         #[arg(last = true, value_name = "AGENT FLAGS")]
         flags: Vec<std::ffi::OsString>,
     },
+    /// Run an agent's own UI (Codex) with its questions asked through your
+    /// answerers too (the inbox, a script…): whichever answers first wins.
+    /// For an agent whose questions reach no hook.
+    Run {
+        #[arg(value_parser = client_parser(Way::Attached))]
+        client: &'static dyn HookClient,
+        /// The answerers, from this TOML file. Default: the user's config
+        /// file when it exists.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// The agent's program (default: `codex` for Codex).
+        #[arg(long, value_name = "PROGRAM")]
+        program: Option<PathBuf>,
+        /// More of the agent's own flags (`--model …`, a prompt).
+        #[arg(last = true, value_name = "AGENT FLAGS")]
+        flags: Vec<std::ffi::OsString>,
+    },
     /// Add the hooks to the agent's settings, merged with what is there.
     Install {
-        #[arg(value_parser = client_parser())]
+        #[arg(value_parser = client_parser(Way::Hooks))]
         client: &'static dyn HookClient,
         /// The settings file. Default: the agent's (~/.claude/settings.json
         /// for Claude Code).
@@ -56,7 +74,7 @@ pub enum Command {
     },
     /// Take out exactly what `install` added.
     Uninstall {
-        #[arg(value_parser = client_parser())]
+        #[arg(value_parser = client_parser(Way::Hooks))]
         client: &'static dyn HookClient,
         /// The settings file. Default: the agent's (~/.claude/settings.json
         /// for Claude Code).
@@ -78,6 +96,7 @@ impl clap::FromArgMatches for RunHook {
             return Err(clap::Error::new(clap::error::ErrorKind::MissingSubcommand));
         };
         let client = hook::client(name)
+            .filter(|client| client.ways().contains(&Way::Hooks))
             .ok_or_else(|| clap::Error::new(clap::error::ErrorKind::InvalidSubcommand))?;
         Ok(RunHook {
             client,
@@ -93,7 +112,10 @@ impl clap::FromArgMatches for RunHook {
 
 impl clap::Subcommand for RunHook {
     fn augment_subcommands(command: clap::Command) -> clap::Command {
-        hook::CLIENTS.iter().fold(command, |command, client| {
+        let hooked = hook::CLIENTS
+            .iter()
+            .filter(|client| client.ways().contains(&Way::Hooks));
+        hooked.fold(command, |command, client| {
             command.subcommand(
                 clap::Command::new(client.name()).about(client.about()).arg(
                     clap::Arg::new("config")
@@ -114,14 +136,19 @@ impl clap::Subcommand for RunHook {
     }
 
     fn has_subcommand(name: &str) -> bool {
-        hook::client(name).is_some()
+        hook::client(name).is_some_and(|client| client.ways().contains(&Way::Hooks))
     }
 }
 
-/// The clients by name, as a value on the command line.
-fn client_parser() -> impl clap::builder::TypedValueParser<Value = &'static dyn HookClient> {
+/// The clients reached in `way`, by name, as a value on the command line.
+fn client_parser(
+    way: Way,
+) -> impl clap::builder::TypedValueParser<Value = &'static dyn HookClient> {
     use clap::builder::TypedValueParser;
-    let names = hook::CLIENTS.iter().map(|client| client.name());
+    let names = hook::CLIENTS
+        .iter()
+        .filter(move |client| client.ways().contains(&way))
+        .map(|client| client.name());
     clap::builder::PossibleValuesParser::new(names)
         .map(|name| hook::client(&name).expect("one of the names"))
 }
@@ -152,13 +179,31 @@ pub async fn run(command: Command, component: Component) -> Outcome {
             });
             Ok(ExitCode::SUCCESS)
         }
-        Command::Run(RunHook { client, config }) => {
+        Command::Hook(RunHook { client, config }) => {
             let input = read_arguments(Path::new("-"), hook::MAX_INPUT_BYTES)?;
             let answerers = Chain { config, component };
             if let Some(output) = client.hook(&input, &answerers, stop_signal()).await? {
                 println!("{output}");
             }
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Run {
+            client,
+            config,
+            program,
+            flags,
+        } => {
+            let run = Attached {
+                program: program.unwrap_or_else(|| client.program().into()),
+                flags,
+            };
+            let answerers = Chain { config, component };
+            Ok(
+                match client.attached(run, &answerers, stop_signal()).await? {
+                    true => ExitCode::SUCCESS,
+                    false => ExitCode::FAILURE,
+                },
+            )
         }
         Command::Headless {
             client,

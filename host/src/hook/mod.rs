@@ -4,11 +4,15 @@
 //!
 //! Each agent is a [`HookClient`]: how its hook input is read and its
 //! decision written, where its settings live and how the hooks go in and
-//! out of them, and how it runs headless with its questions answered. A
-//! new agent is a module implementing it and a line in [`CLIENTS`].
+//! out of them, how it runs headless with its questions answered, and, for
+//! an agent whose questions reach no hook but its app protocol (Codex), how
+//! its own UI runs with them answered through the chain too
+//! ([`HookClient::attached`]). A new agent is a module implementing it and
+//! a line in [`CLIENTS`].
 
 pub mod calls;
 pub mod claude_code;
+pub mod codex;
 pub mod waiting;
 
 use std::ffi::OsString;
@@ -28,14 +32,29 @@ use tokio_util::sync::CancellationToken;
 pub const MAX_INPUT_BYTES: usize = 1 << 20;
 
 /// Every agent whose hooks ask-user answers, by [`HookClient::name`].
-pub static CLIENTS: &[&dyn HookClient] = &[&claude_code::ClaudeCode];
+pub static CLIENTS: &[&dyn HookClient] = &[&claude_code::ClaudeCode, &codex::Codex];
 
 /// The client named `name` on the command line.
 pub fn client(name: &str) -> Option<&'static dyn HookClient> {
     CLIENTS.iter().copied().find(|client| client.name() == name)
 }
 
-/// An agent whose own question tool is answered from its hooks.
+/// How `ask-user hook` reaches an agent's own questions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Way {
+    /// Its hooks ask (`install`, `uninstall`, `hook <name>`).
+    Hooks,
+    /// A headless run of it answers them (`hook headless`).
+    Headless,
+    /// Its own UI runs on a protocol of which we are a second client
+    /// (`hook run`).
+    Attached,
+}
+
+/// An agent whose own question tool is answered through the chain: from
+/// its hooks, a headless run of it, or beside its own UI. It implements the
+/// methods of its [`ways`](HookClient::ways); the command offers it for
+/// those only, and the others say so.
 pub trait HookClient: Sync {
     /// Its name on the command line (`ask-user hook claude-code`), in the
     /// ids of the asks its hooks make, and in its waiting hooks' files.
@@ -44,28 +63,46 @@ pub trait HookClient: Sync {
     /// What `ask-user hook <name>` does, for `--help`.
     fn about(&self) -> &'static str;
 
+    /// How its questions are reached.
+    fn ways(&self) -> &'static [Way];
+
     /// Its settings file when none is given.
-    fn settings_path(&self) -> Option<PathBuf>;
+    fn settings_path(&self) -> Option<PathBuf> {
+        None
+    }
 
     /// Adds the hooks that run `program` to the settings at `path`,
     /// merged with what is there; false when they were there already.
     /// With `state` (a folder of this user's), what the file was is kept
     /// there, for [`HookClient::uninstall`] to put back.
-    fn install(&self, path: &Path, program: &Path, state: Option<&Path>) -> io::Result<bool>;
+    fn install(&self, _path: &Path, _program: &Path, _state: Option<&Path>) -> io::Result<bool> {
+        Err(io::Error::other(not_its_way(
+            self.name(),
+            "hooks to install",
+        )))
+    }
 
     /// Takes out exactly what [`HookClient::install`] added; false when
     /// there was nothing of ours.
-    fn uninstall(&self, path: &Path, state: Option<&Path>) -> io::Result<bool>;
+    fn uninstall(&self, _path: &Path, _state: Option<&Path>) -> io::Result<bool> {
+        Err(io::Error::other(not_its_way(
+            self.name(),
+            "hooks to uninstall",
+        )))
+    }
 
     /// Answers one hook event, `input` being what the client wrote on the
     /// hook's standard input: what to print on standard output (the
     /// client's decision), if anything.
     fn hook<'a>(
         &'a self,
-        input: &'a [u8],
-        answerers: &'a dyn Answerers,
-        stop: CancellationToken,
-    ) -> BoxFuture<'a, Result<Option<String>, CliError>>;
+        _input: &'a [u8],
+        _answerers: &'a dyn Answerers,
+        _stop: CancellationToken,
+    ) -> BoxFuture<'a, Result<Option<String>, CliError>> {
+        let why = not_its_way(self.name(), "hook events");
+        Box::pin(async move { Err(CliError::new(why)) })
+    }
 
     /// The sub-agent that made an MCP call of this client's to `ask-user
     /// mcp` (the call's `_meta`), as its hooks noted it; `None` for a main
@@ -74,7 +111,8 @@ pub trait HookClient: Sync {
         None
     }
 
-    /// The program [`HookClient::headless`] runs when none is given.
+    /// The program [`HookClient::headless`] and [`HookClient::attached`]
+    /// run when none is given.
     fn program(&self) -> &'static str;
 
     /// Runs the client headless on `run.prompt`, its questions asked
@@ -82,10 +120,35 @@ pub trait HookClient: Sync {
     /// prints its last message (or its JSON lines). Whether it succeeded.
     fn headless<'a>(
         &'a self,
-        run: Headless,
-        answerers: &'a dyn Answerers,
-        stop: CancellationToken,
-    ) -> BoxFuture<'a, Result<bool, CliError>>;
+        _run: Headless,
+        _answerers: &'a dyn Answerers,
+        _stop: CancellationToken,
+    ) -> BoxFuture<'a, Result<bool, CliError>> {
+        let why = not_its_way(self.name(), "headless runs");
+        Box::pin(async move { Err(CliError::new(why)) })
+    }
+
+    /// Runs the client's own UI (`run.program` with `run.flags`) with its
+    /// questions asked through `answerers` too, the first answer winning,
+    /// until the UI ends; whether it succeeded.
+    fn attached<'a>(
+        &'a self,
+        _run: Attached,
+        _answerers: &'a dyn Answerers,
+        _stop: CancellationToken,
+    ) -> BoxFuture<'a, Result<bool, CliError>> {
+        let why = not_its_way(self.name(), "runs beside its own UI");
+        Box::pin(async move { Err(CliError::new(why)) })
+    }
+}
+
+/// Why client `name` is not reached that way.
+fn not_its_way(name: &str, what: &str) -> String {
+    let how = match client(name).map(|client| client.ways()) {
+        Some([Way::Attached, ..]) => format!("run it as `ask-user hook run {name}`"),
+        _ => format!("run `ask-user hook install {name}`"),
+    };
+    format!("{name} has no {what} of ask-user's: {how}")
 }
 
 /// A headless run of a client.
@@ -97,6 +160,14 @@ pub struct Headless {
     /// Print every line of the run's JSON stream, not only its last message.
     pub json: bool,
     /// More of the client's own flags.
+    pub flags: Vec<OsString>,
+}
+
+/// A run of a client's own UI ([`HookClient::attached`]).
+pub struct Attached {
+    /// The client's program.
+    pub program: PathBuf,
+    /// The client's own flags.
     pub flags: Vec<OsString>,
 }
 
@@ -123,6 +194,29 @@ pub trait Answerers: Sync {
 
     /// Tells the human one line (on standard error).
     fn say(&self, line: &str);
+}
+
+/// What the inbox shows as asking: the agent, the folder it works in
+/// (`cwd`, the home folder as `~`), and for a form the MCP server's name;
+/// `when_down`, what its ask does when no inbox runs.
+pub fn asker(
+    agent: &str,
+    cwd: Option<&str>,
+    mcp_server: Option<&str>,
+    when_down: ask_user_inbox::WhenDown,
+) -> Asker {
+    let folder = cwd.map(|cwd| crate::text::folder(Path::new(cwd)));
+    let mut agent = agent.to_owned();
+    for part in [folder.as_deref(), mcp_server].into_iter().flatten() {
+        agent.push_str(" · ");
+        agent.push_str(part);
+    }
+    Asker {
+        agent,
+        cwd: cwd.map(str::to_owned),
+        stop_reason: Default::default(),
+        when_down,
+    }
 }
 
 /// The inbox session of a client's `session` (`claude-code-<its id>`), so

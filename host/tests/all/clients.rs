@@ -1038,3 +1038,101 @@ fn a_headless_claude_code_sub_agents_question_waits_in_the_inbox_labelled_and_is
     assert!(output.status.success(), "claude -p: {output:?}");
     assert_received(&model, Duration::ZERO, &answers);
 }
+
+/// What Codex's model asks with its own `request_user_input`.
+fn codex_question() -> Value {
+    json!({"questions": [{"id": "target", "header": "Deploy",
+        "question": "Where should this release be deployed?",
+        "options": [
+            {"label": "Staging (Recommended)", "description": "Safe to try."},
+            {"label": "Production", "description": "Users get it now."}]}]})
+}
+
+/// `ask-user hook run codex` in a pty, its answerers the inbox's, Codex's
+/// model asking [`codex_question`] at once; the run's folder.
+fn codex_run(model: &FakeModel, inbox: &crate::inbox::Inbox) -> (Tui, tempfile::TempDir) {
+    let npm = npm::folder();
+    let (dir, _) = run_folder(false);
+    let home = dir.path().join("home");
+    let codex_home = codex_home(dir.path(), model);
+    let (state, config) = (inbox.state(), inbox.agent_config());
+    let env = [
+        ("HOME", home.to_str().unwrap()),
+        ("CODEX_HOME", codex_home.to_str().unwrap()),
+        ("TEST_MODEL_KEY", "test"),
+        ("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR")),
+        ("ASK_USER_STATE_DIR", state.to_str().unwrap()),
+    ];
+    let codex = npm.join("node_modules/.bin/codex");
+    let args = [
+        "hook",
+        "run",
+        "codex",
+        "--config",
+        config.to_str().unwrap(),
+        "--program",
+        codex.to_str().unwrap(),
+        "--",
+        // Its own tool outside Plan mode too: the model asks at once.
+        "--enable",
+        "default_mode_request_user_input",
+        "Deploy the release",
+    ];
+    let tui = Tui::start(
+        Path::new(env!("CARGO_BIN_EXE_ask-user")),
+        &args,
+        &home,
+        &env,
+    );
+    (tui, dir)
+}
+
+/// The answer Codex's model received, as Codex sends it.
+fn assert_codex_received(model: &FakeModel, label: &str) {
+    let result = model.tool_result(BOUND).expect("the model got the answer");
+    assert_eq!(
+        serde_json::from_str::<Value>(&result).unwrap(),
+        json!({"answers": {"target": {"answers": [label]}}}),
+        "{result}"
+    );
+}
+
+#[test]
+fn codexs_own_question_is_answered_in_the_inbox_while_its_ui_shows_it() {
+    let _one = one_at_a_time();
+    let model = FakeModel::calling("request_user_input", codex_question());
+    let inbox = crate::inbox::Inbox::new();
+    let (tui, _dir) = codex_run(&model, &inbox);
+    // Codex's UI shows the question, and the inbox has it too, as Codex's.
+    tui.wait_for(&["Where should this release be deployed?"], BOUND);
+    let asked = inbox.wait_for("Codex's question", false, |q| q["agentWaiting"] == true);
+    assert!(
+        asked["agent"].as_str().unwrap().starts_with("Codex"),
+        "{asked}"
+    );
+    assert_eq!(asked["questions"][0]["options"][1]["label"], "Production");
+    let answers = json!({"answers": [{"id": "q1", "selected": ["Production"]}]});
+    let answered = inbox.answer(asked["id"].as_str().unwrap(), &answers);
+    assert!(answered.status.success(), "inbox answer: {answered:?}");
+    assert_codex_received(&model, "Production");
+    // Codex's UI no longer asks.
+    tui.wait_for(&[fake_model::DONE], BOUND);
+}
+
+#[test]
+fn an_answer_in_codexs_ui_withdraws_its_question_from_the_inbox() {
+    let _one = one_at_a_time();
+    let model = FakeModel::calling("request_user_input", codex_question());
+    let inbox = crate::inbox::Inbox::new();
+    let (tui, _dir) = codex_run(&model, &inbox);
+    tui.wait_for(&["Where should this release be deployed?"], BOUND);
+    let asked = inbox.wait_for("Codex's question", false, |q| q["agentWaiting"] == true);
+    // The recommended choice, taken in Codex's own UI.
+    tui.press("\r", &[fake_model::DONE], BOUND);
+    assert_codex_received(&model, "Staging (Recommended)");
+    let left = inbox.wait_for("the question withdrawn", true, |q| {
+        q["id"] == asked["id"] && q["state"] != "waiting"
+    });
+    assert_eq!(left["state"], "withdrawn", "{left}");
+    assert_eq!(left["settledBy"], "answered in Codex", "{left}");
+}

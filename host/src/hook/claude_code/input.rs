@@ -10,8 +10,6 @@
 //! first wins. The input the decision carries is built from the questions
 //! and our answers only: `answers` the model put in its own call never pass.
 
-use std::path::Path;
-
 use ask_user_inbox::{Asker, WhenDown};
 use ask_user_seam::{Answer, AskRequest, Question, QuestionOption};
 use serde::Deserialize;
@@ -105,18 +103,7 @@ impl HookInput {
 /// (`cwd`, the home folder as `~`), and for a form the MCP server's name;
 /// `when_down`, what its ask does when no inbox runs.
 pub fn asker(cwd: Option<&str>, mcp_server: Option<&str>, when_down: WhenDown) -> Asker {
-    let folder = cwd.map(|cwd| crate::text::folder(Path::new(cwd)));
-    let mut agent = "Claude Code".to_owned();
-    for part in [folder.as_deref(), mcp_server].into_iter().flatten() {
-        agent.push_str(" · ");
-        agent.push_str(part);
-    }
-    Asker {
-        agent,
-        cwd: cwd.map(str::to_owned),
-        stop_reason: Default::default(),
-        when_down,
-    }
+    crate::hook::asker("Claude Code", cwd, mcp_server, when_down)
 }
 
 /// What tells one batch of the tool's questions from another in the same

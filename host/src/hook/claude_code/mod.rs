@@ -17,7 +17,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::{Answerers, Headless, HookClient, calls, waiting};
+use super::{Answerers, Headless, HookClient, Way, calls, waiting};
 use crate::CliError;
 
 pub use headless::SERVED_ENV;
@@ -40,6 +40,10 @@ impl HookClient for ClaudeCode {
          AskUserQuestion or an MCP server's form, asks your answerers (never the terminal: \
          Claude Code has it) and prints the answers as the hook's output. Nothing answered, \
          nothing printed: Claude Code asks at its terminal."
+    }
+
+    fn ways(&self) -> &'static [Way] {
+        &[Way::Hooks, Way::Headless]
     }
 
     fn settings_path(&self) -> Option<PathBuf> {

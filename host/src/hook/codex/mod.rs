@@ -1,0 +1,268 @@
+//! Codex: its own question tool (`request_user_input`, Plan mode) reaches
+//! no hook, but its app server sends each question to every client of the
+//! thread (`item/tool/requestUserInput`) and takes the first answer,
+//! telling the others (`serverRequest/resolved`). So `ask-user hook run
+//! codex` runs Codex's own terminal UI on an app server of its own (`codex
+//! app-server --listen unix://…`, the UI with `--remote`), and is a second
+//! client of it: each question is asked through the user's answerers too
+//! (the inbox, a script…) while Codex's UI shows it, and whichever answers
+//! first wins; the other is withdrawn.
+
+mod app_server;
+mod questions;
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::{Answerers, Attached, HookClient, Way};
+use crate::CliError;
+use app_server::{Incoming, Outgoing};
+use ask_user_inbox::StopReason;
+use questions::Asked;
+
+/// Codex.
+pub struct Codex;
+
+/// Its name on the command line, in the inbox's sessions.
+const NAME: &str = "codex";
+
+/// How long the app server may take to listen.
+const START_BOUND: Duration = Duration::from_secs(30);
+
+impl HookClient for Codex {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn about(&self) -> &'static str {
+        "Codex's own UI, on an app server of ours: its questions (request_user_input) are asked \
+         through your answerers too, and the first answer wins."
+    }
+
+    fn ways(&self) -> &'static [Way] {
+        &[Way::Attached]
+    }
+
+    fn program(&self) -> &'static str {
+        "codex"
+    }
+
+    fn attached<'a>(
+        &'a self,
+        run: Attached,
+        answerers: &'a dyn Answerers,
+        stop: CancellationToken,
+    ) -> BoxFuture<'a, Result<bool, CliError>> {
+        attached(run, answerers, stop).boxed()
+    }
+}
+
+/// Runs Codex's UI on an app server of its own, and answers its questions
+/// through `answerers` too, until the UI ends.
+async fn attached(
+    run: Attached,
+    answerers: &dyn Answerers,
+    stop: CancellationToken,
+) -> Result<bool, CliError> {
+    let state_dir = ask_user_inbox::state_dir()
+        .ok_or_else(|| CliError::new("no home folder: set ASK_USER_STATE_DIR"))?;
+    let dir = ask_user_seam::files::private_dir(&state_dir)?;
+    let dir = ask_user_seam::files::private_dir(&dir.join(NAME))?;
+    let socket = dir.join(format!("app-server-{}.sock", std::process::id()));
+    let _ = std::fs::remove_file(&socket);
+    let log = std::fs::File::create(dir.join("app-server.log"))?;
+    let mut server = tokio::process::Command::new(&run.program)
+        .arg("app-server")
+        .arg("--listen")
+        .arg(format!("unix://{}", socket.display()))
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| CliError::new(format!("cannot run {}: {e}", run.program.display())))?;
+    let (outgoing, incoming) = tokio::select! {
+        connected = connect(&socket) => connected?,
+        status = server.wait() => {
+            return Err(CliError::new(format!(
+                "Codex's app server ended at start ({}); see {}",
+                status?, dir.join("app-server.log").display()
+            )));
+        }
+    };
+    let mut ui = tokio::process::Command::new(&run.program)
+        .arg("--remote")
+        .arg(format!("unix://{}", socket.display()))
+        .args(&run.flags)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| CliError::new(format!("cannot run {}: {e}", run.program.display())))?;
+    let watched = watch(outgoing, incoming, answerers, stop.child_token());
+    let ended = tokio::select! {
+        status = ui.wait() => status?.success(),
+        () = watched => ui.wait().await?.success(),
+        () = stop.cancelled() => {
+            let _ = ui.start_kill();
+            let _ = ui.wait().await;
+            false
+        }
+    };
+    let _ = server.start_kill();
+    let _ = server.wait().await;
+    let _ = std::fs::remove_file(&socket);
+    Ok(ended)
+}
+
+/// The app server at `socket`, once it listens (within [`START_BOUND`]).
+async fn connect(
+    socket: &Path,
+) -> Result<(Outgoing, tokio::sync::mpsc::Receiver<Incoming>), CliError> {
+    let start = std::time::Instant::now();
+    loop {
+        match app_server::connect(socket, "ask_user").await {
+            Ok(connected) => return Ok(connected),
+            Err(error) if start.elapsed() > START_BOUND => {
+                return Err(CliError::new(format!(
+                    "Codex's app server did not listen at {} within {START_BOUND:?}: {error}",
+                    socket.display()
+                )));
+            }
+            // Not listening yet: it binds the socket a moment after start.
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+}
+
+/// Joins every thread of the app server and asks each of its questions
+/// through `answerers`, until the server closes or `stop`.
+async fn watch(
+    outgoing: Outgoing,
+    mut incoming: tokio::sync::mpsc::Receiver<Incoming>,
+    answerers: &dyn Answerers,
+    stop: CancellationToken,
+) {
+    let mut joined: HashSet<String> = HashSet::new();
+    let mut joining: HashMap<u64, String> = HashMap::new();
+    // The questions being asked, by the app server's request id: how to
+    // withdraw each, and what the inbox is told when Codex answered first.
+    let mut asking: HashMap<String, (CancellationToken, StopReason)> = HashMap::new();
+    let mut next_id = 1;
+    let mut asks = futures_util::stream::FuturesUnordered::new();
+    loop {
+        let message = tokio::select! {
+            message = incoming.recv() => message,
+            Some(()) = futures_util::StreamExt::next(&mut asks) => continue,
+            () = stop.cancelled() => None,
+        };
+        let Some(message) = message else {
+            break;
+        };
+        match message {
+            Incoming::Request { id, method, params } if method == "item/tool/requestUserInput" => {
+                let key = id.to_string();
+                let asked = match Asked::from_params(&params) {
+                    Ok(asked) => asked,
+                    Err(why) => {
+                        answerers.say(&format!("a question of Codex's left to Codex: {why}"));
+                        continue;
+                    }
+                };
+                let withdrawn = stop.child_token();
+                let cwd = std::env::current_dir().ok();
+                let asker = super::asker(
+                    "Codex",
+                    cwd.as_deref().and_then(Path::to_str),
+                    None,
+                    ask_user_inbox::WhenDown::Pass,
+                );
+                asking.insert(key, (withdrawn.clone(), asker.stop_reason.clone()));
+                let outgoing = outgoing.clone();
+                let thread = params["threadId"].as_str().map(str::to_owned);
+                asks.push(async move {
+                    ask(asked, asker, thread, id, outgoing, answerers, withdrawn).await;
+                });
+            }
+            // A request of another kind (an approval) is Codex's UI's.
+            Incoming::Request { .. } => {}
+            Incoming::Notification { method, params } => {
+                if method == "serverRequest/resolved" {
+                    // Answered (in Codex, or by us): stop asking elsewhere.
+                    if let Some((withdrawn, reason)) =
+                        asking.remove(&params["requestId"].to_string())
+                    {
+                        reason.set("answered in Codex");
+                        withdrawn.cancel();
+                    }
+                }
+                // A thread not joined yet: join it, to be sent its
+                // questions (a new thread can be joined once it has a
+                // turn: until then Codex has nothing of it to resume).
+                let thread = params["threadId"]
+                    .as_str()
+                    .or(params["thread"]["id"].as_str());
+                if let Some(thread) = thread
+                    && !joined.contains(thread)
+                    && !joining.values().any(|t| t == thread)
+                {
+                    outgoing.request(
+                        next_id,
+                        "thread/resume",
+                        json!({"threadId": thread, "excludeTurns": true}),
+                    );
+                    joining.insert(next_id, thread.to_owned());
+                    next_id += 1;
+                }
+            }
+            Incoming::Response { id, error } => {
+                if let Some(thread) = joining.remove(&id)
+                    && error.is_none()
+                {
+                    joined.insert(thread);
+                }
+            }
+        }
+    }
+    for (withdrawn, _) in asking.values() {
+        withdrawn.cancel();
+    }
+    while futures_util::StreamExt::next(&mut asks).await.is_some() {}
+}
+
+/// Asks one question of Codex's through `answerers`; answers the app
+/// server's request `id` with what they give, unless `withdrawn` first
+/// (answered in Codex, or Codex's UI ended).
+async fn ask(
+    asked: Asked,
+    asker: ask_user_inbox::Asker,
+    thread: Option<String>,
+    id: Value,
+    outgoing: Outgoing,
+    answerers: &dyn Answerers,
+    withdrawn: CancellationToken,
+) {
+    let reply = answerers
+        .ask(
+            &Codex,
+            thread.as_deref(),
+            asker,
+            asked.request.clone(),
+            &withdrawn,
+        )
+        .await;
+    match reply {
+        Ok(Some(Ok(answers))) if !withdrawn.is_cancelled() => {
+            outgoing.respond(&id, asked.response(&answers));
+        }
+        Ok(Some(Err(error))) if !withdrawn.is_cancelled() => {
+            answerers.say(&format!("not answered through ask-user: {error}"));
+        }
+        Err(error) => answerers.say(&format!("not asked through ask-user: {error}")),
+        _ => {}
+    }
+}
