@@ -30,7 +30,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::{Client, ErrorCode as RpcCode};
 use ask_user_seam::{AnswerError, AnswerFuture, Answerer, Ask, AskError, ErrorCode, Next};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::form::{self, Form, Renders};
 
@@ -111,11 +111,13 @@ impl Answerer for AcpAnswerer {
             match sent.block_task().await {
                 Ok(response) => match response.action {
                     ElicitationAction::Accept(accepted) => {
-                        let content = serde_json::to_value(accepted.content.unwrap_or_default())
+                        let content = accepted
+                            .content
+                            .unwrap_or_default()
+                            .into_iter()
+                            .map(|(key, value)| Ok((key, serde_json::to_value(value)?)))
+                            .collect::<Result<Map<String, Value>, serde_json::Error>>()
                             .map_err(AnswerError::other)?;
-                        let Value::Object(content) = content else {
-                            unreachable!("a map serialises to an object")
-                        };
                         Ok(form.answers(&content)?)
                     }
                     ElicitationAction::Decline => Err(form::dismissed("declined").into()),

@@ -970,20 +970,27 @@ fn a_claude_code_sub_agents_form_says_which_sub_agent_asks_and_its_answer_reache
     assert_received(&model, BOUND, &defaults());
 }
 
+/// `claude -p` in `dir/home` with `env`, `ask-user mcp` as `mcp` registers
+/// it, the tool allowed.
+fn headless_claude(dir: &Path, env: Vec<(&str, String)>, mcp: &Path) -> Command {
+    let mut claude = client(
+        npm::folder().join("node_modules/.bin/claude"),
+        &dir.join("home"),
+    );
+    claude
+        .envs(env)
+        .args(["-p", "Deploy the release", "--mcp-config"])
+        .arg(mcp)
+        .args(["--allowedTools", CLAUDE_TOOL]);
+    claude
+}
+
 #[test]
 fn a_claude_code_sub_agent_is_refused_by_default_and_told_to_report_to_its_parent() {
     let _one = one_at_a_time();
     let model = FakeModel::delegating(deploy().0);
     let (dir, env, mcp) = delegating_claude(&model, "");
-    let mut claude = client(
-        npm::folder().join("node_modules/.bin/claude"),
-        &dir.path().join("home"),
-    );
-    claude
-        .envs(env)
-        .args(["-p", "Deploy the release", "--mcp-config"])
-        .arg(&mcp)
-        .args(["--allowedTools", CLAUDE_TOOL]);
+    let claude = headless_claude(dir.path(), env, &mcp);
     let status = finish(claude).status;
     assert!(status.success(), "claude -p: {status:?}");
     let result = model
@@ -1007,15 +1014,7 @@ fn a_headless_claude_code_sub_agents_question_waits_in_the_inbox_labelled_and_is
     // The hooks' notes and the inbox's socket: one state folder.
     env.retain(|(name, _)| *name != "ASK_USER_STATE_DIR");
     env.push(("ASK_USER_STATE_DIR", inbox.state().display().to_string()));
-    let mut claude = client(
-        npm::folder().join("node_modules/.bin/claude"),
-        &dir.path().join("home"),
-    );
-    claude
-        .envs(env)
-        .args(["-p", "Deploy the release", "--mcp-config"])
-        .arg(&mcp)
-        .args(["--allowedTools", CLAUDE_TOOL]);
+    let claude = headless_claude(dir.path(), env, &mcp);
     let run = std::thread::spawn(move || finish(claude));
     let asked = inbox.wait_for("the sub-agent's question", false, |q| {
         q["agentWaiting"] == true
