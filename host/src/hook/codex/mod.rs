@@ -96,10 +96,15 @@ async fn attached(
             )));
         }
     };
+    // Codex's UI has the terminal: what this process says goes to a log
+    // while it runs (the UI keeps the terminal's standard error).
+    let said = dir.join("ask-user.log");
+    let quiet = StderrTo::file(&said)?;
     let mut ui = tokio::process::Command::new(&run.program)
         .arg("--remote")
         .arg(format!("unix://{}", socket.display()))
         .args(&run.flags)
+        .stderr(quiet.terminal()?)
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| CliError::new(format!("cannot run {}: {e}", run.program.display())))?;
@@ -113,10 +118,49 @@ async fn attached(
             false
         }
     };
+    drop(quiet);
     let _ = server.start_kill();
     let _ = server.wait().await;
     let _ = std::fs::remove_file(&socket);
+    if std::fs::metadata(&said).is_ok_and(|m| m.len() > 0) {
+        answerers.say(&format!(
+            "what ask-user said while Codex ran: {}",
+            said.display()
+        ));
+    }
     Ok(ended)
+}
+
+/// While it lives, this process's standard error goes to a file; then to
+/// where it went before.
+struct StderrTo {
+    before: std::os::fd::OwnedFd,
+}
+
+impl StderrTo {
+    fn file(path: &Path) -> std::io::Result<StderrTo> {
+        use std::os::fd::{AsFd, AsRawFd};
+        let file = std::fs::File::create(path)?;
+        let before = std::io::stderr().as_fd().try_clone_to_owned()?;
+        // SAFETY: both are open descriptors of this process.
+        if unsafe { libc::dup2(file.as_raw_fd(), libc::STDERR_FILENO) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(StderrTo { before })
+    }
+
+    /// The standard error it had before, for a child that keeps it.
+    fn terminal(&self) -> std::io::Result<std::process::Stdio> {
+        Ok(self.before.try_clone()?.into())
+    }
+}
+
+impl Drop for StderrTo {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: as above.
+        unsafe { libc::dup2(self.before.as_raw_fd(), libc::STDERR_FILENO) };
+    }
 }
 
 /// The app server at `socket`, once it listens (within [`START_BOUND`]).
