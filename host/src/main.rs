@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use ask_user::front_end;
 use clap::{Parser, Subcommand};
 use commands::serve::Serve;
-use commands::{ask, component, hook, inbox, say};
+use commands::{ask, component, form, hook, inbox, say};
 
 /// Run the `ask_user_question` tool: the tool an AI agent calls when it must
 /// stop and ask its human a question, as a sandboxed WebAssembly component.
@@ -82,6 +82,13 @@ enum Command {
         #[command(subcommand)]
         command: hook::Command,
     },
+    /// The form a batch becomes in a client's own UI, and a form's content
+    /// back as answers (JSON on standard input and output): for a host in
+    /// another language that sends an editor's form itself (ACP).
+    Form {
+        #[command(subcommand)]
+        command: form::Command,
+    },
 }
 
 fn main() -> ExitCode {
@@ -138,5 +145,6 @@ async fn run(cli: Cli) -> commands::Outcome {
         Command::Mcp(serve) => serve.run(component).await,
         Command::Inbox { command } => inbox::run(command).await,
         Command::Hook { command } => hook::run(command, component).await,
+        Command::Form { command } => form::run(command),
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod ask;
 pub mod component;
+pub mod form;
 pub mod hook;
 pub mod inbox;
 mod listing;

@@ -1,7 +1,9 @@
 // An editor's side of ACP, on the official client library
 // (@agentclientprotocol/sdk), for the ACP answerer's tests: it speaks to
-// the agent over its own standard input and output, sends one prompt, and
-// answers the agent's `elicitation/create` as told:
+// the agent over its own standard input and output (the Rust test is the
+// agent), or starts the agent as an editor does (ACP_AGENT, a JSON array:
+// the program and its arguments), sends one prompt, and answers the
+// agent's `elicitation/create` as told:
 //
 //   node acp-client.mjs REPORT MODE PROMPT [CONTENT]
 //
@@ -11,6 +13,7 @@
 // not declare elicitation). What it saw goes to REPORT as JSON: the forms
 // asked, the agent's message, the prompt's stop reason, whether a form was
 // withdrawn.
+import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 import { client, methods, ndJsonStream, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
@@ -38,7 +41,14 @@ const app = client({ name: "ask-user-tests" })
     }
   });
 
-const stream = ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin));
+let agentProcess = null;
+let [output, input] = [process.stdout, process.stdin];
+if (process.env.ACP_AGENT) {
+  const [program, ...args] = JSON.parse(process.env.ACP_AGENT);
+  agentProcess = spawn(program, args, { stdio: ["pipe", "pipe", "inherit"] });
+  [output, input] = [agentProcess.stdin, agentProcess.stdout];
+}
+const stream = ndJsonStream(Writable.toWeb(output), Readable.toWeb(input));
 await app.connectWith(stream, async (agent) => {
   await agent.request(methods.agent.initialize, {
     protocolVersion: PROTOCOL_VERSION,
@@ -55,4 +65,5 @@ await app.connectWith(stream, async (agent) => {
   seen.stopReason = done.stopReason;
 });
 writeFileSync(report, JSON.stringify(seen));
+agentProcess?.kill();
 process.exit(0);
