@@ -280,7 +280,7 @@ fn stopping_the_turn_withdraws_the_open_form_from_the_editor() {
     let report = run("cancel", None);
     assert_eq!(report["forms"].as_array().unwrap().len(), 1);
     assert_eq!(
-        report["withdrawn"], true,
+        report["withdrawn"], "cancel_request",
         "the form got $/cancel_request: {report}"
     );
     let (code, text) = result(&report);

@@ -12,24 +12,27 @@
 // form waits until the agent withdraws it), or `no-forms` (the client does
 // not declare elicitation). What it saw goes to REPORT as JSON: the forms
 // asked, the agent's message, the prompt's stop reason, whether a form was
-// withdrawn.
+// withdrawn (`cancel_request`, or why else its wait ended).
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 import { client, methods, ndJsonStream, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
 
 const [report, mode, prompt, content] = process.argv.slice(2);
-const seen = { forms: [], message: "", stopReason: null, withdrawn: false };
+const seen = { forms: [], message: "", stopReason: null, withdrawn: null };
 
 const app = client({ name: "ask-user-tests" })
   .onRequest(methods.client.elicitation.create, async ({ params, signal, agent }) => {
     seen.forms.push(params);
     if (mode === "decline") return { action: "decline" };
     if (mode === "cancel") {
-      const withdrawn = new Promise((resolve) => signal.addEventListener("abort", resolve));
+      const withdrawn = new Promise((resolve) =>
+        signal.addEventListener("abort", () => resolve(signal.reason)));
       await agent.notify(methods.agent.session.cancel, { sessionId: params.sessionId });
-      await withdrawn;
-      seen.withdrawn = true;
+      // By the agent ($/cancel_request, -32800), or only as the
+      // connection closed after the turn.
+      const reason = await withdrawn;
+      seen.withdrawn = reason?.code === -32800 ? "cancel_request" : String(reason?.message ?? reason);
       return { action: "cancel" };
     }
     return { action: "accept", content: JSON.parse(content) };

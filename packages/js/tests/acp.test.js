@@ -62,7 +62,7 @@ test('a declined form ends the ask ASK_CANCELLED', async (t) => {
 
 test('stopping the turn withdraws the open form', async (t) => {
   const seen = await run(t, 'cancel');
-  assert.equal(seen.withdrawn, true, 'the form got $/cancel_request');
+  assert.equal(seen.withdrawn, 'cancel_request', 'the form got $/cancel_request');
   assert.equal(seen.result.code, 'ASK_ABORTED');
   assert.equal(seen.stopReason, 'cancelled');
 });
