@@ -6,7 +6,7 @@
 //!
 //! Each `[[answerer]]` names its kind; `scope` and `timeout` are common to
 //! every kind, and the other keys are the kind's own (see
-//! [`Kinds`](crate::answerers::Kinds): a new kind is one registration).
+//! [`crate::answerers::Kinds`]: a new kind is one registration).
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};

@@ -313,7 +313,7 @@ impl Answerer for BridgeAnswerer {
 
     /// Writes what is queued and closes the peer's input, so that it can act
     /// on a last `cancel` and end by itself; a peer still there after
-    /// [`FLUSH_TIMEOUT`] is stopped (a child killed and reaped) before this
+    /// `FLUSH_TIMEOUT` is stopped (a child killed and reaped) before this
     /// returns.
     fn close(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
         let tasks = self.take_tasks();

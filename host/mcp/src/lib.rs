@@ -2,7 +2,9 @@
 //! client's own UI through elicitation (SPEC §6).
 //!
 //! Each `tools/call` runs the component exactly as `ask-user ask` does, as a
-//! root agent of its own, with the call's cancellation as the turn's signal
+//! root agent of its own (or, when the host tells a sub-agent's call by
+//! [`SubAgents`], as a sub-agent of its session's root, under the host's
+//! policy), with the call's cancellation as the turn's signal
 //! (`notifications/cancelled` aborts it, withdrawing an open form). For a
 //! client that declared form elicitation, an answerer of the call's own (the
 //! client's form) goes where [`Forms`] says: before the host's answerers

@@ -14,8 +14,8 @@
 //!   to be this user). A client that reaches it has reached this user's
 //!   inbox, and nobody else's: a port another user took over after this
 //!   server stopped is never asked anything. No token is needed there.
-//! - a team's: the API on its address, to tokens ([`crate::access`]), and
-//!   the page beside it, to people signed in ([`crate::sessions`]), each
+//! - a team's: the API on its address, to tokens (the `access` module), and
+//!   the page beside it, to people signed in (the `sessions` module), each
 //!   seeing the questions of their audience; every server's page shows
 //!   every server's questions (each hears the others' through the
 //!   database's announcements).
@@ -77,7 +77,7 @@ pub use start::InboxServer;
 use pages::{departure, frame};
 
 /// The largest ask taken, in bytes: the host's largest request by default
-/// ([`crate::RuntimeConfig`]), and what asked (session, agent, folder). A
+/// (the runtime's `RuntimeConfig`), and what asked (session, agent, folder). A
 /// host that allows larger requests has them refused here (413).
 pub const MAX_ASK_BYTES: usize = ask_user_seam::limits::DEFAULT_MAX_REQUEST_BYTES + (64 << 10);
 

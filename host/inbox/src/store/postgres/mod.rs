@@ -20,7 +20,7 @@
 //! - Identities: tokens are stored as their SHA-256 only (a token is 128
 //!   random bits, so a fast digest is enough); a revocation is announced,
 //!   so that servers may keep identities in memory while they listen
-//!   ([`crate::store::token_cache`]).
+//!   (the store's `token_cache` module).
 //! - An ask is one round trip: the function `ask_user_ask` (a migration
 //!   step) does under a lock what a transaction of six statements did.
 
