@@ -3,7 +3,7 @@
 //! ([`ask_user_seam`]), and the registry of answerer kinds a configuration
 //! file can name.
 //!
-//! - [`acp`] (feature `acp`): the form of an editor that speaks ACP (the
+//! - `acp` (feature `acp`): the form of an editor that speaks ACP (the
 //!   Agent Client Protocol), for an agent host that does;
 //! - [`form`]: a batch as one elicitation form (MCP's and ACP's), and a
 //!   form's content back as answers;
