@@ -145,11 +145,19 @@ fn client_parser(
     way: Way,
 ) -> impl clap::builder::TypedValueParser<Value = &'static dyn HookClient> {
     use clap::builder::TypedValueParser;
-    let names = hook::CLIENTS
+    let values = hook::CLIENTS
         .iter()
         .filter(move |client| client.ways().contains(&way))
-        .map(|client| client.name());
-    clap::builder::PossibleValuesParser::new(names)
+        .map(move |client| {
+            let value = clap::builder::PossibleValue::new(client.name());
+            // A client run beside its UI says what `hook run` does with it;
+            // a hooked client says it on its own subcommand.
+            match way {
+                Way::Attached => value.help(client.about()),
+                _ => value,
+            }
+        });
+    clap::builder::PossibleValuesParser::new(values)
         .map(|name| hook::client(&name).expect("one of the names"))
 }
 

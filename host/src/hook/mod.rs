@@ -60,7 +60,8 @@ pub trait HookClient: Sync {
     /// ids of the asks its hooks make, and in its waiting hooks' files.
     fn name(&self) -> &'static str;
 
-    /// What `ask-user hook <name>` does, for `--help`.
+    /// What `ask-user hook <name>` does (a client with hooks), or
+    /// `ask-user hook run <name>` (one run beside its UI), for `--help`.
     fn about(&self) -> &'static str;
 
     /// How its questions are reached.
