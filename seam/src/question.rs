@@ -131,4 +131,13 @@ impl Answer {
     pub fn of<'a>(answers: &'a [Answer], id: &str) -> Option<&'a Answer> {
         answers.iter().find(|answer| answer.id == id)
     }
+
+    /// The chosen labels, then the own words: the answer as an agent that
+    /// takes a list of strings for it receives it.
+    pub fn parts(&self) -> impl Iterator<Item = &str> {
+        self.selected
+            .iter()
+            .map(String::as_str)
+            .chain(self.custom.as_deref())
+    }
 }

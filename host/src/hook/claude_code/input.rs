@@ -308,12 +308,7 @@ impl Asked {
             let Some(answer) = Answer::of(answers, &question.id) else {
                 continue;
             };
-            let parts: Vec<&str> = answer
-                .selected
-                .iter()
-                .map(String::as_str)
-                .chain(answer.custom.as_deref())
-                .collect();
+            let parts: Vec<&str> = answer.parts().collect();
             if !parts.is_empty() {
                 by_text.insert(question.question.clone(), json!(parts.join(", ")));
             }

@@ -82,14 +82,7 @@ impl Asked {
         let mut by_id = Map::new();
         for (question, id) in self.request.questions.iter().zip(&self.ids) {
             let parts: Vec<&str> = Answer::of(answers, &question.id)
-                .map(|answer| {
-                    answer
-                        .selected
-                        .iter()
-                        .map(String::as_str)
-                        .chain(answer.custom.as_deref())
-                        .collect()
-                })
+                .map(|answer| answer.parts().collect())
                 .unwrap_or_default();
             by_id.insert(id.clone(), json!({"answers": parts}));
         }
