@@ -1047,13 +1047,25 @@ fn codex_question() -> Value {
             {"label": "Production", "description": "Users get it now."}]}]})
 }
 
-/// `ask-user hook run codex` in a pty, its answerers the inbox's, Codex's
-/// model asking [`codex_question`] at once; the run's folder.
-fn codex_run(model: &FakeModel, inbox: &crate::inbox::Inbox) -> (Tui, tempfile::TempDir) {
+/// `ask-user hook run codex` in a pty, its answerers the inbox's, once
+/// Codex's model has asked [`codex_question`]: shown in Codex's UI, waiting
+/// in the inbox. Fields in the order they go: the run, then its folder.
+struct CodexAsked {
+    tui: Tui,
+    _dir: tempfile::TempDir,
+    /// The inbox's question.
+    asked: Value,
+    inbox: crate::inbox::Inbox,
+    model: FakeModel,
+}
+
+fn codex_asked() -> CodexAsked {
+    let model = FakeModel::calling("request_user_input", codex_question());
+    let inbox = crate::inbox::Inbox::new();
     let npm = npm::folder();
     let (dir, _) = run_folder(false);
     let home = dir.path().join("home");
-    let codex_home = codex_home(dir.path(), model);
+    let codex_home = codex_home(dir.path(), &model);
     let (state, config) = (inbox.state(), inbox.agent_config());
     let env = [
         ("HOME", home.to_str().unwrap()),
@@ -1083,7 +1095,15 @@ fn codex_run(model: &FakeModel, inbox: &crate::inbox::Inbox) -> (Tui, tempfile::
         &home,
         &env,
     );
-    (tui, dir)
+    tui.wait_for(&["Where should this release be deployed?"], BOUND);
+    let asked = inbox.wait_for("Codex's question", false, |q| q["agentWaiting"] == true);
+    CodexAsked {
+        tui,
+        _dir: dir,
+        asked,
+        inbox,
+        model,
+    }
 }
 
 /// The answer Codex's model received, as Codex sends it.
@@ -1099,21 +1119,18 @@ fn assert_codex_received(model: &FakeModel, label: &str) {
 #[test]
 fn codexs_own_question_is_answered_in_the_inbox_while_its_ui_shows_it() {
     let _one = one_at_a_time();
-    let model = FakeModel::calling("request_user_input", codex_question());
-    let inbox = crate::inbox::Inbox::new();
-    let (tui, _dir) = codex_run(&model, &inbox);
     // Codex's UI shows the question, and the inbox has it too, as Codex's.
-    tui.wait_for(&["Where should this release be deployed?"], BOUND);
-    let asked = inbox.wait_for("Codex's question", false, |q| q["agentWaiting"] == true);
+    let codex = codex_asked();
+    let (tui, asked) = (&codex.tui, &codex.asked);
     assert!(
         asked["agent"].as_str().unwrap().starts_with("Codex"),
         "{asked}"
     );
     assert_eq!(asked["questions"][0]["options"][1]["label"], "Production");
     let answers = json!({"answers": [{"id": "q1", "selected": ["Production"]}]});
-    let answered = inbox.answer(asked["id"].as_str().unwrap(), &answers);
+    let answered = codex.inbox.answer(asked["id"].as_str().unwrap(), &answers);
     assert!(answered.status.success(), "inbox answer: {answered:?}");
-    assert_codex_received(&model, "Production");
+    assert_codex_received(&codex.model, "Production");
     // Codex's UI no longer asks.
     tui.wait_for(&[fake_model::DONE], BOUND);
 }
@@ -1121,15 +1138,12 @@ fn codexs_own_question_is_answered_in_the_inbox_while_its_ui_shows_it() {
 #[test]
 fn an_answer_in_codexs_ui_withdraws_its_question_from_the_inbox() {
     let _one = one_at_a_time();
-    let model = FakeModel::calling("request_user_input", codex_question());
-    let inbox = crate::inbox::Inbox::new();
-    let (tui, _dir) = codex_run(&model, &inbox);
-    tui.wait_for(&["Where should this release be deployed?"], BOUND);
-    let asked = inbox.wait_for("Codex's question", false, |q| q["agentWaiting"] == true);
+    let codex = codex_asked();
+    let (tui, asked) = (&codex.tui, &codex.asked);
     // The recommended choice, taken in Codex's own UI.
     tui.press("\r", &[fake_model::DONE], BOUND);
-    assert_codex_received(&model, "Staging (Recommended)");
-    let left = inbox.wait_for("the question withdrawn", true, |q| {
+    assert_codex_received(&codex.model, "Staging (Recommended)");
+    let left = codex.inbox.wait_for("the question withdrawn", true, |q| {
         q["id"] == asked["id"] && q["state"] != "waiting"
     });
     assert_eq!(left["state"], "withdrawn", "{left}");
