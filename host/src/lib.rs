@@ -24,6 +24,8 @@
 //! - [`mcp`] (crate `ask-user-mcp`): the tool as an MCP server.
 //! - [`hook`], here: `ask-user hook`, which answers an agent's own question
 //!   tool (Claude Code's) through the same answerers, from its hooks.
+//! - [`plugs`], here: the seam plugs, and the tool composed with one for a
+//!   runtime that brings no seam of its own (the wasmtime CLI, wassette).
 //! - [`config`] and [`host`], here: the configuration file (the answerer
 //!   kinds above, the inbox's table) and [`HostBuilder`]; the `ask-user`
 //!   command is a thin shell over them.
@@ -58,6 +60,7 @@ pub mod config;
 pub mod front_end;
 pub mod hook;
 pub mod host;
+pub mod plugs;
 
 pub use ask_user_answerers as answerers;
 pub use ask_user_inbox as inbox;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use ask_user::HostBuilder;
+use ask_user::plugs::{Plug, compose};
 
 use super::{CliError, Component, Outcome, emit, start};
 
@@ -13,6 +14,13 @@ pub struct Args {
     /// Write it to this file instead of standard output.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// Compose the tool with this seam plug: one component whose only
+    /// imports are WASI 0.2, for a runtime that brings no seam of its own
+    /// (the wasmtime CLI, wassette). `inbox` asks a person in an inbox over
+    /// wasi:http (ASK_USER_INBOX_URL, ASK_USER_AGENT_TOKEN); `answers`
+    /// answers from ASK_USER_ANSWERS; `terminal` prompts on standard error.
+    #[arg(long, value_name = "KIND")]
+    plug: Option<Plug>,
 }
 
 /// Prints the tool definition of the component (the built-in one, or
@@ -23,12 +31,21 @@ pub async fn schema(component: Component) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `ask-user component`: writes the built-in component to `out`, or to
-/// standard output unless that is a terminal.
-pub fn write(Args { out }: Args) -> Outcome {
+/// `ask-user component`: writes the built-in component, or it composed
+/// with `plug`, to `out`, or to standard output unless that is a terminal.
+pub fn write(Args { out, plug }: Args) -> Outcome {
     use std::io::{IsTerminal, Write};
+    let composed;
+    let component = match plug {
+        Some(plug) => {
+            composed =
+                compose(ask_user::COMPONENT, plug).map_err(|e| CliError::new(e.to_string()))?;
+            &composed[..]
+        }
+        None => ask_user::COMPONENT,
+    };
     let written = match out.as_deref() {
-        Some(path) => std::fs::write(path, ask_user::COMPONENT)
+        Some(path) => std::fs::write(path, component)
             .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display()))),
         None if std::io::stdout().is_terminal() => Err(CliError::new(
             "the component is binary: give --out FILE, or redirect standard output",
@@ -36,7 +53,7 @@ pub fn write(Args { out }: Args) -> Outcome {
         None => {
             let mut stdout = std::io::stdout().lock();
             stdout
-                .write_all(ask_user::COMPONENT)
+                .write_all(component)
                 .and_then(|()| stdout.flush())
                 .map_err(|e| {
                     CliError::new(format!(
