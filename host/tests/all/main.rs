@@ -12,5 +12,6 @@ mod mcp_http;
 mod mcp_python;
 mod mcp_stdio;
 mod release;
+mod runtimes;
 mod team_inbox;
 mod terminal;

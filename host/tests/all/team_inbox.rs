@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 /// How long anything here may take on a loaded machine.
-const BOUND: Duration = Duration::from_secs(60);
+pub(crate) const BOUND: Duration = Duration::from_secs(60);
 
 /// A wake-up through the database comes well within this: a waiter is
 /// never woken by a timer of its own, so one that takes longer was woken by
@@ -25,7 +25,7 @@ const BOUND: Duration = Duration::from_secs(60);
 /// dead takes three times this).
 const REREAD: Duration = Duration::from_secs(5);
 
-fn ask_user() -> Command {
+pub(crate) fn ask_user() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_ask-user"));
     command
         .env("XDG_CONFIG_HOME", "/nonexistent")
@@ -37,7 +37,7 @@ fn ask_user() -> Command {
 }
 
 /// Runs `command` to its end, at most [`BOUND`].
-fn run(mut command: Command) -> Output {
+pub(crate) fn run(mut command: Command) -> Output {
     let child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -46,7 +46,7 @@ fn run(mut command: Command) -> Output {
     finish(child)
 }
 
-fn finish(child: Child) -> Output {
+pub(crate) fn finish(child: Child) -> Output {
     finish_timed(child).0
 }
 
@@ -68,7 +68,7 @@ fn finish_timed(child: Child) -> (Output, Instant) {
     }
 }
 
-fn stderr(output: &Output) -> String {
+pub(crate) fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
@@ -97,13 +97,13 @@ fn api(server: &Server, token: &str, method_path: &str, body: &str) -> String {
 }
 
 /// A team: its own database on the test cluster, and a folder for files.
-struct Team {
+pub(crate) struct Team {
     database: String,
     dir: tempfile::TempDir,
 }
 
 impl Team {
-    fn new() -> Team {
+    pub(crate) fn new() -> Team {
         let admin = std::env::var("ASK_USER_TEST_POSTGRES").expect(
             "ASK_USER_TEST_POSTGRES names no PostgreSQL: run the tests with scripts/test, \
              which starts a throwaway cluster",
@@ -118,7 +118,7 @@ impl Team {
     }
 
     /// `inbox token create`: the token printed.
-    fn token(&self, name: &str, role: &str, groups: &[&str]) -> String {
+    pub(crate) fn token(&self, name: &str, role: &str, groups: &[&str]) -> String {
         let mut command = ask_user();
         command
             .args(["inbox", "token", "create", name, "--role", role])
@@ -132,7 +132,7 @@ impl Team {
     }
 
     /// A server on any free port.
-    fn serve(&self) -> Server {
+    pub(crate) fn serve(&self) -> Server {
         self.serve_at("127.0.0.1:0")
     }
 
@@ -206,7 +206,7 @@ impl Team {
     }
 
     /// `inbox answer ID --url` as `token`, choosing `label`.
-    fn answer(&self, server: &Server, token: &str, id: &str, label: &str) -> Output {
+    pub(crate) fn answer(&self, server: &Server, token: &str, id: &str, label: &str) -> Output {
         run(self.answer_command(server, token, id, label))
     }
 
@@ -224,7 +224,7 @@ impl Team {
     }
 
     /// `inbox token revoke NAME`.
-    fn revoke(&self, name: &str) {
+    pub(crate) fn revoke(&self, name: &str) {
         let mut revoke = ask_user();
         revoke.args([
             "inbox",
@@ -239,7 +239,7 @@ impl Team {
     }
 
     /// `inbox list --json --url` as `token` (`--all` too when `all`).
-    fn list(&self, server: &Server, token: &str, all: bool) -> Output {
+    pub(crate) fn list(&self, server: &Server, token: &str, all: bool) -> Output {
         let mut command = ask_user();
         command
             .args(["inbox", "list", "--json", "--url", &server.url])
@@ -253,7 +253,7 @@ impl Team {
     /// Waits until `token` sees a question waiting; its id. The list is
     /// the servers' state, with no event to wait on from here: it is read
     /// again every 50 ms, for at most [`BOUND`].
-    fn waiting(&self, server: &Server, token: &str) -> String {
+    pub(crate) fn waiting(&self, server: &Server, token: &str) -> String {
         poll(|| {
             let output = self.list(server, token, false);
             assert!(output.status.success(), "{}", stderr(&output));
@@ -307,9 +307,9 @@ fn nanos() -> u128 {
 }
 
 /// An `inbox serve --database`; killed when dropped.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl Server {
@@ -318,7 +318,7 @@ impl Server {
         self.url.trim_start_matches("http://")
     }
 
-    fn kill9(&mut self) {
+    pub(crate) fn kill9(&mut self) {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
     }

