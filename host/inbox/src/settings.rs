@@ -19,6 +19,7 @@ pub struct RawInbox {
     port: Option<u16>,
     database: Option<String>,
     public_url: Option<String>,
+    agents: Option<std::net::SocketAddr>,
     /// Read by the channels' registry ([`Channels`]).
     notify: Option<toml::Spanned<toml::Table>>,
     /// The same registry's, under another name: where a channel with a
@@ -43,6 +44,9 @@ pub struct InboxSettings {
     pub public_url: Option<String>,
     /// `[inbox.escalate]`.
     pub escalate: Option<Escalation>,
+    /// One user's inbox: where agents with a token reach it over
+    /// loopback.
+    pub agents: Option<std::net::SocketAddr>,
     /// `[inbox.notify]` and `[inbox.channels]`: the channels.
     pub notify: Notifications,
 }
@@ -59,6 +63,7 @@ impl InboxSettings {
             port: raw.port,
             database: raw.database,
             public_url: raw.public_url,
+            agents: raw.agents,
             escalate: raw.escalate.map(escalation).transpose()?,
             notify: channels(raw.notify, raw.channels)?,
         })
@@ -72,6 +77,7 @@ impl InboxSettings {
         config.database = self.database.or(config.database);
         config.public_url = self.public_url.or(config.public_url);
         config.escalate = self.escalate;
+        config.agents = self.agents.or(config.agents);
         config.notify = self.notify;
         config
     }

@@ -171,7 +171,7 @@ pub async fn run(command: Command) -> Outcome {
             say(&format!("answered {id}"));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Token { command } => token::run(command).await,
+        Command::Token { command } => token::run(command, &state_dir).await,
     }
 }
 
@@ -254,6 +254,12 @@ fn say_local(server: &InboxServer, exposed: bool, state_dir: &Path) -> Result<()
             "WARNING: the inbox's page listens beyond this machine at {}; anyone who \
              can reach it and has a link can answer for you",
             server.address()
+        ));
+    }
+    if let Some(agents) = server.agents_address() {
+        say(&format!(
+            "agents with a token of this inbox's (ask-user inbox token create NAME --role \
+             agent) reach it at http://{agents}"
         ));
     }
     say(&format!(

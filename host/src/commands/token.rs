@@ -1,6 +1,10 @@
-//! `ask-user inbox token …`: a team's identities, in its database.
+//! `ask-user inbox token …`: a team's identities, in its database; or the
+//! tokens of the agents that reach one user's inbox over loopback (`[inbox]
+//! agents`), in its state directory's.
 
+use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use ask_user::text::clean;
 use clap::Subcommand;
@@ -23,19 +27,22 @@ pub enum Command {
         /// whose audience names one of them (or has none).
         #[arg(long, value_delimiter = ',', value_name = "GROUPS")]
         groups: Vec<String>,
+        /// A team's database (postgres://…); default: this user's inbox.
         #[arg(long, value_name = "URL", env = DATABASE_ENV, hide_env_values = true)]
-        database: String,
+        database: Option<String>,
     },
     /// List the tokens (their names, roles and groups; never a token).
     List {
+        /// A team's database (postgres://…); default: this user's inbox.
         #[arg(long, value_name = "URL", env = DATABASE_ENV, hide_env_values = true)]
-        database: String,
+        database: Option<String>,
     },
     /// Revoke a token, on every server at once.
     Revoke {
         name: String,
+        /// A team's database (postgres://…); default: this user's inbox.
         #[arg(long, value_name = "URL", env = DATABASE_ENV, hide_env_values = true)]
-        database: String,
+        database: Option<String>,
     },
 }
 
@@ -45,16 +52,23 @@ pub enum TokenRole {
     Person,
 }
 
-/// `ask-user inbox token …`.
-pub async fn run(command: Command) -> Outcome {
-    use ask_user::inbox::store::team::Role;
-    use ask_user::inbox::store::{self, Opened};
-    // Tokens are a team's: kept in a store its servers share.
-    let connect = async |url: &str| match store::open(url).await? {
-        Opened::Team(store) => Ok(store),
-        Opened::Local(_) => Err(CliError::new(
-            "tokens are a team's inbox's: give its database's URL (postgres://…)",
-        )),
+/// `ask-user inbox token …`, for the inbox whose database is named, or
+/// this user's, serving from `state_dir`.
+pub async fn run(command: Command, state_dir: &Path) -> Outcome {
+    use ask_user::inbox::store::team::{Role, Tokens};
+    use ask_user::inbox::store::{self, Opened, SqliteStore};
+    let connect = async |url: Option<String>| -> Result<Arc<dyn Tokens>, CliError> {
+        Ok(match url {
+            Some(url) => match store::open(&url).await? {
+                Opened::Team(store) => store as Arc<dyn Tokens>,
+                Opened::Local(store) => store as Arc<dyn Tokens>,
+            },
+            None => {
+                let dir = ask_user::files::private_dir(state_dir)?;
+                let path = dir.join(ask_user::inbox::DATABASE_FILE);
+                Arc::new(SqliteStore::open(&path)?)
+            }
+        })
     };
     let now = ask_user::inbox::now();
     match command {
@@ -73,7 +87,7 @@ pub async fn run(command: Command) -> Outcome {
                     "groups are a person's; an agent names its audience in its config",
                 ));
             }
-            let token = connect(&database)
+            let token = connect(database)
                 .await?
                 .create_token(&name, role, &groups, now)
                 .await?;
@@ -85,7 +99,7 @@ pub async fn run(command: Command) -> Outcome {
             Ok(ExitCode::SUCCESS)
         }
         Command::List { database } => {
-            let tokens = connect(&database).await?.tokens().await?;
+            let tokens = connect(database).await?.tokens().await?;
             for row in tokens {
                 let identity = row.identity;
                 let revoked = match row.revoked_at {
@@ -102,7 +116,7 @@ pub async fn run(command: Command) -> Outcome {
             Ok(ExitCode::SUCCESS)
         }
         Command::Revoke { name, database } => {
-            let revoked = connect(&database).await?.revoke(&name, now).await?;
+            let revoked = connect(database).await?.revoke(&name, now).await?;
             if !revoked {
                 return Err(CliError::new(format!(
                     "no token named {name:?} that is not revoked already"

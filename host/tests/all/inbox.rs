@@ -59,7 +59,7 @@ impl Inbox {
         inbox
     }
 
-    fn with_config(toml: &str) -> Inbox {
+    pub(crate) fn with_config(toml: &str) -> Inbox {
         let root = tempfile::tempdir().unwrap();
         std::fs::write(root.path().join("inbox.toml"), toml).unwrap();
         std::fs::write(
@@ -85,7 +85,7 @@ impl Inbox {
         self.root.path().join("agent.toml")
     }
 
-    fn command(&self) -> Command {
+    pub(crate) fn command(&self) -> Command {
         let mut command = ask_user();
         command.env("ASK_USER_STATE_DIR", self.state());
         command
@@ -125,7 +125,7 @@ impl Inbox {
     }
 
     /// What every `inbox serve` of this inbox said on its standard error.
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(self.root.path().join("inbox.log")).unwrap_or_default()
     }
 

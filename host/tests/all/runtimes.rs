@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
+use crate::inbox::Inbox;
 use crate::team_inbox::{Team, ask_user, finish, run, stderr};
 
 /// A program the test setup installs, named in `variable`.
@@ -386,5 +387,90 @@ fn the_inbox_plug_says_why_it_cannot_ask_and_withdraws_at_its_time_limit() {
     assert!(
         message.contains("ASK_USER_INBOX_URL is not set"),
         "{message}"
+    );
+}
+
+#[test]
+fn the_inbox_plug_reaches_one_users_inbox_on_loopback_with_an_agents_token() {
+    let inbox = Inbox::with_config("[inbox]\nagents = \"127.0.0.1:0\"\n");
+    let log = inbox.log();
+    let url = log
+        .lines()
+        .find(|line| line.contains("agents with a token"))
+        .and_then(|line| line.split_whitespace().find(|w| w.starts_with("http://")))
+        .unwrap_or_else(|| panic!("no agents' address: {log}"))
+        .to_owned();
+    let token = |name: &str, role: &str| {
+        let mut command = inbox.command();
+        command.args(["inbox", "token", "create", name, "--role", role]);
+        run(command)
+    };
+    let person = token("me", "person");
+    assert!(!person.status.success());
+    assert!(
+        stderr(&person).contains("its tokens are agents'"),
+        "{}",
+        stderr(&person)
+    );
+    let made = token("sandboxed", "agent");
+    assert!(made.status.success(), "{}", stderr(&made));
+    let agent = String::from_utf8(made.stdout).unwrap().trim().to_owned();
+    assert!(agent.starts_with("askusr_"), "{agent}");
+
+    let call = inbox_call(
+        &[
+            ("ASK_USER_INBOX_URL", &url),
+            ("ASK_USER_AGENT_TOKEN", &agent),
+        ],
+        "Ship it?",
+    );
+    let question = inbox.wait_for("the plug's question", false, |q| {
+        q["questions"][0]["question"] == "Ship it?"
+    });
+    assert_eq!(question["agent"], "wasm component", "{question}");
+    // The agent's token asks and waits; it lists and answers nothing.
+    let listed = crate::team_inbox::api_get_at(&url, &agent, "/api/questions");
+    assert!(listed.starts_with("HTTP/1.1 403"), "{listed}");
+    let id = question["id"].as_str().unwrap();
+    let answered = inbox.answer(id, &json!({"answers": [{"id": "q", "selected": ["Yes"]}]}));
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    let text = outcome(&finish(call)).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(text, json!({"answers": [{"id": "q", "selected": ["Yes"]}]}));
+
+    // Without a token, or with one revoked, nothing is asked.
+    let refused = crate::team_inbox::api_get_at(&url, "", "/api/questions");
+    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
+    let mut revoke = inbox.command();
+    revoke.args(["inbox", "token", "revoke", "sandboxed"]);
+    let revoked = run(revoke);
+    assert!(revoked.status.success(), "{}", stderr(&revoked));
+    let call = inbox_call(
+        &[
+            ("ASK_USER_INBOX_URL", &url),
+            ("ASK_USER_AGENT_TOKEN", &agent),
+        ],
+        "Again?",
+    );
+    let (code, message) = outcome(&finish(call)).expect_err("revoked");
+    assert_eq!(code, "NO_PROVIDER", "{message}");
+    assert!(message.contains("refused the agent's token"), "{message}");
+}
+
+#[test]
+fn one_users_inbox_takes_agents_on_loopback_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("inbox.toml");
+    std::fs::write(&config, "[inbox]\nagents = \"0.0.0.0:0\"\n").unwrap();
+    let mut command = ask_user();
+    command
+        .env("ASK_USER_STATE_DIR", dir.path().join("state"))
+        .args(["inbox", "serve", "--config"])
+        .arg(&config);
+    let output = run(command);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("loopback only"),
+        "{}",
+        stderr(&output)
     );
 }

@@ -77,16 +77,35 @@ fn api_get(server: &Server, token: &str, path: &str) -> String {
     api(server, token, &format!("GET {path}"), "")
 }
 
+/// `GET path` of the API at `url` (`http://HOST:PORT`) as `token` (none
+/// when empty): the whole reply.
+pub(crate) fn api_get_at(url: &str, token: &str, path: &str) -> String {
+    request(
+        url.trim_start_matches("http://"),
+        token,
+        &format!("GET {path}"),
+        "",
+    )
+}
+
 /// One request (`method_path`: `POST /api/…`) of `server`'s API as
 /// `token`, with a JSON `body` unless empty: the whole reply.
 fn api(server: &Server, token: &str, method_path: &str, body: &str) -> String {
+    request(server.address(), token, method_path, body)
+}
+
+/// One request to `authority` as `token` (none when empty).
+fn request(authority: &str, token: &str, method_path: &str, body: &str) -> String {
     use std::io::{Read, Write};
-    let authority = server.address();
+    let authorization = match token {
+        "" => String::new(),
+        token => format!("Authorization: Bearer {token}\r\n"),
+    };
     let mut stream = std::net::TcpStream::connect(authority).unwrap();
     stream.set_read_timeout(Some(BOUND)).unwrap();
     write!(
         stream,
-        "{method_path} HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {token}\r\n\
+        "{method_path} HTTP/1.1\r\nHost: {authority}\r\n{authorization}\
          Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )

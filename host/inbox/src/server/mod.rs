@@ -131,6 +131,11 @@ pub struct InboxConfig {
     /// A team's inbox: questions still waiting after a while are sent on
     /// these channels too.
     pub escalate: Option<Escalation>,
+    /// One user's inbox: where agents with a token of its own (`inbox
+    /// token create NAME --role agent`) reach its API over TCP, for those
+    /// with no way to its socket (the tool composed with the inbox plug,
+    /// in a sandbox); loopback only. `None`: the socket alone.
+    pub agents: Option<std::net::SocketAddr>,
 }
 
 impl InboxConfig {
@@ -145,6 +150,7 @@ impl InboxConfig {
             database: None,
             public_url: None,
             escalate: None,
+            agents: None,
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::access::{self, Caller};
 use crate::sessions::Sessions;
 use crate::store::team::{Heard, Tokens};
 use crate::store::token_cache::TokenCache;
-use crate::store::{Opened, SqliteStore, Store, TeamStore};
+use crate::store::{LocalStore, Opened, SqliteStore, TeamStore};
 use crate::{DATABASE_FILE, PORT_FILE, SOCKET_FILE};
 use ask_user_web::answer_page;
 use ask_user_web::serve::{PrivateSocket, Serving, listen};
@@ -31,6 +31,8 @@ pub struct InboxServer {
     serving: Vec<Serving>,
     /// The sweeper, and a team's listener of settlements.
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// One user's: where agents with a token reach it, if they do.
+    agents: Option<std::net::SocketAddr>,
     /// One user's, held while serving: one inbox per state directory.
     _lock: Option<std::fs::File>,
 }
@@ -66,12 +68,22 @@ impl InboxServer {
     /// directory's database).
     async fn start_local(
         config: InboxConfig,
-        store: Option<Arc<dyn Store>>,
+        store: Option<Arc<dyn LocalStore>>,
     ) -> std::io::Result<Self> {
         if config.escalate.is_some() {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::Unsupported,
                 "[inbox.escalate] is a team's inbox's (inbox serve --database) for now",
+            ));
+        }
+        if let Some(address) = config.agents.filter(|a| !a.ip().is_loopback()) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "[inbox] agents = \"{address}\": one user's inbox takes agents on loopback \
+                     only (127.0.0.1 or [::1]); for agents on other machines, run a team's \
+                     inbox (inbox serve --database) behind TLS"
+                ),
             ));
         }
         // Used as resolved from here on: no link swapped later leads
@@ -82,7 +94,7 @@ impl InboxServer {
             state_dir: dir.clone(),
             ..config
         };
-        let store: Arc<dyn Store> = match store {
+        let store: Arc<dyn LocalStore> = match store {
             Some(store) => store,
             None => {
                 let path = dir.join(DATABASE_FILE);
@@ -95,11 +107,29 @@ impl InboxServer {
             }
         };
         let listener = listen_where_it_was(&dir, &config).await?;
-        let inbox = Inbox::new(&config, store, Mode::Local, listener.local_addr()?)?;
+        let inbox = Inbox::new(&config, store.clone(), Mode::Local, listener.local_addr()?)?;
         let socket = PrivateSocket::bind(&dir.join(SOCKET_FILE))?;
         // Only this user reaches the socket: every caller is the owner.
-        let api = api(inbox.clone()).layer(Extension(Caller::Owner));
+        let api_for_owner = api(inbox.clone()).layer(Extension(Caller::Owner));
         let pages = answer_page::routes(inbox.clone());
+        let mut serving = vec![
+            Serving::start(listener, pages),
+            Serving::start_with(socket, api_for_owner, MAX_API_CONNECTIONS),
+        ];
+        // Anyone on this machine reaches a loopback port: every request
+        // there carries an agent's token, and an agent sees only its own
+        // questions, as in a team's inbox.
+        let mut agents = None;
+        if let Some(address) = config.agents {
+            let listener = listen("the inbox's agents' endpoint", address).await?;
+            agents = Some(listener.local_addr()?);
+            let tokens: Arc<dyn Tokens> = store;
+            let app = api(inbox.clone()).layer(axum::middleware::from_fn_with_state(
+                tokens,
+                access::authenticate,
+            ));
+            serving.push(Serving::start_with(listener, app, MAX_API_CONNECTIONS));
+        }
         let mut tasks = vec![
             tokio::spawn(sweep(inbox.clone())),
             tokio::spawn(presence(inbox.clone())),
@@ -112,18 +142,23 @@ impl InboxServer {
             )));
         }
         Ok(InboxServer {
-            serving: vec![
-                Serving::start(listener, pages),
-                Serving::start_with(socket, api, MAX_API_CONNECTIONS),
-            ],
+            serving,
             tasks,
             inbox,
+            agents,
             _lock: Some(lock),
         })
     }
 
     /// One of a team's inbox servers, sharing `store` with the others.
     async fn start_team(config: InboxConfig, store: Arc<dyn TeamStore>) -> std::io::Result<Self> {
+        if config.agents.is_some() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "[inbox] agents is one user's inbox's: a team's inbox serves agents with a token \
+                 at its own address already",
+            ));
+        }
         if config.notify.names().contains(&"desktop") {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::Unsupported,
@@ -181,6 +216,7 @@ impl InboxServer {
             serving: vec![Serving::start_with(listener, app, MAX_API_CONNECTIONS)],
             tasks,
             inbox,
+            agents: None,
             _lock: None,
         })
     }
@@ -193,6 +229,12 @@ impl InboxServer {
     /// The page's address, without the token.
     pub fn address(&self) -> &str {
         &self.inbox.address
+    }
+
+    /// One user's inbox: where agents with a token reach its API
+    /// ([`InboxConfig::agents`]), if they do.
+    pub fn agents_address(&self) -> Option<std::net::SocketAddr> {
+        self.agents
     }
 
     /// A new one-time link to the page.

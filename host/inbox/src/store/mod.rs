@@ -40,8 +40,8 @@ pub type Open = fn(&str) -> StoreFuture<'_, Opened>;
 
 /// A store opened from its URL.
 pub enum Opened {
-    /// One server's: one user's inbox.
-    Local(Arc<dyn Store>),
+    /// One server's: one user's inbox, and its agents' tokens.
+    Local(Arc<dyn LocalStore>),
     /// Shared by a team's servers: it has every team capability.
     Team(Arc<dyn TeamStore>),
 }
@@ -392,6 +392,12 @@ impl std::error::Error for StoreError {
         }
     }
 }
+
+/// One server's store: the questions, and the tokens of the agents that
+/// reach one user's inbox over loopback (`[inbox] agents`).
+pub trait LocalStore: Store + team::Tokens {}
+
+impl<T: Store + team::Tokens> LocalStore for T {}
 
 /// The inbox's questions, durable.
 pub trait Store: Send + Sync + 'static {

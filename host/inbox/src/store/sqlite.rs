@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::team::{Identity, Role, TOKEN_PREFIX, TokenRow, Tokens};
 use super::{
     Columns, Listing, Millis, NewQuestion, Opened, Record, Settled, Settlement, State, Store,
     StoreError, StoreFuture, Unreadable, fingerprint, new_id,
@@ -30,7 +31,7 @@ struct Db {
 
 /// The schema this version writes (`PRAGMA user_version`). A database of a
 /// newer one is refused: this version could misread it.
-pub const SCHEMA_VERSION: i32 = 3;
+pub const SCHEMA_VERSION: i32 = 4;
 
 /// A new database, at [`SCHEMA_VERSION`].
 const SCHEMA: &str = "
@@ -56,6 +57,13 @@ CREATE TABLE questions (
 );
 CREATE INDEX questions_by_state ON questions (state, seq);
 CREATE INDEX questions_by_fingerprint ON questions (session, fingerprint);
+CREATE TABLE tokens (
+    name TEXT PRIMARY KEY,
+    role TEXT NOT NULL,
+    hash TEXT NOT NULL UNIQUE,
+    created_at INTEGER NOT NULL,
+    revoked_at INTEGER
+);
 ";
 
 /// Version 1 (no version number, ids counted from the row) to 2: every
@@ -74,6 +82,18 @@ const FROM_2_TO_3: &str = "
 ALTER TABLE questions ADD COLUMN owner TEXT;
 ALTER TABLE questions ADD COLUMN audience TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE questions ADD COLUMN answered_by TEXT;
+";
+
+/// Version 3 to 4: agents' tokens, for the agents that reach one user's
+/// inbox over loopback (`[inbox] agents`).
+const FROM_3_TO_4: &str = "
+CREATE TABLE tokens (
+    name TEXT PRIMARY KEY,
+    role TEXT NOT NULL,
+    hash TEXT NOT NULL UNIQUE,
+    created_at INTEGER NOT NULL,
+    revoked_at INTEGER
+);
 ";
 
 const COLUMNS: &str = "id, session, agent, cwd, request, asked_at, agent_seen_at, state, \
@@ -170,8 +190,13 @@ fn migrate(connection: &mut Connection, path: &Path) -> Result<(), StoreError> {
         (0, _) => {
             transaction.execute_batch(FROM_1_TO_2)?;
             transaction.execute_batch(FROM_2_TO_3)?;
+            transaction.execute_batch(FROM_3_TO_4)?;
         }
-        (2, _) => transaction.execute_batch(FROM_2_TO_3)?,
+        (2, _) => {
+            transaction.execute_batch(FROM_2_TO_3)?;
+            transaction.execute_batch(FROM_3_TO_4)?;
+        }
+        (3, _) => transaction.execute_batch(FROM_3_TO_4)?,
         (newer, _) if newer > SCHEMA_VERSION => {
             return Err(StoreError::Corrupt(format!(
                 "{} was written by a newer ask-user (database schema {newer}; this one reads \
@@ -486,6 +511,112 @@ impl Store for SqliteStore {
     }
 }
 
+/// One user's inbox keeps agents' tokens only: its one person is its
+/// owner, on the socket and the page.
+impl Tokens for SqliteStore {
+    fn create_token<'a>(
+        &'a self,
+        name: &'a str,
+        role: Role,
+        groups: &'a [String],
+        now: Millis,
+    ) -> StoreFuture<'a, String> {
+        let name = name.to_owned();
+        let refused = match (role, groups.is_empty()) {
+            (Role::Person, _) => Some(
+                "one user's inbox has one person, its owner, who answers on its page and at \
+                 its socket: its tokens are agents' (--role agent)",
+            ),
+            (Role::Agent, false) => Some("groups are a team's"),
+            (Role::Agent, true) => None,
+        };
+        self.blocking(move |db| {
+            if let Some(why) = refused {
+                return Err(StoreError::Conflict(why.to_owned()));
+            }
+            let token = format!(
+                "{TOKEN_PREFIX}{}",
+                ask_user_seam::secret::token().map_err(StoreError::backend)?
+            );
+            let made = db.connection().execute(
+                "INSERT INTO tokens (name, role, hash, created_at) VALUES (?1, ?2, ?3, ?4) \
+                 ON CONFLICT (name) DO NOTHING",
+                params![name, role.as_str(), crate::digest(&token), now],
+            )?;
+            if made == 0 {
+                return Err(StoreError::Conflict(format!(
+                    "a token named {name:?} exists already (revoked ones too, so that every \
+                     question names one identity): choose another name"
+                )));
+            }
+            Ok(token)
+        })
+    }
+
+    fn tokens(&self) -> StoreFuture<'_, Vec<TokenRow>> {
+        self.blocking(|db| {
+            let connection = db.connection();
+            let mut statement = connection.prepare(
+                "SELECT name, role, created_at, revoked_at FROM tokens ORDER BY created_at, name",
+            )?;
+            let rows = statement.query_map([], |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get(2)?,
+                    row.get(3)?,
+                ))
+            })?;
+            rows.map(|row| {
+                let (name, role, created_at, revoked_at) = row?;
+                Ok(TokenRow {
+                    identity: Identity {
+                        name,
+                        role: Role::parse(&role)?,
+                        groups: Vec::new(),
+                    },
+                    created_at,
+                    revoked_at,
+                })
+            })
+            .collect()
+        })
+    }
+
+    fn revoke<'a>(&'a self, name: &'a str, now: Millis) -> StoreFuture<'a, bool> {
+        let name = name.to_owned();
+        self.blocking(move |db| {
+            let done = db.connection().execute(
+                "UPDATE tokens SET revoked_at = ?2 WHERE name = ?1 AND revoked_at IS NULL",
+                params![name, now],
+            )?;
+            Ok(done == 1)
+        })
+    }
+
+    fn identify<'a>(&'a self, token: &'a str) -> StoreFuture<'a, Option<Identity>> {
+        let hash = crate::digest(token);
+        self.blocking(move |db| {
+            let row = db
+                .connection()
+                .query_row(
+                    "SELECT name, role FROM tokens WHERE hash = ?1 AND revoked_at IS NULL",
+                    params![hash],
+                    |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)),
+                )
+                .optional()?;
+            row.map(|(name, role)| {
+                Ok(Identity {
+                    name,
+                    role: Role::parse(&role)?,
+                    groups: Vec::new(),
+                })
+            })
+            .transpose()
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -522,6 +653,38 @@ mod tests {
             &std::fs::metadata(&path).unwrap().permissions(),
         );
         assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[tokio::test]
+    async fn an_agents_token_is_kept_as_a_digest_and_refused_once_revoked() {
+        let (_dir, store) = store();
+        let token = store.create_token("ci", Role::Agent, &[], 5).await.unwrap();
+        assert!(token.starts_with(TOKEN_PREFIX), "{token}");
+        let stored: String = store
+            .db
+            .connection()
+            .query_row("SELECT hash FROM tokens", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(stored, crate::digest(&token), "only the digest is kept");
+        let identity = store.identify(&token).await.unwrap().expect("known");
+        assert_eq!((identity.name.as_str(), identity.role), ("ci", Role::Agent));
+        assert!(store.identify("askusr_other").await.unwrap().is_none());
+        // A name is never used twice; people and groups are a team's.
+        let again = store.create_token("ci", Role::Agent, &[], 6).await;
+        assert!(matches!(again, Err(StoreError::Conflict(_))));
+        let person = store.create_token("me", Role::Person, &[], 6).await;
+        assert!(matches!(person, Err(StoreError::Conflict(_))));
+        let grouped = store
+            .create_token("ops", Role::Agent, &["ops".into()], 6)
+            .await;
+        assert!(matches!(grouped, Err(StoreError::Conflict(_))));
+
+        assert!(store.revoke("ci", 7).await.unwrap());
+        assert!(!store.revoke("ci", 8).await.unwrap(), "revoked once");
+        assert!(store.identify(&token).await.unwrap().is_none());
+        let listed = store.tokens().await.unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].revoked_at, Some(7));
     }
 
     /// The first released schema, with a question and the token it kept.
