@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use ask_user::answerers::script::ScriptAnswerer;
 use ask_user::wasmtime::Store;
-use ask_user::wasmtime::component::{Component, Linker};
+use ask_user::wasmtime::component::{Component, Linker, ResourceTable, Val};
 use ask_user::{
     AgentHandle, AgentRegistry, AnswerFuture, Answerer, Ask, AskRequest, CodeCache, Engine,
     ErrorCode, Next, Placement, Question, QuestionOption, RuntimeConfig, ToolResult, ToolRuntime,
@@ -20,6 +20,7 @@ use ask_user::{
 use ask_user_tool::args::Arguments;
 use ask_user_tool::output::Output;
 use tokio_util::sync::CancellationToken;
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 const ARGUMENTS: &str = include_str!("../../examples/deploy.json");
 const ANSWERS: &str = include_str!("../../examples/deploy.answers.json");
@@ -164,6 +165,68 @@ async fn bare_instantiate(engine: &Engine, component: &Component) -> Figures {
     .await
 }
 
+/// The state a composed component's store holds: WASI p2, whose
+/// environment carries the answers.
+struct Wasi {
+    ctx: WasiCtx,
+    table: ResourceTable,
+}
+
+impl WasiView for Wasi {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.ctx,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// Whole calls of the tool composed with the answers plug, as a runtime
+/// that brings no seam runs it: WASI p2 from wasmtime-wasi, a store and an
+/// instance a call, in `engine`; each checked to answer.
+async fn composed_calls(engine: &Engine, composed: &[u8]) -> Figures {
+    let mut linker = Linker::<Wasi>::new(engine.wasmtime());
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker).unwrap();
+    let component = Component::new(engine.wasmtime(), composed).unwrap();
+    let pre = linker.instantiate_pre(&component).unwrap();
+    let call = || async {
+        let ctx = WasiCtxBuilder::new()
+            .env("ASK_USER_ANSWERS", ANSWERS)
+            .build();
+        let mut store = Store::new(
+            engine.wasmtime(),
+            Wasi {
+                ctx,
+                table: ResourceTable::new(),
+            },
+        );
+        store.set_epoch_deadline(u64::MAX / 2);
+        let instance = pre.instantiate_async(&mut store).await.unwrap();
+        let tool = instance
+            .get_export_index(&mut store, None, "dsh:ask-user/tool@0.1.0")
+            .unwrap();
+        let execute = instance
+            .get_export_index(&mut store, Some(&tool), "execute")
+            .unwrap();
+        let execute = instance.get_func(&mut store, execute).unwrap();
+        let mut results = [Val::Bool(false)];
+        execute
+            .call_async(&mut store, &[Val::String(ARGUMENTS.into())], &mut results)
+            .await
+            .unwrap();
+        assert!(
+            matches!(&results[0], Val::Result(Ok(_))),
+            "{:?}",
+            results[0]
+        );
+        (results, store)
+    };
+    for _ in 0..500 {
+        call().await;
+    }
+    sample(5_000, call).await
+}
+
 /// Resident memory of this process, in bytes.
 fn rss() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
@@ -299,6 +362,12 @@ async fn main() {
     })
     .await;
     print("the same natively, through the same seam", &native);
+    let composed = ask_user::plugs::compose(component, ask_user::plugs::Plug::Answers).unwrap();
+    let foreign = composed_calls(engine, &composed).await;
+    print(
+        "whole call of the tool composed with the answers plug",
+        &foreign,
+    );
     let (later, agents) =
         seam_answered_by(AfterAYield(ScriptAnswerer::from_json(ANSWERS).unwrap()));
     let replaying = ToolRuntime::new(component, later, config.clone())
@@ -334,6 +403,18 @@ async fn main() {
         &answered,
         &native,
         Some(3.0),
+    );
+    ratio(
+        "composed with the answers plug / our host's whole call",
+        &foreign,
+        &answered,
+        Some(1.5),
+    );
+    let kb = composed.len() as f64 / 1000.0;
+    let verdict = if kb <= 300.0 { "met" } else { "NOT met" };
+    println!(
+        "  {:<56} {kb:>6.0} KB   goal <= 300 KB: {verdict}",
+        "the tool composed with the answers plug, size"
     );
     ratio(
         "answered later (run again) / answered at once",
