@@ -22,4 +22,6 @@ fn main() {
             built.display()
         );
     }
+    let face = guest_build::build_component("ask-user-face-wassette", &["faces/wassette", "wit"]);
+    println!("cargo:rustc-env=REBUILT_WASSETTE_FACE={}", face.display());
 }

@@ -362,7 +362,13 @@ async fn main() {
     })
     .await;
     print("the same natively, through the same seam", &native);
-    let composed = ask_user::plugs::compose(component, ask_user::plugs::Plug::Answers).unwrap();
+    let composed = ask_user::plugs::compose(
+        component,
+        ask_user::plugs::Plug::Answers,
+        ask_user::plugs::Face::Tool,
+        "",
+    )
+    .unwrap();
     let foreign = composed_calls(engine, &composed).await;
     print(
         "whole call of the tool composed with the answers plug",

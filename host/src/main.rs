@@ -140,7 +140,7 @@ async fn run(cli: Cli) -> commands::Outcome {
     };
     match cli.command {
         Command::Schema => component::schema(component).await,
-        Command::Component(args) => component::write(args),
+        Command::Component(args) => component::write(args).await,
         Command::Ask(args) => ask::run(args, component).await,
         Command::Mcp(serve) => serve.run(component).await,
         Command::Inbox { command } => inbox::run(command).await,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use ask_user::HostBuilder;
-use ask_user::plugs::{Plug, compose};
+use ask_user::plugs::{Face, Plug, compose};
 
 use super::{CliError, Component, Outcome, emit, start};
 
@@ -21,6 +21,12 @@ pub struct Args {
     /// answers from ASK_USER_ANSWERS; `terminal` prompts on standard error.
     #[arg(long, value_name = "KIND")]
     plug: Option<Plug>,
+    /// What the composed component exports: `tool`, the tool's own
+    /// interface (definition, execute with JSON text); `wassette`, one
+    /// typed function, ask-user-question, with the tool's description, that
+    /// wassette lists as one tool with the questions' schema.
+    #[arg(long, value_name = "FORM", requires = "plug", default_value = "tool")]
+    world: Face,
 }
 
 /// Prints the tool definition of the component (the built-in one, or
@@ -32,14 +38,25 @@ pub async fn schema(component: Component) -> Outcome {
 }
 
 /// `ask-user component`: writes the built-in component, or it composed
-/// with `plug`, to `out`, or to standard output unless that is a terminal.
-pub fn write(Args { out, plug }: Args) -> Outcome {
+/// with `plug` in the form `world`, to `out`, or to standard output unless
+/// that is a terminal.
+pub async fn write(Args { out, plug, world }: Args) -> Outcome {
     use std::io::{IsTerminal, Write};
     let composed;
     let component = match plug {
         Some(plug) => {
-            composed =
-                compose(ask_user::COMPONENT, plug).map_err(|e| CliError::new(e.to_string()))?;
+            let description = match world {
+                Face::Tool => String::new(),
+                // What the model is told, as the component itself says it.
+                Face::Wassette => start(HostBuilder::new(), None)
+                    .await?
+                    .runtime()
+                    .definition()
+                    .description
+                    .clone(),
+            };
+            composed = compose(ask_user::COMPONENT, plug, world, &description)
+                .map_err(|e| CliError::new(e.to_string()))?;
             &composed[..]
         }
         None => ask_user::COMPONENT,

@@ -390,8 +390,9 @@ fn the_inbox_plug_says_why_it_cannot_ask_and_withdraws_at_its_time_limit() {
     );
 }
 
-#[test]
-fn the_inbox_plug_reaches_one_users_inbox_on_loopback_with_an_agents_token() {
+/// One user's inbox serving agents on loopback: it, and the address they
+/// reach it at.
+fn inbox_for_agents() -> (Inbox, String) {
     let inbox = Inbox::with_config("[inbox]\nagents = \"127.0.0.1:0\"\n");
     let log = inbox.log();
     let url = log
@@ -400,21 +401,34 @@ fn the_inbox_plug_reaches_one_users_inbox_on_loopback_with_an_agents_token() {
         .and_then(|line| line.split_whitespace().find(|w| w.starts_with("http://")))
         .unwrap_or_else(|| panic!("no agents' address: {log}"))
         .to_owned();
-    let token = |name: &str, role: &str| {
-        let mut command = inbox.command();
-        command.args(["inbox", "token", "create", name, "--role", role]);
-        run(command)
-    };
-    let person = token("me", "person");
+    (inbox, url)
+}
+
+/// `inbox token create NAME --role ROLE` in `inbox`.
+fn token(inbox: &Inbox, name: &str, role: &str) -> Output {
+    let mut command = inbox.command();
+    command.args(["inbox", "token", "create", name, "--role", role]);
+    run(command)
+}
+
+/// A new agent's token of `inbox`.
+fn agent_token(inbox: &Inbox, name: &str) -> String {
+    let made = token(inbox, name, "agent");
+    assert!(made.status.success(), "{}", stderr(&made));
+    String::from_utf8(made.stdout).unwrap().trim().to_owned()
+}
+
+#[test]
+fn the_inbox_plug_reaches_one_users_inbox_on_loopback_with_an_agents_token() {
+    let (inbox, url) = inbox_for_agents();
+    let person = token(&inbox, "me", "person");
     assert!(!person.status.success());
     assert!(
         stderr(&person).contains("its tokens are agents'"),
         "{}",
         stderr(&person)
     );
-    let made = token("sandboxed", "agent");
-    assert!(made.status.success(), "{}", stderr(&made));
-    let agent = String::from_utf8(made.stdout).unwrap().trim().to_owned();
+    let agent = agent_token(&inbox, "sandboxed");
     assert!(agent.starts_with("askusr_"), "{agent}");
 
     let call = inbox_call(
@@ -473,4 +487,122 @@ fn one_users_inbox_takes_agents_on_loopback_only() {
         "{}",
         stderr(&output)
     );
+}
+
+fn wassette(folder: &Path, args: &[&str]) -> Output {
+    let mut command = Command::new(installed("ASK_USER_TEST_WASSETTE", "wassette"));
+    command.args(args).arg("--component-dir").arg(folder);
+    let output = run(command);
+    assert!(
+        output.status.success(),
+        "wassette {args:?}: {}",
+        stderr(&output)
+    );
+    output
+}
+
+#[test]
+fn wassette_lists_one_typed_tool_and_a_person_answers_it_in_the_inbox() {
+    let (inbox, url) = inbox_for_agents();
+    let agent = agent_token(&inbox, "wassette");
+    let dir = tempfile::tempdir().unwrap();
+    let wasm = dir.path().join("ask-user.wasm");
+    let mut compose = ask_user();
+    compose
+        .args([
+            "component",
+            "--plug",
+            "inbox",
+            "--world",
+            "wassette",
+            "--out",
+        ])
+        .arg(&wasm);
+    let composed = run(compose);
+    assert!(composed.status.success(), "{}", stderr(&composed));
+    // Loaded, and granted what the plug needs: the inbox's host and its
+    // two variables (wassette passes a variable only when its policy
+    // names it).
+    let folder = dir.path().join("components");
+    let loaded = format!("file://{}", wasm.display());
+    wassette(&folder, &["component", "load", &loaded]);
+    wassette(
+        &folder,
+        &["permission", "grant", "network", "ask-user", "127.0.0.1"],
+    );
+    for variable in ["ASK_USER_INBOX_URL", "ASK_USER_AGENT_TOKEN"] {
+        let grant = [
+            "permission",
+            "grant",
+            "environment-variable",
+            "ask-user",
+            variable,
+        ];
+        wassette(&folder, &grant);
+    }
+
+    let python =
+        std::env::var("ASK_USER_TEST_PYTHON").expect("scripts/test names the SDK's Python");
+    let arguments = json!({"questions": [{"id": "q", "question": "Ship it?", "header": "Ship",
+        "options": [{"label": "Yes", "description": null}, {"label": "No", "description": "Not today."}],
+        "multi-select": null}]});
+    let mut client = Command::new(python)
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/wassette_client.py"
+        ))
+        .arg(installed("ASK_USER_TEST_WASSETTE", "wassette"))
+        .arg(&folder)
+        .args(["ask-user-question", &arguments.to_string()])
+        .args(["--env", &format!("ASK_USER_INBOX_URL={url}")])
+        .args(["--env", &format!("ASK_USER_AGENT_TOKEN={agent}")])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(client.stdout.take().unwrap()));
+    let listed: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    let tools = listed.as_array().unwrap();
+    assert_eq!(tools.len(), 1, "one tool: {listed}");
+    let tool = &tools[0];
+    assert_eq!(tool["name"], "ask-user-question");
+    let description = tool["description"].as_str().unwrap();
+    assert!(
+        description.starts_with("Pause and ask the user"),
+        "{description}"
+    );
+    assert!(
+        description.contains("Set multi-select when"),
+        "{description}"
+    );
+    assert!(!description.contains("multi_select"), "{description}");
+    let question = &tool["inputSchema"]["properties"]["questions"]["items"];
+    assert_eq!(
+        question["required"],
+        json!(["id", "question", "header", "options", "multi-select"]),
+        "{question}"
+    );
+    assert_eq!(question["properties"]["question"]["type"], "string");
+
+    let waiting = inbox.wait_for("wassette's question", false, |q| {
+        q["questions"][0]["question"] == "Ship it?"
+    });
+    assert_eq!(
+        waiting["questions"][0]["options"][1]["description"],
+        "Not today."
+    );
+    let answered = inbox.answer(
+        waiting["id"].as_str().unwrap(),
+        &json!({"answers": [{"id": "q", "selected": ["Yes"]}]}),
+    );
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    let result: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(
+        result["structuredContent"]["result"]["ok"],
+        json!([{"id": "q", "selected": ["Yes"], "custom": null}]),
+        "{result}"
+    );
+    let status = client.wait().unwrap();
+    assert!(status.success());
 }

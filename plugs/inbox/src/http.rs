@@ -114,12 +114,15 @@ impl Http {
             .map_err(|()| Failure::Unreachable("the request's body was taken".into()))?;
         let future = outgoing_handler::handle(request, Some(options))
             .map_err(|e| Failure::Unreachable(format!("{e:?}")))?;
-        write(outgoing, body)?;
+        // A server may reply before it has read the body (a token refused
+        // at once) and close: its reply, when there is one, says why.
+        let written = write(outgoing, body);
         future.subscribe().block();
-        let response = match future.get() {
-            Some(Ok(Ok(response))) => response,
-            Some(Ok(Err(e))) => return Err(Failure::Unreachable(describe(&e))),
-            _ => return Err(Failure::Unreachable("no reply".into())),
+        let response = match (future.get(), written) {
+            (Some(Ok(Ok(response))), _) => response,
+            (_, Err(failure)) => return Err(failure),
+            (Some(Ok(Err(e))), Ok(())) => return Err(Failure::Unreachable(describe(&e))),
+            (_, Ok(())) => return Err(Failure::Unreachable("no reply".into())),
         };
         let status = response.status();
         let text = read(&response)?;

@@ -66,6 +66,13 @@ fn the_shipped_plugs_are_the_ones_plugs_builds() {
             rebuilt.len()
         );
     }
+    let face = ask_user::plugs::Face::Wassette.component().unwrap();
+    let rebuilt = std::fs::read(env!("REBUILT_WASSETTE_FACE")).unwrap();
+    assert!(
+        rebuilt == face,
+        "the wassette face checked in at host/plugs/ is not what faces/wassette builds now: \
+         run scripts/update-component and commit the result"
+    );
 }
 
 /// The crates `package` builds on with `flags` (normal and build edges,
