@@ -272,6 +272,18 @@ impl InboxClient {
         .map(drop)
     }
 
+    /// Dismisses `id`: its agent is told the person will not answer.
+    pub async fn dismiss(&self, id: &str) -> Result<(), ClientError> {
+        self.call(
+            Method::POST,
+            &format!("/api/questions/{id}/dismiss"),
+            None,
+            REQUEST_TIMEOUT,
+        )
+        .await
+        .map(drop)
+    }
+
     /// Says that the outcome of `id` reached its agent.
     pub async fn delivered(&self, id: &str) -> Result<(), ClientError> {
         self.call(

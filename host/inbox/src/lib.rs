@@ -50,6 +50,11 @@ pub const PORT_FILE: &str = "inbox.port";
 /// The database file in the state directory.
 pub const DATABASE_FILE: &str = "inbox.sqlite";
 
+/// What an agent is told when a person dismisses its questions (the page
+/// says the same, in its own script).
+pub const DISMISSED: &str = "The user dismissed the questions without answering. Do not ask the \
+                             same again; continue with what you know or end your turn.";
+
 /// How long a question whose agent is gone stays answerable by default.
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(24 * 60 * 60);
 

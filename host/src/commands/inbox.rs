@@ -73,6 +73,14 @@ pub enum Command {
         #[command(flatten)]
         team: TeamArgs,
     },
+    /// Dismiss a question without answering it: its agent is told you will
+    /// not answer (ASK_CANCELLED), as Dismiss on the page does.
+    Dismiss {
+        /// The question's id, as `inbox list` shows it.
+        id: String,
+        #[command(flatten)]
+        team: TeamArgs,
+    },
     /// A team's identities: tokens for agents and people.
     Token {
         #[command(subcommand)]
@@ -169,6 +177,11 @@ pub async fn run(command: Command) -> Outcome {
             };
             client.answer(&id, &answers).await?;
             say(&format!("answered {id}"));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Dismiss { id, team } => {
+            client(team)?.dismiss(&id).await?;
+            say(&format!("dismissed {id}"));
             Ok(ExitCode::SUCCESS)
         }
         Command::Token { command } => token::run(command, &state_dir).await,

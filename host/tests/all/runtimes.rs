@@ -8,7 +8,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
@@ -30,26 +29,20 @@ fn wasmtime() -> Command {
     command
 }
 
-/// The tool composed with `plug`, written once per test run by `ask-user
-/// component --plug`.
-fn composed(plug: &str) -> &'static Path {
-    static WRITTEN: OnceLock<std::sync::Mutex<Vec<(String, &'static Path)>>> = OnceLock::new();
-    let mut written = WRITTEN.get_or_init(Default::default).lock().unwrap();
-    if let Some((_, path)) = written.iter().find(|(name, _)| name == plug) {
-        return path;
-    }
-    let path: &'static Path = Box::leak(
-        Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("ask-user-{plug}-{}.wasm", std::process::id()))
-            .into_boxed_path(),
-    );
+/// The tool composed with `plug` in the form `world`, as `ask-user
+/// component --plug PLUG --world WORLD` writes it (removed when dropped).
+fn composed(plug: &str, world: &str) -> tempfile::TempPath {
+    let path = tempfile::Builder::new()
+        .suffix(".wasm")
+        .tempfile()
+        .unwrap()
+        .into_temp_path();
     let mut command = ask_user();
     command
-        .args(["component", "--plug", plug, "--out"])
-        .arg(path);
+        .args(["component", "--plug", plug, "--world", world, "--out"])
+        .arg(&path);
     let output = run(command);
     assert!(output.status.success(), "{}", stderr(&output));
-    written.push((plug.to_owned(), path));
     path
 }
 
@@ -122,10 +115,17 @@ fn deploy() -> Value {
 
 #[test]
 fn each_composed_component_imports_nothing_but_wasi_and_exports_the_tool() {
-    for plug in ["inbox", "answers", "terminal"] {
+    let forms = [
+        ("inbox", "tool"),
+        ("answers", "tool"),
+        ("terminal", "tool"),
+        ("inbox", "wassette"),
+    ];
+    for (plug, form) in forms {
+        let component = composed(plug, form);
         let output = run({
             let mut command = Command::new(installed("ASK_USER_TEST_WASM_TOOLS", "wasm-tools"));
-            command.args(["component", "wit"]).arg(composed(plug));
+            command.args(["component", "wit"]).arg(&component);
             command
         });
         assert!(output.status.success(), "{}", stderr(&output));
@@ -144,15 +144,31 @@ fn each_composed_component_imports_nothing_but_wasi_and_exports_the_tool() {
                 "{plug} imports {import}"
             );
         }
-        assert!(
-            world.contains(&"export dsh:ask-user/tool@0.1.0;"),
-            "{plug}: {world:?}"
-        );
+        match form {
+            "tool" => assert!(
+                world.contains(&"export dsh:ask-user/tool@0.1.0;"),
+                "{plug}: {world:?}"
+            ),
+            _ => {
+                // One typed function, with the tool's description as its docs.
+                let at = world
+                    .iter()
+                    .position(|l| l.starts_with("export ask-user-question: func("))
+                    .unwrap_or_else(|| panic!("{plug}: {world:?}"));
+                assert!(
+                    world[..at]
+                        .iter()
+                        .any(|l| l.starts_with("/// Pause and ask the user")),
+                    "{wit}"
+                );
+            }
+        }
     }
 }
 
 #[test]
 fn the_answers_plug_in_the_wasmtime_cli_gives_what_the_host_gives() {
+    let component = composed("answers", "tool");
     let arguments = deploy();
     let answers = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -164,7 +180,7 @@ fn the_answers_plug_in_the_wasmtime_cli_gives_what_the_host_gives() {
         command
             .args(["--env", &format!("ASK_USER_ANSWERS={answers}")])
             .args(["--invoke", &execute(&arguments)])
-            .arg(composed("answers"));
+            .arg(&component);
         command
     });
     let text = outcome(&output).unwrap_or_else(|e| panic!("{e:?}"));
@@ -194,6 +210,7 @@ fn the_answers_plug_in_the_wasmtime_cli_gives_what_the_host_gives() {
 
 #[test]
 fn the_answers_plug_says_what_it_lacks() {
+    let component = composed("answers", "tool");
     let call = |answers: Option<&str>| {
         let mut command = wasmtime();
         if let Some(answers) = answers {
@@ -201,7 +218,7 @@ fn the_answers_plug_says_what_it_lacks() {
         }
         command
             .args(["--invoke", &execute(&deploy())])
-            .arg(composed("answers"));
+            .arg(&component);
         outcome(&run(command)).expect_err("no answers")
     };
     let (code, message) = call(None);
@@ -227,10 +244,11 @@ fn the_answers_plug_says_what_it_lacks() {
 
 #[test]
 fn the_terminal_plug_reads_a_line_a_question() {
+    let component = composed("terminal", "tool");
     let call = |typed: &str| {
         let mut child = wasmtime()
             .args(["--invoke", &execute(&deploy())])
-            .arg(composed("terminal"))
+            .arg(&component)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -267,9 +285,9 @@ fn the_terminal_plug_reads_a_line_a_question() {
     assert!(message.contains("question \"checks\""), "{message}");
 }
 
-/// A call of the inbox plug's composition in the wasmtime CLI, with HTTP
-/// granted and `env` in its environment, started.
-fn inbox_call(env: &[(&str, &str)], question: &str) -> std::process::Child {
+/// A call of `component` (the inbox plug's composition) in the wasmtime
+/// CLI, with HTTP granted and `env` in its environment, started.
+fn inbox_call(component: &Path, env: &[(&str, &str)], question: &str) -> std::process::Child {
     let mut command = wasmtime();
     command.args(["-S", "http"]);
     for (name, value) in env {
@@ -279,7 +297,7 @@ fn inbox_call(env: &[(&str, &str)], question: &str) -> std::process::Child {
         "options": [{"label": "Yes"}, {"label": "No"}]}]});
     command
         .args(["--invoke", &execute(&arguments)])
-        .arg(composed("inbox"))
+        .arg(component)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -288,11 +306,13 @@ fn inbox_call(env: &[(&str, &str)], question: &str) -> std::process::Child {
 
 #[test]
 fn the_inbox_plug_in_the_wasmtime_cli_asks_a_person_of_a_team() {
+    let component = composed("inbox", "tool");
     let team = Team::new();
     let agent = team.token("wasm-runner", "agent", &[]);
     let alice = team.token("alice", "person", &["ops"]);
     let server = team.serve();
     let call = inbox_call(
+        &component,
         &[
             ("ASK_USER_INBOX_URL", &server.url),
             ("ASK_USER_AGENT_TOKEN", &agent),
@@ -317,6 +337,7 @@ fn the_inbox_plug_in_the_wasmtime_cli_asks_a_person_of_a_team() {
 
 #[test]
 fn the_inbox_plug_says_why_it_cannot_ask_and_withdraws_at_its_time_limit() {
+    let component = composed("inbox", "tool");
     let team = Team::new();
     let agent = team.token("wasm-runner", "agent", &[]);
     let alice = team.token("alice", "person", &[]);
@@ -324,6 +345,7 @@ fn the_inbox_plug_says_why_it_cannot_ask_and_withdraws_at_its_time_limit() {
 
     // Its time limit: the question is withdrawn, the call timed out.
     let call = inbox_call(
+        &component,
         &[
             ("ASK_USER_INBOX_URL", &server.url),
             ("ASK_USER_AGENT_TOKEN", &agent),
@@ -337,8 +359,29 @@ fn the_inbox_plug_says_why_it_cannot_ask_and_withdraws_at_its_time_limit() {
     let list: Value = serde_json::from_slice(&listed.stdout).unwrap();
     assert_eq!(list["questions"][0]["state"], "withdrawn", "{list}");
 
+    // Dismissed by a person: the inbox's own error, coded.
+    let call = inbox_call(
+        &component,
+        &[
+            ("ASK_USER_INBOX_URL", &server.url),
+            ("ASK_USER_AGENT_TOKEN", &agent),
+        ],
+        "Dismiss me?",
+    );
+    let id = team.waiting(&server, &alice);
+    let mut dismiss = ask_user();
+    dismiss
+        .args(["inbox", "dismiss", &id, "--url", &server.url])
+        .env("ASK_USER_INBOX_TOKEN", &alice);
+    let dismissed = run(dismiss);
+    assert!(dismissed.status.success(), "{}", stderr(&dismissed));
+    let (code, message) = outcome(&finish(call)).expect_err("dismissed");
+    assert_eq!(code, "ASK_CANCELLED", "{message}");
+    assert!(message.contains("Do not ask the same again"), "{message}");
+
     // A token that is not the team's.
     let call = inbox_call(
+        &component,
         &[
             ("ASK_USER_INBOX_URL", &server.url),
             ("ASK_USER_AGENT_TOKEN", "askusr_not-a-token"),
@@ -351,6 +394,7 @@ fn the_inbox_plug_says_why_it_cannot_ask_and_withdraws_at_its_time_limit() {
 
     // A token revoked while its question waits.
     let call = inbox_call(
+        &component,
         &[
             ("ASK_USER_INBOX_URL", &server.url),
             ("ASK_USER_AGENT_TOKEN", &agent),
@@ -367,6 +411,7 @@ fn the_inbox_plug_says_why_it_cannot_ask_and_withdraws_at_its_time_limit() {
     let url = server.url.clone();
     drop(server);
     let call = inbox_call(
+        &component,
         &[
             ("ASK_USER_INBOX_URL", &url),
             ("ASK_USER_AGENT_TOKEN", &agent),
@@ -381,7 +426,7 @@ fn the_inbox_plug_says_why_it_cannot_ask_and_withdraws_at_its_time_limit() {
     );
 
     // Nothing to ask with.
-    let call = inbox_call(&[], "Hello?");
+    let call = inbox_call(&component, &[], "Hello?");
     let (code, message) = outcome(&finish(call)).expect_err("no settings");
     assert_eq!(code, "NO_PROVIDER", "{message}");
     assert!(
@@ -420,6 +465,7 @@ fn agent_token(inbox: &Inbox, name: &str) -> String {
 
 #[test]
 fn the_inbox_plug_reaches_one_users_inbox_on_loopback_with_an_agents_token() {
+    let component = composed("inbox", "tool");
     let (inbox, url) = inbox_for_agents();
     let person = token(&inbox, "me", "person");
     assert!(!person.status.success());
@@ -432,6 +478,7 @@ fn the_inbox_plug_reaches_one_users_inbox_on_loopback_with_an_agents_token() {
     assert!(agent.starts_with("askusr_"), "{agent}");
 
     let call = inbox_call(
+        &component,
         &[
             ("ASK_USER_INBOX_URL", &url),
             ("ASK_USER_AGENT_TOKEN", &agent),
@@ -459,6 +506,7 @@ fn the_inbox_plug_reaches_one_users_inbox_on_loopback_with_an_agents_token() {
     let revoked = run(revoke);
     assert!(revoked.status.success(), "{}", stderr(&revoked));
     let call = inbox_call(
+        &component,
         &[
             ("ASK_USER_INBOX_URL", &url),
             ("ASK_USER_AGENT_TOKEN", &agent),

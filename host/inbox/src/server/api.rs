@@ -12,8 +12,8 @@ use axum::http::StatusCode;
 use axum::routing::{get, post};
 use serde::Deserialize;
 
-use ask_user_seam::Answer;
 use ask_user_seam::remote::{Outcome, ResultValue};
+use ask_user_seam::{Answer, ErrorCode, TransportedError};
 
 use crate::access::{self, Caller, Credential, Only};
 use crate::store::{Record, Settled, SettledBy, Settlement, State as QuestionState};
@@ -41,6 +41,10 @@ pub(super) fn api(inbox: Arc<Inbox>) -> Router {
         .route(
             "/api/questions/{id}/answer",
             post(answer.layer(only(Only::People("answer")))),
+        )
+        .route(
+            "/api/questions/{id}/dismiss",
+            post(dismiss.layer(only(Only::People("dismiss")))),
         )
         .route(
             "/api/questions/{id}/delivered",
@@ -290,6 +294,34 @@ async fn answer(
     let outcome = Outcome::Result {
         value: ResultValue {
             answers: body.answers,
+        },
+    };
+    match inbox
+        .settle(&id, outcome, SettledBy::Command, caller.person())
+        .await
+    {
+        Ok(()) => Ok(()),
+        Err(Unanswered::Unsettled(unsettled)) => Err(ApiError::Unsettled(unsettled)),
+        Err(Unanswered::OutsideAudience) => Err(ApiError::NotFound(id)),
+    }
+}
+
+/// A person dismisses the question from the command line: its agent's ask
+/// ends `ASK_CANCELLED`, as a dismissal on the page does.
+async fn dismiss(
+    State(inbox): State<Arc<Inbox>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Result<(), ApiError> {
+    visible(&inbox, &caller, &id).await?;
+    let outcome = Outcome::Rejected {
+        error: TransportedError {
+            name: ErrorCode::AskCancelled
+                .name()
+                .unwrap_or_default()
+                .to_owned(),
+            code: Some(ErrorCode::AskCancelled.as_str().to_owned()),
+            message: crate::DISMISSED.to_owned(),
         },
     };
     match inbox
