@@ -29,9 +29,8 @@ wit_bindgen::generate!({
     export_macro_name: "export_plug",
 });
 
-pub use exports::dsh::ask_user::types::{
-    Answer, AskError, ErrorCode as WitCode, Question, QuestionOption, Request,
-};
+use exports::dsh::ask_user::types::ErrorCode as WitCode;
+pub use exports::dsh::ask_user::types::{Answer, AskError, Question, Request};
 pub use exports::dsh::ask_user::user_questions::Guest;
 
 /// The name a coded seam error goes by (SPEC §2.6).

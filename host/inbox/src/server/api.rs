@@ -288,22 +288,12 @@ async fn answer(
     Path(id): Path<String>,
     Body(body): Body<AnswerBody>,
 ) -> Result<(), ApiError> {
-    // One outside its audience is told what it would be told of a
-    // question that does not exist: nothing of it, not even that it exists.
-    visible(&inbox, &caller, &id).await?;
     let outcome = Outcome::Result {
         value: ResultValue {
             answers: body.answers,
         },
     };
-    match inbox
-        .settle(&id, outcome, SettledBy::Command, caller.person())
-        .await
-    {
-        Ok(()) => Ok(()),
-        Err(Unanswered::Unsettled(unsettled)) => Err(ApiError::Unsettled(unsettled)),
-        Err(Unanswered::OutsideAudience) => Err(ApiError::NotFound(id)),
-    }
+    settle_here(&inbox, &caller, id, outcome).await
 }
 
 /// A person dismisses the question from the command line: its agent's ask
@@ -313,7 +303,6 @@ async fn dismiss(
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
 ) -> Result<(), ApiError> {
-    visible(&inbox, &caller, &id).await?;
     let outcome = Outcome::Rejected {
         error: TransportedError {
             name: ErrorCode::AskCancelled
@@ -324,6 +313,19 @@ async fn dismiss(
             message: crate::DISMISSED.to_owned(),
         },
     };
+    settle_here(&inbox, &caller, id, outcome).await
+}
+
+/// Settles `id` with `outcome`, as `caller` did it from the command line.
+async fn settle_here(
+    inbox: &Inbox,
+    caller: &Caller,
+    id: String,
+    outcome: Outcome,
+) -> Result<(), ApiError> {
+    // One outside its audience is told what it would be told of a
+    // question that does not exist: nothing of it, not even that it exists.
+    visible(inbox, caller, &id).await?;
     match inbox
         .settle(&id, outcome, SettledBy::Command, caller.person())
         .await
