@@ -94,7 +94,7 @@ fn key_of<C: Chat>(chat: &C, id: &str) -> Option<u64> {
 
 /// Posts what is not posted yet of `record`: a message per question. What
 /// was posted is kept when the rest fails, to be posted later.
-pub async fn post<C: Chat>(chat: &mut C, record: &Record) -> Result<(), String> {
+pub async fn post<C: Chat>(chat: &mut C, record: &Record) -> Result<(), Failure> {
     let count = record.request.questions.len();
     let key = match key_of(chat, &record.id) {
         Some(key) => key,
@@ -121,7 +121,7 @@ pub async fn post<C: Chat>(chat: &mut C, record: &Record) -> Result<(), String> 
             }
             Err(failure) => {
                 chat.keep().await;
-                return Err(failure.to_string());
+                return Err(failure);
             }
         }
     }

@@ -42,8 +42,8 @@ use serde_json::{Value, json};
 use ask_user_seam::Answer;
 
 use super::two_way::{
-    self, Batch, Desk, Given, Kept, Secret, TwoWay, answer_line, answers_of, outcome_line, short,
-    words,
+    self, Batch, Desk, Failure, Given, Kept, Secret, TwoWay, answer_line, answers_of, outcome_line,
+    short, words,
 };
 use super::{Channel, ChannelKind, Configured, Note};
 use crate::answerer::TokenSource;
@@ -418,7 +418,7 @@ impl two_way::Work for Run<'_> {
             .collect()
     }
 
-    async fn post(&mut self, record: &Record) -> Result<(), String> {
+    async fn post(&mut self, record: &Record) -> Result<(), Failure> {
         self.post_questions(record).await
     }
 
@@ -445,7 +445,7 @@ impl Run<'_> {
     }
 
     /// Publishes `message` (its `topic` set here).
-    async fn publish(&self, mut message: Value) -> Result<(), String> {
+    async fn publish(&self, mut message: Value) -> Result<(), Failure> {
         message["topic"] = self.channel.topic.clone().into();
         let mut request = self
             .http
@@ -456,12 +456,19 @@ impl Run<'_> {
         if let Some(token) = &self.token {
             request = request.bearer_auth(&token.0);
         }
-        super::sent(request).await
+        let response = request
+            .send()
+            .await
+            .map_err(|e| Failure::Down(format!("ntfy: {}", e.without_url())))?;
+        match response.status() {
+            status if status.is_success() => Ok(()),
+            status => Err(Failure::of_status(status, "ntfy")),
+        }
     }
 
     /// Posts `record` unless it was: a notification per question with its
     /// buttons, or one that opens the page.
-    async fn post_questions(&mut self, record: &Record) -> Result<(), String> {
+    async fn post_questions(&mut self, record: &Record) -> Result<(), Failure> {
         if self.state.posted.values().any(|p| p.batch.id == record.id) {
             return Ok(());
         }
@@ -585,7 +592,8 @@ impl Run<'_> {
             "message": lines.join("\n"),
             "tags": ["white_check_mark"],
         }))
-        .await?;
+        .await
+        .map_err(|failure| failure.to_string())?;
         self.state.posted.remove(&key);
         self.save().await;
         Ok(())

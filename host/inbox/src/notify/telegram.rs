@@ -393,7 +393,7 @@ impl two_way::Work for Run<'_> {
         chat::shown(self)
     }
 
-    async fn post(&mut self, record: &Record) -> Result<(), String> {
+    async fn post(&mut self, record: &Record) -> Result<(), Failure> {
         chat::post(self, record).await
     }
 

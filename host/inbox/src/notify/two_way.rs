@@ -112,8 +112,11 @@ pub trait Work: Send {
     /// The questions it shows now (the inbox's ids).
     fn shown(&self) -> Vec<String>;
 
-    /// Shows what is not shown yet of `record`, which waits.
-    fn post(&mut self, record: &Record) -> impl Future<Output = Result<(), String>> + Send;
+    /// Shows what is not shown yet of `record`, which waits. A
+    /// [`Failure::Refused`] is the service's word that it will never show
+    /// it (a model's text it takes for malformed): the question is passed
+    /// over here, and every other goes on.
+    fn post(&mut self, record: &Record) -> impl Future<Output = Result<(), Failure>> + Send;
 
     /// Question `id` left (or is gone): what showed it says how, and it is
     /// shown no more.
@@ -149,6 +152,20 @@ impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Failure::Down(why) | Failure::Refused(why) => f.write_str(why),
+        }
+    }
+}
+
+impl Failure {
+    /// What a reply with HTTP status `status` to `what` says: a service
+    /// that is busy (429) or failing (5xx) may take it later; any other
+    /// refusal is for good.
+    pub fn of_status(status: reqwest::StatusCode, what: &str) -> Failure {
+        let why = format!("{what}: the service replied {status}");
+        if status == reqwest::StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
+            Failure::Down(why)
+        } else {
+            Failure::Refused(why)
         }
     }
 }
@@ -251,16 +268,36 @@ async fn catch_up<W: Work>(work: &mut W) -> Result<(), String> {
         }
     }
     for record in &waiting {
-        work.post(record).await?;
+        shown(work, record).await?;
     }
     Ok(())
+}
+
+/// Shows `record`; one the service refuses for good is passed over, said
+/// in the log, so that one question never holds up the others (the page
+/// and the other channels still show it).
+async fn shown<W: Work>(work: &mut W, record: &Record) -> Result<(), String> {
+    match work.post(record).await {
+        Ok(()) => Ok(()),
+        Err(Failure::Refused(why)) => {
+            tracing::warn!(
+                channel = work.name(),
+                id = record.id,
+                why,
+                "the service refused to show a question; it is not shown there (the page \
+                 and the other channels show it)"
+            );
+            Ok(())
+        }
+        Err(Failure::Down(why)) => Err(why),
+    }
 }
 
 /// Question `id` was asked or left: shown, or said to have left.
 async fn refresh<W: Work>(work: &mut W, id: &str) -> Result<(), String> {
     match work.desk().get(id.to_owned()).await {
         Ok(Some(record)) if record.state == State::Waiting && work.shows(&record) => {
-            work.post(&record).await
+            shown(work, &record).await
         }
         Ok(_) => work.left(id).await,
         Err(error) => Err(error.to_string()),

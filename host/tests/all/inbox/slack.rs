@@ -230,3 +230,40 @@ fn slack_down_at_start_and_a_429_are_waited_out() {
     );
     assert!(inbox.log().contains("slack"), "the failures are reported");
 }
+
+#[test]
+fn a_question_slack_refuses_is_passed_over_and_the_next_is_answered() {
+    let slack = FakeSlack::start();
+    let (inbox, _secrets) = slack_inbox(&slack);
+    // A label of a control character alone is nothing once cleaned: Slack
+    // refuses its empty button (invalid_blocks), now and every time.
+    let _refused = inbox.agent("s-bell", &choice("Ring the bell?", &["\u{7}", "no"]), &[]);
+    inbox.wait_for("the refused question", false, |q| {
+        q["questions"][0]["question"] == "Ring the bell?"
+    });
+    let agent = inbox.agent(
+        "s-deploy",
+        &choice("Deploy?", &["staging", "production"]),
+        &[],
+    );
+    let message = posted(&slack, "Deploy?");
+    slack.press(ANA, &message, &message.button("production"));
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "q", "selected": ["production"]}])
+    );
+    let waiting = inbox.list(false);
+    assert!(
+        waiting
+            .iter()
+            .any(|q| q["questions"][0]["question"] == "Ring the bell?"),
+        "the refused question still waits for the page: {waiting:?}"
+    );
+    assert!(
+        inbox
+            .log()
+            .contains("the service refused to show a question"),
+        "{}",
+        inbox.log()
+    );
+}
