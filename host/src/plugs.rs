@@ -134,8 +134,8 @@ pub fn compose(
     let misfit = |e| {
         failed(
             &format!(
-                "the {} plug does not fit the tool's imports (a tool of another contract \
-                 version?)",
+                "the tool, the {} plug and the form {face:?} do not fit together (a tool of \
+                 another contract version?)",
                 plug.name()
             ),
             e,
@@ -220,4 +220,23 @@ fn append_package_docs(bytes: &mut Vec<u8>, description: &str) {
         data: data.into(),
     }
     .append_to_component(bytes);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wassette_description_names_what_wassette_shows() {
+        let adapted = wassette_description(ask_user_tool::definition::DESCRIPTION).unwrap();
+        assert!(adapted.contains("Set multi-select when"), "{adapted}");
+        assert!(!adapted.contains("multi_select"), "{adapted}");
+        assert!(
+            adapted.contains("{\"err\": {name, code, message}}"),
+            "{adapted}"
+        );
+        // A description this command does not know is refused, not half
+        // adapted.
+        assert!(wassette_description("Ask the user; set multi_select.").is_err());
+    }
 }
