@@ -339,12 +339,18 @@ impl Notifier {
     }
 }
 
-/// Sends `request`; a reply that is not a success is a failure.
-async fn sent(request: reqwest::RequestBuilder) -> Result<(), String> {
-    let response = request.send().await.map_err(|e| e.to_string())?;
+/// Sends `request`; a reply that is not a success is a failure, down or
+/// refused by its status ([`two_way::Failure::of_status`]). What failed is
+/// said without the URL, which may hold a secret (an ntfy topic, a
+/// webhook's path).
+async fn sent(request: reqwest::RequestBuilder) -> Result<(), two_way::Failure> {
+    let response = request
+        .send()
+        .await
+        .map_err(|e| two_way::Failure::Down(e.without_url().to_string()))?;
     match response.status() {
         status if status.is_success() => Ok(()),
-        status => Err(format!("the server replied {status}")),
+        status => Err(two_way::Failure::of_status(status)),
     }
 }
 

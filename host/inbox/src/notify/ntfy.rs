@@ -134,7 +134,7 @@ impl Channel for NtfyChannel {
                 ask_user_seam::text::clean(&note.text, true),
                 note.address
             ));
-        Box::pin(super::sent(request))
+        Box::pin(async move { super::sent(request).await.map_err(|f| f.to_string()) })
     }
 }
 
@@ -456,14 +456,7 @@ impl Run<'_> {
         if let Some(token) = &self.token {
             request = request.bearer_auth(&token.0);
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| Failure::Down(format!("ntfy: {}", e.without_url())))?;
-        match response.status() {
-            status if status.is_success() => Ok(()),
-            status => Err(Failure::of_status(status, "ntfy")),
-        }
+        super::sent(request).await
     }
 
     /// Posts `record` unless it was: a notification per question with its

@@ -157,11 +157,11 @@ impl std::fmt::Display for Failure {
 }
 
 impl Failure {
-    /// What a reply with HTTP status `status` to `what` says: a service
-    /// that is busy (429) or failing (5xx) may take it later; any other
-    /// refusal is for good.
-    pub fn of_status(status: reqwest::StatusCode, what: &str) -> Failure {
-        let why = format!("{what}: the service replied {status}");
+    /// What a reply with HTTP status `status` says: a service that is busy
+    /// (429) or failing (5xx) may take it later; any other refusal is for
+    /// good.
+    pub fn of_status(status: reqwest::StatusCode) -> Failure {
+        let why = format!("the server replied {status}");
         if status == reqwest::StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
             Failure::Down(why)
         } else {
@@ -268,7 +268,7 @@ async fn catch_up<W: Work>(work: &mut W) -> Result<(), String> {
         }
     }
     for record in &waiting {
-        shown(work, record).await?;
+        show(work, record).await?;
     }
     Ok(())
 }
@@ -276,7 +276,7 @@ async fn catch_up<W: Work>(work: &mut W) -> Result<(), String> {
 /// Shows `record`; one the service refuses for good is passed over, said
 /// in the log, so that one question never holds up the others (the page
 /// and the other channels still show it).
-async fn shown<W: Work>(work: &mut W, record: &Record) -> Result<(), String> {
+async fn show<W: Work>(work: &mut W, record: &Record) -> Result<(), String> {
     match work.post(record).await {
         Ok(()) => Ok(()),
         Err(Failure::Refused(why)) => {
@@ -297,7 +297,7 @@ async fn shown<W: Work>(work: &mut W, record: &Record) -> Result<(), String> {
 async fn refresh<W: Work>(work: &mut W, id: &str) -> Result<(), String> {
     match work.desk().get(id.to_owned()).await {
         Ok(Some(record)) if record.state == State::Waiting && work.shows(&record) => {
-            shown(work, &record).await
+            show(work, &record).await
         }
         Ok(_) => work.left(id).await,
         Err(error) => Err(error.to_string()),

@@ -58,6 +58,6 @@ impl Channel for WebhookChannel {
             .post(&self.url)
             .header("content-type", "application/json")
             .body(body.to_string());
-        Box::pin(super::sent(request))
+        Box::pin(async move { super::sent(request).await.map_err(|f| f.to_string()) })
     }
 }
