@@ -107,7 +107,7 @@ pub async fn authenticate(
         .map(str::trim)
         .map(str::to_owned);
     let Some(token) = token else {
-        return unauthorized("no token: send Authorization: Bearer askusr_…");
+        return refused(request, "no token: send Authorization: Bearer askusr_…").await;
     };
     let caller = match store.identify(&token).await {
         Ok(Some(identity)) => match identity.role {
@@ -117,7 +117,7 @@ pub async fn authenticate(
                 groups: identity.groups,
             }),
         },
-        Ok(None) => return unauthorized("the token is unknown or revoked"),
+        Ok(None) => return refused(request, "the token is unknown or revoked").await,
         Err(error) => {
             tracing::warn!(%error, "the inbox could not check a token");
             return (StatusCode::SERVICE_UNAVAILABLE, error.to_string()).into_response();
@@ -126,6 +126,15 @@ pub async fn authenticate(
     request.extensions_mut().insert(caller);
     request.extensions_mut().insert(Credential { store, token });
     next.run(request).await
+}
+
+/// 401 with why, once the request's body (at most what the API takes) is
+/// read: a client still sending it when the refusal comes and the
+/// connection closes may lose the reply, and be left with a broken
+/// connection instead of the reason.
+async fn refused(request: Request, why: &str) -> Response {
+    let _ = axum::body::to_bytes(request.into_body(), crate::server::MAX_BODY_BYTES).await;
+    unauthorized(why)
 }
 
 /// The token a team's request came with, kept to be checked again by a
