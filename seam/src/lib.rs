@@ -36,7 +36,7 @@ pub use agents::{AgentHandle, AgentRegistry, Delegated};
 pub use ask_user_codes::{ErrorCode, limits};
 pub use call::ScopedCall;
 pub use error::{AnswerError, AskError, TransportedError};
-pub use question::{Answer, AskRequest, Intent, Question, QuestionOption};
+pub use question::{Accepts, Answer, AskRequest, Intent, OwnWords, Question, QuestionOption};
 pub use scope::Scope;
 pub use user_questions::UserQuestions;
 pub use waterfall::{

@@ -35,6 +35,10 @@ pub struct Question {
     /// How to present the question. Set by host-side askers only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intent: Option<Intent>,
+    /// What answer it takes, where that is narrower than any: set by
+    /// host-side askers only (a field of another MCP server's form).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepts: Option<Accepts>,
 }
 
 impl Question {
@@ -48,6 +52,7 @@ impl Question {
             options: None,
             multi_select: None,
             intent: None,
+            accepts: None,
         }
     }
 
@@ -65,6 +70,30 @@ impl Question {
                 .iter()
                 .any(|mark| label.ends_with(mark))
         })
+    }
+
+    /// What own words it takes: any, unless its asker narrowed them.
+    pub fn own_words(&self) -> &OwnWords {
+        const ANY: &OwnWords = &OwnWords::Any;
+        self.accepts.as_ref().map_or(ANY, |a| &a.own_words)
+    }
+
+    /// Whether it must be answered: it cannot be skipped.
+    pub fn is_required(&self) -> bool {
+        self.accepts.as_ref().is_some_and(|a| a.required)
+    }
+
+    /// What in `answer` this question does not take, by the rules its
+    /// asker set ([`Accepts`]): "it must be answered", "it takes a whole
+    /// number, not \"three\"".
+    pub fn refuses(&self, answer: &Answer) -> Option<String> {
+        if let Some(custom) = &answer.custom
+            && let Err(problem) = self.own_words().value(custom)
+        {
+            return Some(problem);
+        }
+        (self.is_required() && answer.selected.is_empty() && answer.custom.is_none())
+            .then(|| "it must be answered".to_owned())
     }
 
     /// The offered labels, in order.
@@ -101,6 +130,107 @@ impl QuestionOption {
 pub enum Intent {
     /// The question reviews the plan in `detail`; choosing `approve` approves it.
     PlanReview { approve: String },
+}
+
+/// What answer a question takes, where that is narrower than any (a
+/// choice, own words, or nothing): the rules of a field of another MCP
+/// server's form, which refuses what breaks them. Answerers show only
+/// what fits; the seam's answer checks refuse the rest.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Accepts {
+    /// It cannot be skipped.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub required: bool,
+    /// What own words it takes.
+    #[serde(default)]
+    pub own_words: OwnWords,
+}
+
+/// What own words a question takes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum OwnWords {
+    /// Any text (within the seam's limit).
+    #[default]
+    Any,
+    /// None: only its options.
+    None,
+    /// Text of a length within bounds, in characters.
+    #[serde(rename_all = "camelCase")]
+    Text {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        min_length: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_length: Option<u64>,
+    },
+    /// A number (a whole one when `integer`) within bounds.
+    Number {
+        integer: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        minimum: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        maximum: Option<f64>,
+    },
+}
+
+impl OwnWords {
+    /// Whether own words may be given at all.
+    pub fn allowed(&self) -> bool {
+        *self != OwnWords::None
+    }
+
+    /// `text` as the value it stands for: itself, or the number it spells
+    /// (blanks around it ignored); an error saying what it must be.
+    pub fn value(&self, text: &str) -> Result<Value, String> {
+        match self {
+            OwnWords::Any => Ok(Value::from(text)),
+            OwnWords::None => Err("it takes only its options, not own words".to_owned()),
+            OwnWords::Text {
+                min_length,
+                max_length,
+            } => {
+                let length = text.chars().count() as u64;
+                match (min_length, max_length) {
+                    (Some(min), _) if length < *min => {
+                        Err(format!("it takes at least {min} characters, not {length}"))
+                    }
+                    (_, Some(max)) if length > *max => {
+                        Err(format!("it takes at most {max} characters, not {length}"))
+                    }
+                    _ => Ok(Value::from(text)),
+                }
+            }
+            OwnWords::Number {
+                integer,
+                minimum,
+                maximum,
+            } => {
+                let text = text.trim();
+                let (number, what) = match integer {
+                    true => (
+                        text.parse::<i64>().ok().map(|n| (n as f64, Value::from(n))),
+                        "a whole number",
+                    ),
+                    false => (
+                        text.parse::<f64>()
+                            .ok()
+                            .filter(|n| n.is_finite())
+                            .map(|n| (n, Value::from(n))),
+                        "a number",
+                    ),
+                };
+                let Some((n, value)) = number else {
+                    return Err(format!("it takes {what}, not {text:?}"));
+                };
+                match (minimum, maximum) {
+                    (Some(min), _) if n < *min => Err(format!("it takes {what} of at least {min}")),
+                    (_, Some(max)) if n > *max => Err(format!("it takes {what} of at most {max}")),
+                    _ => Ok(value),
+                }
+            }
+        }
+    }
 }
 
 /// The human's answer to one question.

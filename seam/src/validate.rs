@@ -118,6 +118,9 @@ pub fn check_answers(request: &AskRequest, answers: &[Answer]) -> Result<(), Ask
                 ));
             }
         }
+        if let Some(problem) = q.refuses(answer) {
+            return invalid(format!("question {:?}: {problem}", q.id));
+        }
     }
     if let Some(q) = request.questions.iter().find(|q| !seen.contains(&q.id)) {
         return invalid(format!("question {:?} got no answer", q.id));
@@ -219,6 +222,68 @@ mod tests {
             Answer::skipped("free"),
         ];
         assert!(check_answers(&request(true), &answers).is_ok());
+    }
+
+    #[test]
+    fn what_a_question_accepts_is_held_to() {
+        use crate::question::{Accepts, OwnWords};
+        let mut r = request(false);
+        r.questions[0].accepts = Some(Accepts {
+            required: true,
+            own_words: OwnWords::None,
+        });
+        r.questions[1].accepts = Some(Accepts {
+            required: false,
+            own_words: OwnWords::Number {
+                integer: true,
+                minimum: Some(1.0),
+                maximum: Some(9.0),
+            },
+        });
+        let with = |id: &str, custom: &str| Answer {
+            custom: Some(custom.into()),
+            ..answer(id, &[])
+        };
+        let cases = [
+            (
+                [with("q", "C"), Answer::skipped("free")],
+                "question \"q\": it takes only its options, not own words",
+            ),
+            (
+                [Answer::skipped("q"), Answer::skipped("free")],
+                "question \"q\": it must be answered",
+            ),
+            (
+                [answer("q", &["A"]), with("free", "3.5")],
+                "it takes a whole number, not \"3.5\"",
+            ),
+            (
+                [answer("q", &["A"]), with("free", "12")],
+                "a whole number of at most 9",
+            ),
+            (
+                [answer("q", &["A"]), with("free", "0")],
+                "a whole number of at least 1",
+            ),
+        ];
+        for (answers, says) in cases {
+            let message = problem(&r, &answers);
+            assert!(message.contains(says), "{message:?} should say {says:?}");
+        }
+        for fits in [
+            [answer("q", &["A"]), with("free", " 7 ")],
+            [answer("q", &["B"]), Answer::skipped("free")],
+        ] {
+            assert!(check_answers(&r, &fits).is_ok(), "{fits:?}");
+        }
+        r.questions[1].accepts.as_mut().unwrap().own_words = OwnWords::Text {
+            min_length: Some(2),
+            max_length: Some(3),
+        };
+        for (text, fits) in [("é", false), ("éé", true), ("ééé", true), ("éééé", false)] {
+            let answers = [answer("q", &["A"]), with("free", text)];
+            assert_eq!(check_answers(&r, &answers).is_ok(), fits, "{text}");
+        }
     }
 
     #[test]

@@ -120,6 +120,7 @@ fn request_from_wit(request: wit::Request) -> Result<AskRequest, Refusal> {
                 options,
                 multi_select: q.multi_select,
                 intent: None::<Intent>,
+                accepts: None,
             })
         })
         .collect::<Result<_, _>>()?;

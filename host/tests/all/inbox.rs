@@ -197,6 +197,33 @@ impl Inbox {
         Agent(Some(child))
     }
 
+    /// Claude Code's hook relaying an MCP server's form of `schema` to this
+    /// inbox (the user's config names it), as Claude Code runs it.
+    fn elicit(&self, schema: &Value) -> Agent {
+        let config_home = self.root.path().join("config");
+        std::fs::create_dir_all(config_home.join("ask-user")).unwrap();
+        std::fs::copy(
+            self.agent_config(),
+            config_home.join("ask-user/config.toml"),
+        )
+        .unwrap();
+        let input = json!({"hook_event_name": "Elicitation", "session_id": "s1", "cwd": "/tmp",
+            "mcp_server_name": "deployer", "message": "Release 42", "mode": "form",
+            "requested_schema": schema});
+        let mut child = self
+            .command()
+            .args(["hook", "claude-code"])
+            .env("XDG_CONFIG_HOME", config_home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input.to_string().as_bytes()).unwrap();
+        Agent(Some(child))
+    }
+
     /// `inbox list --json` (`--all` too when `all`).
     fn list(&self, all: bool) -> Vec<Value> {
         let mut command = self.command();
@@ -1418,5 +1445,108 @@ async fn a_notifications_link_opens_a_page_that_says_how_to_get_in() {
         "{said}"
     );
     fresh.close().await;
+    browser.close().await;
+}
+
+/// Another MCP server's form, relayed by Claude Code's hook, answered on
+/// the page: a choice or a yes/no takes no own words, a required field
+/// shows no Skip, and what the server would refuse (a word where it takes a
+/// whole number, own words for a choice) is refused before it is sent,
+/// saying why, on the page and by the inbox; what is sent reaches the hook
+/// whole, nothing typed dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_servers_form_takes_only_what_the_server_accepts() {
+    let _one = browser::BROWSER.lock().await;
+    let inbox = Inbox::new();
+    let hook = inbox.elicit(
+        &json!({"type": "object", "required": ["target", "replicas"],
+        "properties": {
+            "target": {"type": "string", "title": "Target", "enum": ["stg", "prod"],
+                "enumNames": ["Staging", "Production"]},
+            "confirm": {"type": "boolean", "title": "Confirm?"},
+            "replicas": {"type": "integer", "title": "Replicas", "minimum": 1},
+            "note": {"type": "string", "title": "Note"}}}),
+    );
+    let asked = inbox.wait_for("the form", false, |q| q["agentWaiting"] == true);
+    let id = asked["id"].as_str().unwrap();
+
+    // The inbox refuses own words for a choice, and a required field
+    // skipped, saying which; the question still waits.
+    let skip = |id: &str| json!({"id": id, "selected": []});
+    for (answers, says) in [
+        (
+            json!([{"id": "target", "selected": [], "custom": "somewhere"}, skip("confirm"),
+                {"id": "replicas", "selected": [], "custom": "2"}, skip("note")]),
+            "takes only its options",
+        ),
+        (
+            json!([{"id": "target", "selected": ["Staging"]}, skip("confirm"),
+                skip("replicas"), skip("note")]),
+            "question \"replicas\": it must be answered",
+        ),
+    ] {
+        let refused = inbox.answer(id, &json!({ "answers": answers }));
+        assert_eq!(refused.status.code(), Some(2));
+        assert!(stderr(&refused).contains(says), "{}", stderr(&refused));
+    }
+
+    let browser = browser::Browser::start().await;
+    browser.as_phone().await;
+    browser.client.goto(&inbox.page_link()).await.unwrap();
+    browser.wait_for("form.batch").await;
+    let count = |css: String| {
+        let browser = &browser;
+        async move { browser.count(&css).await }
+    };
+    let field = |id: &str| format!("fieldset[data-question=\"{id}\"]");
+    for id in ["target", "confirm"] {
+        assert_eq!(count(format!("{} textarea", field(id))).await, 0, "{id}");
+    }
+    for (id, skips) in [("target", 0), ("replicas", 0), ("confirm", 1), ("note", 1)] {
+        assert_eq!(
+            count(format!("{} [data-skip]", field(id))).await,
+            skips,
+            "{id}"
+        );
+    }
+    browser
+        .click(&format!("{} input[value=\"Production\"]", field("target")))
+        .await;
+    let replicas = browser
+        .wait_for(&format!("{} textarea", field("replicas")))
+        .await;
+    replicas.send_keys("three").await.unwrap();
+    browser.click("button.send").await;
+    let notice = browser
+        .client
+        .wait()
+        .at_most(BOUND)
+        .for_element(fantoccini::Locator::XPath(
+            "//div[contains(@class, 'notice')][contains(., 'Not sent: “Replicas”: it takes a whole number')]",
+        ))
+        .await;
+    assert!(notice.is_ok(), "the page never said why it did not send");
+    assert_eq!(browser.count("form.batch").await, 1, "nothing was sent");
+    replicas.clear().await.unwrap();
+    replicas.send_keys("3").await.unwrap();
+    browser
+        .wait_for(&format!("{} textarea", field("note")))
+        .await
+        .send_keys("hello")
+        .await
+        .unwrap();
+    // "Confirm?" is left unanswered: sent as skipped, after asking.
+    browser.click("button.send").await;
+    browser.wait_for("form.batch[data-confirm=\"send\"]").await;
+    browser.click("button.send").await;
+    browser.wait_for("div.ended").await;
+    let output = hook.finish();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        printed["hookSpecificOutput"]["content"],
+        json!({"target": "prod", "replicas": 3, "note": "hello"}),
+        "{printed}"
+    );
     browser.close().await;
 }

@@ -12,9 +12,16 @@
 //! "Yes" and "No", a string, a number or an integer a free answer. Labels
 //! are the choices' titles (their values where untitled). A form with any
 //! other property is left to the client.
+//!
+//! What the form would refuse is said in each question's [`Accepts`], so
+//! that answerers offer only what it takes and the seam's checks refuse the
+//! rest before anything is sent: a choice takes no own words, a `required`
+//! field cannot be skipped, a string keeps to its `minLength` and
+//! `maxLength`, a number to its kind, `minimum` and `maximum`. A string's
+//! `format` (email, uri, date) is not checked: the server judges it.
 
 use ask_user_seam::limits::{MAX_HEADER_CHARS, MAX_LABEL_CHARS, MAX_OPTIONS, MAX_QUESTIONS};
-use ask_user_seam::{Answer, AskRequest, Question, QuestionOption};
+use ask_user_seam::{Accepts, Answer, AskRequest, OwnWords, Question, QuestionOption};
 use serde_json::{Map, Value, json};
 
 use super::{Form, Renders, read_back};
@@ -26,10 +33,8 @@ enum Kind {
     Choice(Vec<(String, Value)>),
     Choices(Vec<(String, Value)>),
     Boolean,
-    Text,
-    Number {
-        integer: bool,
-    },
+    /// Own words, as the question's [`OwnWords`] read them.
+    Words,
 }
 
 /// A form, as questions.
@@ -63,10 +68,16 @@ impl ReceivedForm {
         if properties.is_empty() || properties.len() > MAX_QUESTIONS {
             return None;
         }
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
         let mut fields = Vec::new();
         let mut questions = Vec::new();
         for (key, property) in properties {
-            let kind = kind(property)?;
+            let (kind, own_words) = kind(property)?;
             let title = property["title"].as_str();
             let text = property["description"].as_str().or(title).unwrap_or(key);
             let mut question = Question::new(key.clone(), text);
@@ -78,8 +89,13 @@ impl ReceivedForm {
                     choices.iter().map(|(label, _)| label.clone()).collect()
                 }
                 Kind::Boolean => vec!["Yes".to_owned(), "No".to_owned()],
-                Kind::Text | Kind::Number { .. } => Vec::new(),
+                Kind::Words => Vec::new(),
             };
+            let accepts = Accepts {
+                required: required.contains(&key.as_str()),
+                own_words,
+            };
+            question.accepts = (accepts != Accepts::default()).then_some(accepts);
             if !labels.is_empty() {
                 question.options = Some(labels.into_iter().map(QuestionOption::new).collect());
                 question.multi_select = Some(matches!(kind, Kind::Choices(_)));
@@ -104,7 +120,7 @@ impl ReceivedForm {
             Reading::Fields(fields) => fields,
         };
         let mut content = Map::new();
-        for (key, kind) in fields {
+        for ((key, kind), question) in fields.iter().zip(&self.request.questions) {
             let Some(answer) = Answer::of(answers, key) else {
                 continue;
             };
@@ -128,18 +144,10 @@ impl ReceivedForm {
                 ))
                 .filter(|values| values.as_array().is_some_and(|v| !v.is_empty())),
                 Kind::Boolean => answer.selected.first().map(|label| json!(label == "Yes")),
-                Kind::Text => answer.custom.clone().map(Value::String),
-                Kind::Number { integer } => answer.custom.as_deref().and_then(|text| {
-                    let text = text.trim();
-                    match integer {
-                        true => text.parse::<i64>().ok().map(Value::from),
-                        false => text
-                            .parse::<f64>()
-                            .ok()
-                            .and_then(serde_json::Number::from_f64)
-                            .map(Value::Number),
-                    }
-                }),
+                Kind::Words => answer
+                    .custom
+                    .as_deref()
+                    .and_then(|text| question.own_words().value(text).ok()),
             };
             if let Some(value) = value {
                 content.insert(key.clone(), value);
@@ -149,22 +157,40 @@ impl ReceivedForm {
     }
 }
 
-/// What kind of field `property` is, when a person can answer it here.
-fn kind(property: &Value) -> Option<Kind> {
+/// What kind of field `property` is, and what own words it takes, when a
+/// person can answer it here.
+fn kind(property: &Value) -> Option<(Kind, OwnWords)> {
+    let bound = |key: &str| property[key].as_f64();
+    let length = |key: &str| property[key].as_u64();
     match property["type"].as_str()? {
         "string" => {
             let listed = ["enum", "oneOf", "anyOf"]
                 .iter()
                 .any(|k| property.get(k).is_some());
             match listed {
-                true => choices(property).map(Kind::Choice),
-                false => Some(Kind::Text),
+                true => choices(property).map(|c| (Kind::Choice(c), OwnWords::None)),
+                false => Some((
+                    Kind::Words,
+                    match (length("minLength"), length("maxLength")) {
+                        (None, None) => OwnWords::Any,
+                        (min_length, max_length) => OwnWords::Text {
+                            min_length,
+                            max_length,
+                        },
+                    },
+                )),
             }
         }
-        "array" => choices(&property["items"]).map(Kind::Choices),
-        "boolean" => Some(Kind::Boolean),
-        "number" => Some(Kind::Number { integer: false }),
-        "integer" => Some(Kind::Number { integer: true }),
+        "array" => choices(&property["items"]).map(|c| (Kind::Choices(c), OwnWords::None)),
+        "boolean" => Some((Kind::Boolean, OwnWords::None)),
+        kind @ ("number" | "integer") => Some((
+            Kind::Words,
+            OwnWords::Number {
+                integer: kind == "integer",
+                minimum: bound("minimum"),
+                maximum: bound("maximum"),
+            },
+        )),
         _ => None,
     }
 }
@@ -284,6 +310,62 @@ mod tests {
             Value::Object(form.content(&answers)),
             json!({"target": "prod", "checks": ["unit", "load"], "notify": false,
                    "note": "ship it", "replicas": 3})
+        );
+    }
+
+    #[test]
+    fn what_each_field_takes_is_said_with_its_question() {
+        let mut schema = schema();
+        schema["required"] = json!(["target", "note", "notify"]);
+        schema["properties"]["note"]["maxLength"] = json!(80);
+        schema["properties"]["replicas"]["minimum"] = json!(1);
+        let form = ReceivedForm::from_schema("", &schema).unwrap();
+        let accepts: Vec<(bool, OwnWords)> = form
+            .request
+            .questions
+            .iter()
+            .map(|q| (q.is_required(), q.own_words().clone()))
+            .collect();
+        assert_eq!(
+            accepts,
+            [
+                (true, OwnWords::None),
+                (false, OwnWords::None),
+                (false, OwnWords::None),
+                (true, OwnWords::None),
+                (
+                    true,
+                    OwnWords::Text {
+                        min_length: None,
+                        max_length: Some(80)
+                    }
+                ),
+                (
+                    false,
+                    OwnWords::Number {
+                        integer: true,
+                        minimum: Some(1.0),
+                        maximum: None
+                    }
+                ),
+            ]
+        );
+        // So the page's own checks, and the seam's, refuse what the
+        // server would: own words for a choice, a required field skipped.
+        let answers = [
+            Answer::skipped("target"),
+            Answer::skipped("checks"),
+            Answer::skipped("region"),
+            Answer::skipped("notify"),
+            Answer::skipped("note"),
+            Answer::skipped("replicas"),
+        ];
+        let refused = ask_user_seam::validate::check_answers(&form.request, &answers);
+        assert!(
+            refused
+                .unwrap_err()
+                .message()
+                .contains("question \"target\": it must be answered")
         );
     }
 

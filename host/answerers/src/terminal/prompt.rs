@@ -57,6 +57,20 @@ pub struct Prompt<'q> {
     /// Esc was pressed once: a second dismisses every question, any other
     /// key goes on (as the page asks before it dismisses).
     pub dismissing: bool,
+    /// Why the answer just confirmed was not taken (a field of another
+    /// server's form that takes a number, or must be answered); shown
+    /// until the next key.
+    pub problem: Option<String>,
+}
+
+/// What a row under a question with options stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Row {
+    Option(usize),
+    /// "Type your own answer", where the question takes own words.
+    OwnWords,
+    /// "Skip this question", where it may be skipped.
+    Skip,
 }
 
 /// The rows under a question with options: each option, then these two.
@@ -76,6 +90,7 @@ impl<'q> Prompt<'q> {
             asked_by: None,
             also_at: Vec::new(),
             dismissing: false,
+            problem: None,
         };
         prompt.enter_question();
         prompt
@@ -89,9 +104,20 @@ impl<'q> Prompt<'q> {
         self.question().options.as_ref().map_or(0, Vec::len)
     }
 
-    /// Rows: the options, "type your own", "skip".
+    /// Rows: the options, "type your own" (where it takes own words),
+    /// "skip" (where it may be skipped).
     pub fn rows(&self) -> usize {
-        self.options() + 2
+        let q = self.question();
+        self.options() + usize::from(q.own_words().allowed()) + usize::from(!q.is_required())
+    }
+
+    /// What row `n` stands for.
+    pub fn row(&self, n: usize) -> Row {
+        match n.checked_sub(self.options()) {
+            None => Row::Option(n),
+            Some(0) if self.question().own_words().allowed() => Row::OwnWords,
+            Some(_) => Row::Skip,
+        }
     }
 
     fn draft(&mut self) -> &mut Draft {
@@ -168,6 +194,7 @@ impl<'q> Prompt<'q> {
             return Step::Continue;
         }
         self.dismissing = false;
+        self.problem = None;
         // A question or review longer than the screen scrolls; the rows
         // and the keys stay in view (the painter clamps the offset).
         match key.code {
@@ -222,23 +249,31 @@ impl<'q> Prompt<'q> {
 
     /// A paste (bracketed by the terminal) is text, whatever it holds: its
     /// newlines, spaces and digits never act as keys. Typing, it goes in at
-    /// the cursor; on the options, it starts the human's own words.
+    /// the cursor; on the options, it starts the human's own words (where
+    /// the question takes them).
     fn on_paste(&mut self, text: &str) {
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        let takes_words = self.question().own_words().allowed();
         match &mut self.screen {
             Screen::Typing(input) => {
                 for c in text.chars() {
                     input.handle(InputRequest::InsertChar(c));
                 }
             }
-            Screen::Choosing => self.screen = Screen::Typing(Input::new(text)),
-            Screen::Review => {}
+            Screen::Choosing if takes_words => self.screen = Screen::Typing(Input::new(text)),
+            Screen::Choosing | Screen::Review => {}
         }
     }
 
+    /// Enter on typed words: confirmed, unless the question does not take
+    /// them (then it says why, and the words stay to be mended).
     fn finish_typing(&mut self, text: String) {
         self.keep_typed(text);
-        self.advance();
+        let answer = &self.answers()[self.index];
+        self.problem = self.question().refuses(answer);
+        if self.problem.is_none() {
+            self.advance();
+        }
     }
 
     /// The words typed become the question's own words (none when empty).
@@ -297,23 +332,28 @@ impl<'q> Prompt<'q> {
     /// Enter on `row`: choose an option (multi-select: confirm the ticks),
     /// start typing, or skip.
     fn activate(&mut self, row: usize) {
-        let options = self.options();
-        if row < options {
-            if self.question().is_multi_select() {
-                // The ticks are the answer: with nothing ticked (and no own
-                // words), the question is skipped, as on the page.
-                self.advance();
-            } else {
-                self.choose(row);
+        match self.row(row) {
+            // The ticks are the answer: with nothing ticked (and no own
+            // words), the question is skipped, as on the page, where it
+            // may be.
+            Row::Option(_) if self.question().is_multi_select() => {
+                let answer = &self.answers()[self.index];
+                self.problem = self.question().refuses(answer);
+                if self.problem.is_none() {
+                    self.advance();
+                }
             }
-        } else if row == options {
-            let text = self.drafts[self.index].custom.clone().unwrap_or_default();
-            self.screen = Screen::Typing(Input::new(text));
-        } else {
-            let draft = self.draft();
-            draft.chosen.clear();
-            draft.custom = None;
-            self.advance();
+            Row::Option(option) => self.choose(option),
+            Row::OwnWords => {
+                let text = self.drafts[self.index].custom.clone().unwrap_or_default();
+                self.screen = Screen::Typing(Input::new(text));
+            }
+            Row::Skip => {
+                let draft = self.draft();
+                draft.chosen.clear();
+                draft.custom = None;
+                self.advance();
+            }
         }
     }
 
@@ -339,7 +379,25 @@ impl<'q> Prompt<'q> {
 
     fn on_review(&mut self, key: &KeyEvent) -> Step {
         match key.code {
-            KeyCode::Enter => Step::Send(self.answers()),
+            // What a question does not take sends nothing: its question
+            // comes back, saying why.
+            KeyCode::Enter => {
+                let answers = self.answers();
+                let refused = self
+                    .questions
+                    .iter()
+                    .zip(&answers)
+                    .enumerate()
+                    .find_map(|(n, (q, answer))| Some((n, q.refuses(answer)?)));
+                let Some((index, problem)) = refused else {
+                    return Step::Send(answers);
+                };
+                self.index = index;
+                self.revising = true;
+                self.enter_question();
+                self.problem = Some(problem);
+                Step::Continue
+            }
             KeyCode::Left | KeyCode::Backspace | KeyCode::BackTab => {
                 self.enter_question();
                 Step::Continue
@@ -448,6 +506,64 @@ mod tests {
         );
         assert_eq!(answers[1].selected, ["P", "Q"]);
         assert_eq!(answers[1].custom.as_deref(), Some("and S"));
+    }
+
+    /// A field of another server's form: a required choice shows neither
+    /// "Type your own answer" nor "Skip", and a number field takes only a
+    /// number; what does not fit is not taken, says why, and stays.
+    #[test]
+    fn a_question_offers_and_takes_only_what_it_accepts() {
+        use ask_user_seam::question::{Accepts, OwnWords};
+        let mut target = choice("target", &["Staging", "Production"], false);
+        target.accepts = Some(Accepts {
+            required: true,
+            own_words: OwnWords::None,
+        });
+        let mut replicas = Question::new("replicas", "How many?");
+        replicas.accepts = Some(Accepts {
+            required: false,
+            own_words: OwnWords::Number {
+                integer: true,
+                minimum: Some(1.0),
+                maximum: None,
+            },
+        });
+        let questions = [target, replicas];
+        let mut prompt = Prompt::new(&questions);
+        assert_eq!(prompt.rows(), 2, "the options only");
+        assert_eq!(prompt.row(2), Row::Skip);
+        // A paste on the options starts no own words here.
+        prompt.on_event(&Event::Paste("somewhere".into()));
+        assert!(matches!(prompt.screen, Screen::Choosing));
+        prompt.on_event(&key(KeyCode::Tab));
+        type_text(&mut prompt, "three");
+        prompt.on_event(&key(KeyCode::Enter));
+        assert_eq!(
+            prompt.problem.as_deref(),
+            Some("it takes a whole number, not \"three\"")
+        );
+        assert!(matches!(&prompt.screen, Screen::Typing(input) if input.value() == "three"));
+        prompt.on_event(&key(KeyCode::Backspace)); // the problem goes with the next key
+        assert!(prompt.problem.is_none());
+        for _ in 0..4 {
+            prompt.on_event(&key(KeyCode::Backspace));
+        }
+        type_text(&mut prompt, "3");
+        prompt.on_event(&key(KeyCode::Enter));
+        assert!(matches!(prompt.screen, Screen::Review));
+        // The required choice was passed over: sending brings it back.
+        assert!(matches!(
+            prompt.on_event(&key(KeyCode::Enter)),
+            Step::Continue
+        ));
+        assert_eq!(
+            (prompt.index, prompt.problem.as_deref()),
+            (0, Some("it must be answered"))
+        );
+        prompt.on_event(&key(KeyCode::Char('2')));
+        let answers = sent(prompt.on_event(&key(KeyCode::Enter)));
+        assert_eq!(answers[0].selected, ["Production"]);
+        assert_eq!(answers[1].custom.as_deref(), Some("3"));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use crossterm::style::Stylize;
 use tui_input::Input;
 use unicode_width::UnicodeWidthStr;
 
-use super::prompt::{Prompt, SKIP, Screen, TYPE_OWN};
+use super::prompt::{Prompt, Row, SKIP, Screen, TYPE_OWN};
 use ask_user_seam::text::clean;
 
 /// The current screen in three parts, each line already wrapped to the
@@ -147,6 +147,10 @@ impl Painter {
             true => "Esc again dismisses all the questions · any other key goes on".to_owned(),
             false => key_line,
         };
+        // Why an answer was not taken, above the keys until the next key.
+        if let Some(problem) = &prompt.problem {
+            self.wrap(&mut keys, "", 0, &format!("Not taken: {problem}"), bold);
+        }
         // Wrapped here, not by the terminal: every line drawn is one row.
         self.wrap(&mut keys, "", 0, &key_line, dim);
         // Where else it may be answered stays in view with the keys.
@@ -396,13 +400,13 @@ impl Painter {
         let options = q.options.as_deref().unwrap_or_default();
         for row in 0..prompt.rows() {
             let pointer = if row == draft.cursor { "›" } else { " " };
-            let (label, description) = match options.get(row) {
-                Some(option) => (option.label.clone(), option.description.as_deref()),
-                None if row == options.len() => match &draft.custom {
+            let (label, description) = match prompt.row(row) {
+                Row::Option(n) => (options[n].label.clone(), options[n].description.as_deref()),
+                Row::OwnWords => match &draft.custom {
                     Some(text) => (format!("{TYPE_OWN}: {text}"), None),
                     None => (TYPE_OWN.to_owned(), None),
                 },
-                None => (SKIP.to_owned(), None),
+                Row::Skip => (SKIP.to_owned(), None),
             };
             let tick = match (multi, row < options.len()) {
                 (true, true) if draft.chosen.contains(&row) => "[x] ",

@@ -921,11 +921,16 @@ fn blocks(
             )
         }));
     }
-    elements.push(button(
-        "✍ Type your own answer".into(),
-        Press::OwnWords { key, question },
-    ));
-    elements.push(button("Skip".into(), Press::Skip { key, question }));
+    // Own words and Skip where the question takes them.
+    if asked.own_words().allowed() {
+        elements.push(button(
+            "✍ Type your own answer".into(),
+            Press::OwnWords { key, question },
+        ));
+    }
+    if !asked.is_required() {
+        elements.push(button("Skip".into(), Press::Skip { key, question }));
+    }
     for (n, chunk) in elements.chunks(BUTTONS_PER_BLOCK).enumerate() {
         blocks.push(json!({"type": "actions", "block_id": format!("b{key}.{question}.{n}"), "elements": chunk}));
     }

@@ -901,13 +901,20 @@ fn keyboard(record: &Record, key: u64, question: usize, chosen: &BTreeSet<usize>
             Press::Send { key, question }
         )]));
     }
-    rows.push(json!([
-        button(
+    // Own words and Skip where the question takes them.
+    let mut last = Vec::new();
+    if asked.own_words().allowed() {
+        last.push(button(
             "✍ Type your own answer".into(),
-            Press::OwnWords { key, question }
-        ),
-        button("Skip".into(), Press::Skip { key, question }),
-    ]));
+            Press::OwnWords { key, question },
+        ));
+    }
+    if !asked.is_required() {
+        last.push(button("Skip".into(), Press::Skip { key, question }));
+    }
+    if !last.is_empty() {
+        rows.push(last.into());
+    }
     json!({"inline_keyboard": rows})
 }
 

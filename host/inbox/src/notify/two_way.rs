@@ -593,6 +593,16 @@ impl Batch {
         {
             return Given::Refused("this question is for another group of the team.".to_owned());
         }
+        // What the question does not take (a field of another server's
+        // form) is refused at once, saying why, and not kept.
+        if let Some(problem) = record
+            .request
+            .questions
+            .get(question)
+            .and_then(|asked| asked.refuses(&answer))
+        {
+            return Given::Refused(format!("{problem}."));
+        }
         self.answers[question] = Some(answer);
         let Some(answers) = self.answers.iter().cloned().collect::<Option<Vec<_>>>() else {
             return Given::Noted(self.answers.iter().filter(|a| a.is_none()).count());

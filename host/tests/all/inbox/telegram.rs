@@ -366,3 +366,68 @@ fn a_channel_without_an_allow_list_or_a_token_is_refused_at_start_saying_why() {
         assert!(said.contains(why), "{table}: {said}");
     }
 }
+
+/// Another MCP server's form (relayed by Claude Code's hook) on Telegram:
+/// a required choice has no "Type your own answer" and no Skip, and own
+/// words a number field does not take are refused at once, saying why,
+/// while the batch stays open for the right ones.
+#[test]
+fn a_forms_field_offers_and_takes_only_what_its_server_accepts() {
+    let telegram = FakeTelegram::start();
+    let (inbox, _secrets) = telegram_inbox(&telegram);
+    let hook = inbox.elicit(
+        &json!({"type": "object", "required": ["target"], "properties": {
+        "target": {"type": "string", "title": "Target", "description": "Where to?",
+            "enum": ["stg", "prod"], "enumNames": ["Staging", "Production"]},
+        "replicas": {"type": "integer", "description": "How many replicas?", "minimum": 1}}}),
+    );
+    let target = posted(&telegram, "Where to?");
+    let labels: Vec<&str> = target
+        .buttons
+        .iter()
+        .flatten()
+        .map(|(t, _)| t.as_str())
+        .collect();
+    assert_eq!(labels, ["Staging", "Production"]);
+    let replicas = posted(&telegram, "How many replicas?");
+    let own = telegram.press(
+        ANA,
+        replicas.message_id,
+        &replicas.button("Type your own answer"),
+    );
+    telegram.told(&own);
+    let prompt = telegram.message(
+        "Reply to this message with your answer to: How many replicas?",
+        |m| m.force_reply,
+    );
+    telegram.reply(ANA, prompt.message_id, "three");
+    telegram.message("it takes a whole number, not \"three\".", |m| {
+        !m.force_reply
+    });
+    let own = telegram.press(
+        ANA,
+        replicas.message_id,
+        &replicas.button("Type your own answer"),
+    );
+    telegram.told(&own);
+    let again = telegram.wait_for("a second prompt", |sent| {
+        sent.iter()
+            .rev()
+            .find(|m| m.force_reply && m.message_id != prompt.message_id)
+            .cloned()
+    });
+    telegram.reply(ANA, again.message_id, "3");
+    telegram.message("Noted; 1 more to answer before it is sent.", |m| {
+        !m.force_reply
+    });
+    let chosen = telegram.press(ANA, target.message_id, &target.button("Production"));
+    assert_eq!(telegram.told(&chosen)["text"], "Answered.");
+    let output = hook.finish();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        printed["hookSpecificOutput"]["content"],
+        json!({"target": "prod", "replicas": 3}),
+        "{printed}"
+    );
+}
