@@ -1550,3 +1550,57 @@ async fn another_servers_form_takes_only_what_the_server_accepts() {
     );
     browser.close().await;
 }
+
+/// What was ticked and typed on the page is kept in the browser until it
+/// is sent: after `kill -9` of the inbox, a restart and a new link opened
+/// in the same tab, the card comes back as it was left; once sent, the
+/// browser keeps nothing of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_draft_outlives_a_restart_of_the_inbox_until_it_is_sent() {
+    let _one = browser::BROWSER.lock().await;
+    let mut inbox = Inbox::new();
+    let batch = json!({"questions": [
+        {"id": "parts", "question": "What goes in?", "multiSelect": true,
+            "options": [{"label": "Tests"}, {"label": "Docs"}]},
+        {"id": "notes", "question": "Anything else?"},
+    ]});
+    let agent = inbox.agent("s1", &batch, &[]);
+    inbox.wait_for("the batch", false, |q| q["agentWaiting"] == true);
+    let browser = browser::Browser::start().await;
+    browser.as_phone().await;
+    browser.client.goto(&inbox.page_link()).await.unwrap();
+    let notes = "fieldset[data-question=\"notes\"] textarea";
+    browser.click("input[value=\"Docs\"]").await;
+    browser
+        .wait_for(notes)
+        .await
+        .send_keys("ship it")
+        .await
+        .unwrap();
+    inbox.kill9();
+    inbox.serve();
+    browser.client.goto(&inbox.page_link()).await.unwrap();
+    let typed = browser.wait_for(notes).await.prop("value").await.unwrap();
+    assert_eq!(typed.as_deref(), Some("ship it"));
+    let ticked = browser
+        .wait_for("input[value=\"Docs\"]")
+        .await
+        .prop("checked")
+        .await
+        .unwrap();
+    assert_eq!(ticked.as_deref(), Some("true"));
+    browser.click("button.send").await;
+    browser.wait_for("div.ended").await;
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "parts", "selected": ["Docs"]},
+            {"id": "notes", "selected": [], "custom": "ship it"}])
+    );
+    let kept = browser
+        .client
+        .execute("return localStorage.getItem('ask-user-drafts')", vec![])
+        .await
+        .unwrap();
+    assert_eq!(kept, Value::Null, "the sent draft is gone from the browser");
+    browser.close().await;
+}
