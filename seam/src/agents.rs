@@ -61,6 +61,9 @@ struct Entry {
     scope: Scope,
     /// A root's: the asks its sub-agents were relayed this turn.
     delegated_asks: u32,
+    /// A sub-agent's: its next asks that its root's budget counted
+    /// already (the retry of a call whose first round asked).
+    counted: u32,
     /// Cancelled when it ends (or is superseded), and so when any agent
     /// above it ends: a child of its owner's.
     ended: CancellationToken,
@@ -157,6 +160,17 @@ impl AgentRegistry {
         lock(&self.inner).entry(handle).is_some()
     }
 
+    /// The next `asks` of `handle` were counted against its root's budget
+    /// already: a protocol that answers a form in two rounds runs the call
+    /// again with the answer, and that ask is the same one, never refused
+    /// once a person may have answered it. Nothing for a root, whose asks
+    /// are not counted.
+    pub fn counted_already(&self, handle: &AgentHandle, asks: u32) {
+        if let Some(entry) = lock(&self.inner).entry_mut(handle) {
+            entry.counted += asks;
+        }
+    }
+
     /// A new turn of `root`: its sub-agents may be relayed
     /// [`max_asks`](Delegated::Relay::max_asks) more asks. (A root
     /// registered anew starts with the whole budget.) Returns false when
@@ -238,11 +252,17 @@ impl AgentRegistry {
                 ),
             ));
         };
+        let counted = &mut inner
+            .entry_mut(handle)
+            .expect("the caller was found live above")
+            .counted;
+        let already = *counted > 0;
+        *counted = counted.saturating_sub(1);
         let budget = &mut inner
             .entry_mut(&root)
             .expect("the root was found live above")
             .delegated_asks;
-        if *budget >= max_asks {
+        if !already && *budget >= max_asks {
             return Err(AskError::new(
                 ErrorCode::DelegatedAskLimit,
                 format!(
@@ -255,7 +275,9 @@ impl AgentRegistry {
                 ),
             ));
         }
-        *budget += 1;
+        if !already {
+            *budget += 1;
+        }
         Ok(Caller {
             handle: handle.clone(),
             scope,
@@ -280,6 +302,7 @@ impl AgentRegistry {
                 owner,
                 scope,
                 delegated_asks: 0,
+                counted: 0,
                 ended,
             },
         );

@@ -35,6 +35,15 @@ impl<'a> ScopedCall<'a> {
         &self.agent
     }
 
+    /// This call is the retry of one whose ask was counted already (a
+    /// form answered in two protocol rounds): its ask is not counted
+    /// against a relay's limit again ([`AgentRegistry::counted_already`]).
+    ///
+    /// [`AgentRegistry::counted_already`]: crate::AgentRegistry::counted_already
+    pub fn retried(&self) {
+        self.seam.agents().counted_already(&self.agent, 1);
+    }
+
     /// Offers this call's questions to `answerer` too, ahead of the host's
     /// answerers (`first`) or after all of them; no other call sees it.
     pub fn answer_with(&mut self, answerer: Arc<dyn Answerer>, first: bool) {

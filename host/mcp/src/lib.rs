@@ -266,6 +266,7 @@ impl McpServer {
             Some(sealed) => Some(self.answered(sealed, &arguments, &request)?),
             None => None,
         };
+        let retry = answered.is_some();
         let capability = context.client_capabilities().and_then(|c| c.elicitation);
         let elicits = capability
             .as_ref()
@@ -306,6 +307,11 @@ impl McpServer {
         };
         if let Some(answerer) = &answerer {
             call.answer_with(answerer.clone(), self.forms == Forms::First);
+        }
+        // The retry of a form's first round asks what that round asked
+        // (and counted) again, now with the answer.
+        if retry {
+            call.retried();
         }
         let questions = request
             .arguments

@@ -133,4 +133,23 @@ mod tests {
         let renewed = sessions.root_of(&agents, &sub("s1", "t2"));
         assert!(agents.is_live(&renewed) && renewed != first);
     }
+
+    /// Over protocol 2026-07-28 a form is two rounds, each a run of the
+    /// call: the retry's ask is the one the first round counted, and is
+    /// never refused once a person may have answered it; a new ask is.
+    #[test]
+    fn the_retry_of_a_forms_round_is_not_counted_again() {
+        let agents = AgentRegistry::new();
+        let sessions = Sessions::default();
+        let root = sessions.root_of(&agents, &sub("s1", "t1"));
+        let relay = Delegated::Relay { max_asks: 1 };
+        let first_round = agents.register_delegate("general-purpose a1", &root);
+        assert!(agents.check_caller(&first_round, relay).is_ok());
+        agents.end(&first_round);
+        let retry = agents.register_delegate("general-purpose a1", &root);
+        agents.counted_already(&retry, 1);
+        assert!(agents.check_caller(&retry, relay).is_ok(), "the retry");
+        let refused = agents.check_caller(&retry, relay).unwrap_err();
+        assert_eq!(refused.code(), Some(&ErrorCode::DelegatedAskLimit));
+    }
 }
