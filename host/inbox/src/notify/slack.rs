@@ -921,16 +921,11 @@ fn blocks(
             )
         }));
     }
-    // Own words and Skip where the question takes them.
-    if asked.own_words().allowed() {
-        elements.push(button(
-            "✍ Type your own answer".into(),
-            Press::OwnWords { key, question },
-        ));
-    }
-    if !asked.is_required() {
-        elements.push(button("Skip".into(), Press::Skip { key, question }));
-    }
+    elements.extend(
+        Press::closing(record, key, question)
+            .into_iter()
+            .map(|(label, press)| button(label, press)),
+    );
     for (n, chunk) in elements.chunks(BUTTONS_PER_BLOCK).enumerate() {
         blocks.push(json!({"type": "actions", "block_id": format!("b{key}.{question}.{n}"), "elements": chunk}));
     }

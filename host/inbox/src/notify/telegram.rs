@@ -901,17 +901,10 @@ fn keyboard(record: &Record, key: u64, question: usize, chosen: &BTreeSet<usize>
             Press::Send { key, question }
         )]));
     }
-    // Own words and Skip where the question takes them.
-    let mut last = Vec::new();
-    if asked.own_words().allowed() {
-        last.push(button(
-            "✍ Type your own answer".into(),
-            Press::OwnWords { key, question },
-        ));
-    }
-    if !asked.is_required() {
-        last.push(button("Skip".into(), Press::Skip { key, question }));
-    }
+    let last: Vec<Value> = Press::closing(record, key, question)
+        .into_iter()
+        .map(|(label, press)| button(label, press))
+        .collect();
     if !last.is_empty() {
         rows.push(last.into());
     }

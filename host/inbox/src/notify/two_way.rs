@@ -406,6 +406,23 @@ pub enum Press {
 }
 
 impl Press {
+    /// The last buttons under question `question` of `record` (posted under
+    /// `key`), with their labels: own words and Skip, where it takes them.
+    pub fn closing(record: &Record, key: u64, question: usize) -> Vec<(String, Press)> {
+        let asked = &record.request.questions[question];
+        let mut presses = Vec::new();
+        if asked.own_words().allowed() {
+            presses.push((
+                "✍ Type your own answer".to_owned(),
+                Press::OwnWords { key, question },
+            ));
+        }
+        if !asked.is_required() {
+            presses.push(("Skip".to_owned(), Press::Skip { key, question }));
+        }
+        presses
+    }
+
     /// The button's data: at most 21 bytes, far from Telegram's 64.
     pub fn data(&self) -> String {
         match *self {
