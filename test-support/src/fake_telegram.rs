@@ -1,6 +1,6 @@
 //! A Telegram Bot API of ours on 127.0.0.1 (no machine here reaches
 //! Telegram), written from the Bot API reference
-//! (core.telegram.org/bots/api): `getUpdates` with `offset` and `timeout`
+//! (core.telegram.org/bots/api): `getUpdates` with `offset`, `limit` and `timeout`
 //! (an update is confirmed, and forgotten, once `getUpdates` is called with
 //! a higher offset; with none waiting, the call waits up to `timeout`
 //! seconds for one), `sendMessage`, `editMessageText`,
@@ -107,6 +107,8 @@ struct Inner {
     polls: u64,
     /// `getUpdates` calls ended by another (two consumers of one bot).
     conflicts: usize,
+    /// The next reply with updates carries this many bytes more.
+    padding: Option<usize>,
 }
 
 struct Shared {
@@ -265,6 +267,19 @@ impl FakeTelegram {
         );
         drop(inner);
         self.shared.updated.notify_waiters();
+    }
+
+    /// An update as given, whatever its shape (its id is set): what a
+    /// newer Bot API, or a broken one, may send.
+    pub fn push_raw(&self, update: Value) {
+        push(&mut self.inner(), update);
+        self.shared.updated.notify_waiters();
+    }
+
+    /// The next reply that carries updates is `bytes` longer (a field
+    /// the bot does not read): a service that answers too much.
+    pub fn pad_next_updates(&self, bytes: usize) {
+        self.inner().padding = Some(bytes);
     }
 
     /// The updates not confirmed yet.
@@ -445,8 +460,14 @@ async fn updates(shared: &Shared, body: &Value) -> (StatusCode, Value) {
                 .updates
                 .retain(|update| update["update_id"].as_i64() >= Some(offset));
             if !inner.updates.is_empty() {
-                let updates: Vec<Value> = inner.updates.iter().take(100).cloned().collect();
-                return (StatusCode::OK, json!({"ok": true, "result": updates}));
+                let limit = body["limit"].as_u64().map_or(100, |n| n.clamp(1, 100));
+                let updates: Vec<Value> =
+                    inner.updates.iter().take(limit as usize).cloned().collect();
+                let mut reply = json!({"ok": true, "result": updates});
+                if let Some(bytes) = inner.padding.take() {
+                    reply["padding"] = "x".repeat(bytes).into();
+                }
+                return (StatusCode::OK, reply);
             }
         }
         if tokio::time::timeout_at(until, woken).await.is_err() {

@@ -354,6 +354,35 @@ async fn sent(request: reqwest::RequestBuilder) -> Result<(), two_way::Failure> 
     }
 }
 
+/// The most of a chat service's reply that is read (a Slack reply or
+/// event, a batch of Telegram updates): a service that sends more is
+/// taken as down, and nothing of it stays in memory.
+pub const MAX_REPLY_BYTES: usize = 4 << 20;
+
+/// The body of `response`, read up to [`MAX_REPLY_BYTES`]; a longer one is
+/// an error saying so (with no address: it may hold a token).
+async fn reply_body(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
+    let over = || format!("a reply of over {} MiB", MAX_REPLY_BYTES >> 20);
+    if response
+        .content_length()
+        .is_some_and(|length| length > MAX_REPLY_BYTES as u64)
+    {
+        return Err(over());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| e.without_url().to_string())?
+    {
+        if body.len() + chunk.len() > MAX_REPLY_BYTES {
+            return Err(over());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
 /// The URL a channel posts to, from its value in `[inbox.notify]`.
 fn url(value: &toml::Value) -> Result<String, String> {
     match value.as_str() {

@@ -252,14 +252,12 @@ impl Api {
             if status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS {
                 return Err(Failure::Down(format!("{method}: Slack replied {status}")));
             }
-            let reply: Value = response
-                .bytes()
+            let body = super::reply_body(response)
                 .await
-                .ok()
-                .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-                .ok_or_else(|| {
-                    Failure::Down(format!("{method}: Slack replied {status}, not JSON"))
-                })?;
+                .map_err(|why| Failure::Down(format!("{method}: Slack replied {status}: {why}")))?;
+            let reply: Value = serde_json::from_slice(&body).map_err(|_| {
+                Failure::Down(format!("{method}: Slack replied {status}, not JSON"))
+            })?;
             return match (reply["ok"].as_bool(), reply["error"].as_str()) {
                 (Some(true), _) => Ok(reply),
                 (
@@ -321,9 +319,14 @@ impl Api {
                 tokio_util::either::Either::Right(tls)
             }
         };
+        // An event is read up to the same bound as a reply: a bigger one
+        // ends the connection, and a new one is opened.
+        let bounded = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+            .max_message_size(Some(super::MAX_REPLY_BYTES))
+            .max_frame_size(Some(super::MAX_REPLY_BYTES));
         let (ws, _) = tokio::time::timeout(
             CALL_TIMEOUT,
-            tokio_tungstenite::client_async(url.as_str(), stream),
+            tokio_tungstenite::client_async_with_config(url.as_str(), stream, Some(bounded)),
         )
         .await
         .map_err(|e| down("handshake", &e))?

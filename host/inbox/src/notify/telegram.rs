@@ -58,6 +58,10 @@ const DEFAULT_API: &str = "https://api.telegram.org";
 /// How long one `getUpdates` waits for an update.
 const POLL: Duration = Duration::from_secs(30);
 
+/// The most updates one `getUpdates` brings (Telegram's default is 100):
+/// their reply stays well within [`super::MAX_REPLY_BYTES`].
+const UPDATES_PER_POLL: usize = 20;
+
 /// How long any other call may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -235,15 +239,20 @@ impl Api {
                 // The address holds the token: the error is told without it.
                 .map_err(|e| Failure::Down(format!("{method}: {}", e.without_url())))?;
             let status = response.status();
-            let read = response.bytes().await.map_err(|e| e.without_url());
-            let reply: Reply<T> = match read.map(|bytes| serde_json::from_slice(&bytes)) {
+            let read = super::reply_body(response).await;
+            let reply: Reply<T> = match read.as_deref().map(serde_json::from_slice) {
                 Ok(Ok(reply)) => reply,
-                Ok(Err(_)) | Err(_) if status.is_server_error() || status.is_success() => {
+                Err(why) => {
+                    return Err(Failure::Down(format!(
+                        "{method}: the Bot API replied {status}: {why}"
+                    )));
+                }
+                Ok(Err(_)) if status.is_server_error() || status.is_success() => {
                     return Err(Failure::Down(format!(
                         "{method}: the Bot API replied {status}"
                     )));
                 }
-                Ok(Err(_)) | Err(_) => {
+                Ok(Err(_)) => {
                     return Err(Failure::Refused(format!(
                         "{method}: the Bot API replied {status}"
                     )));
@@ -282,10 +291,26 @@ impl Api {
     async fn updates(self, offset: i64) -> Result<Vec<Update>, Failure> {
         let body = json!({
             "offset": offset,
+            "limit": UPDATES_PER_POLL,
             "timeout": POLL.as_secs(),
             "allowed_updates": ["message", "callback_query"],
         });
-        self.call("getUpdates", &body, POLL + CALL_TIMEOUT).await
+        let updates: Vec<Value> = self.call("getUpdates", &body, POLL + CALL_TIMEOUT).await?;
+        // One update that cannot be read (a field missing, another shape)
+        // is passed over, logged, and read past: it never holds up the
+        // rest.
+        Ok(updates
+            .into_iter()
+            .filter_map(|update| {
+                let id = update["update_id"].as_i64();
+                serde_json::from_value(update)
+                    .inspect_err(|error| {
+                        tracing::warn!(update_id = ?id, %error, "telegram: an update that cannot be read is passed over");
+                    })
+                    .ok()
+                    .or(id.map(Update::unread))
+            })
+            .collect())
     }
 }
 
@@ -296,6 +321,18 @@ struct Update {
     update_id: i64,
     message: Option<Message>,
     callback_query: Option<CallbackQuery>,
+}
+
+impl Update {
+    /// An update that could not be read: nothing to do, but its id, to
+    /// read past it.
+    fn unread(update_id: i64) -> Self {
+        Update {
+            update_id,
+            message: None,
+            callback_query: None,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -670,10 +707,12 @@ impl Run<'_> {
                     .await;
             }
         };
-        let told = self
+        let given = self
             .answered(&record, key, question, answer, &query.from)
             .await;
-        self.tell(&query.id, &told, told.starts_with("Not")).await
+        // An alert (a modal to dismiss) only for an answer that was not taken.
+        let alert = matches!(given, Given::Refused(_));
+        self.tell(&query.id, &given.told(), alert).await
     }
 
     /// A message: the reply to a prompt for own words is that answer;
@@ -715,7 +754,10 @@ impl Run<'_> {
             selected,
             custom: Some(text.clone()),
         };
-        let told = self.answered(&record, key, question, answer, from).await;
+        let told = self
+            .answered(&record, key, question, answer, from)
+            .await
+            .told();
         let body = json!({
             "chat_id": self.channel.chat,
             "text": escape(&told),
@@ -739,7 +781,7 @@ impl Run<'_> {
         question: usize,
         answer: Answer,
         from: &User,
-    ) -> String {
+    ) -> Given {
         // Checked first: nobody else's answer counts, even in part.
         let person = two_way::person(
             self.desk,
@@ -753,10 +795,8 @@ impl Run<'_> {
         )
         .await;
         match person {
-            Ok(person) => chat::give(self, record, key, question, answer, person)
-                .await
-                .told(),
-            Err(why) => Given::Refused(why).told(),
+            Ok(person) => chat::give(self, record, key, question, answer, person).await,
+            Err(why) => Given::Refused(why),
         }
     }
 

@@ -168,10 +168,10 @@ fn a_batch_takes_a_multi_select_own_words_and_a_skip_and_is_sent_once_complete()
         .collect();
     assert_eq!(labels[..4], ["☐ Tests", "☑ Docs", "☐ Bench", "Send ✓"]);
     let sent = telegram.press(ANA, parts.message_id, &ticked.button("Send"));
-    assert_eq!(
-        telegram.told(&sent)["text"],
-        "Noted; 2 more to answer before it is sent."
-    );
+    let told = telegram.told(&sent);
+    assert_eq!(told["text"], "Noted; 2 more to answer before it is sent.");
+    // A partial answer taken is a toast, not an alert to dismiss.
+    assert_eq!(told["show_alert"], false, "{told}");
 
     // Own words: the reply to the bot's prompt.
     let own = telegram.press(ANA, notes.message_id, &notes.button("Type your own answer"));
@@ -429,5 +429,41 @@ fn a_forms_field_offers_and_takes_only_what_its_server_accepts() {
         printed["hookSpecificOutput"]["content"],
         json!({"target": "prod", "replicas": 3}),
         "{printed}"
+    );
+}
+
+/// An update the inbox cannot read (a press without `from`) is passed
+/// over and read past, and a reply far over the bound (6 MiB of
+/// `getUpdates`) is refused as the service being down, read no further
+/// than the bound: neither holds up the press that comes after.
+#[test]
+fn an_unreadable_update_and_an_oversized_reply_hold_nothing_up() {
+    let telegram = FakeTelegram::start();
+    let (inbox, _secrets) = telegram_inbox(&telegram);
+    let agent = inbox.agent("s1", &choice("Deploy?", &["Yes", "No"]), &[]);
+    let message = posted(&telegram, "Deploy?");
+    telegram.push_raw(json!({"callback_query": {
+        "id": "anonymous", "chat_instance": "1", "data": message.button("Yes"),
+        "message": {"message_id": message.message_id, "date": 0,
+            "chat": {"id": ask_user_test_support::fake_telegram::CHAT, "type": "private"}}}}));
+    telegram.pad_next_updates(6 << 20);
+    let pressed = telegram.press(ANA, message.message_id, &message.button("Yes"));
+    assert_eq!(telegram.told(&pressed)["text"], "Answered.");
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "q", "selected": ["Yes"]}])
+    );
+    let log = inbox.log();
+    assert!(
+        log.contains("an update that cannot be read is passed over"),
+        "{log}"
+    );
+    assert!(log.contains("a reply of over 4 MiB"), "{log}");
+    assert!(
+        telegram
+            .calls("answerCallbackQuery")
+            .iter()
+            .all(|call| call.body["callback_query_id"] != "anonymous"),
+        "the unreadable press answered nothing"
     );
 }
