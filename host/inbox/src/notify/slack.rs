@@ -14,8 +14,9 @@
 //! ```
 //!
 //! One message per question of a batch, in Block Kit: the question (mrkdwn,
-//! everything the model wrote escaped, so it mentions nobody and links
-//! nowhere), a button per option, or checkboxes and a Send for a
+//! everything the model wrote escaped and every text `verbatim`, so it
+//! mentions nobody and links nowhere; the message's plain `text`, which
+//! notifications show, escaped the same), a button per option, or checkboxes and a Send for a
 //! multi-select question, "Type your own answer" (a modal) and Skip. A
 //! batch is answered once each of its questions is, by the page's rules;
 //! every message then says what became of it, wherever that was, and loses
@@ -532,7 +533,10 @@ impl chat::Chat for Run<'_> {
             "channel": self.channel.channel,
             "text": fallback(record, question),
             "blocks": blocks(record, key, question, chosen, None),
+            "parse": "none",
+            "link_names": false,
             "unfurl_links": false,
+            "unfurl_media": false,
         });
         let sent = self.api.call("chat.postMessage", &body, false).await?;
         Ok(sent["ts"].as_str().unwrap_or_default().to_owned())
@@ -571,6 +575,8 @@ impl chat::Chat for Run<'_> {
             "ts": ts,
             "text": fallback(record, question),
             "blocks": blocks,
+            "parse": "none",
+            "link_names": false,
         });
         self.api.call("chat.update", &body, false).await.map(drop)
     }
@@ -794,7 +800,7 @@ fn own_words(record: &Record, press: &Press) -> Value {
         "submit": {"type": "plain_text", "text": "Send"},
         "close": {"type": "plain_text", "text": "Cancel"},
         "blocks": [
-            {"type": "section", "text": {"type": "mrkdwn", "text": escape(&words(&asked.question, 2000))}},
+            {"type": "section", "text": {"type": "mrkdwn", "verbatim": true, "text": escape(&words(&asked.question, 2000))}},
             {"type": "input", "block_id": "answer", "label": {"type": "plain_text", "text": "Your answer"},
              "element": {"type": "plain_text_input", "action_id": "text", "multiline": true,
                          "max_length": 3000}},
@@ -802,9 +808,11 @@ fn own_words(record: &Record, press: &Press) -> Value {
     })
 }
 
-/// A message's plain text, for notifications and screen readers.
+/// A message's plain text, for notifications and screen readers. Slack
+/// reads it as mrkdwn too (a `<!channel>` in it would ping everyone, a
+/// `<https://…|label>` make a disguised link): escaped like the blocks.
 fn fallback(record: &Record, question: usize) -> String {
-    words(&record.request.questions[question].question, 300)
+    escape(&words(&record.request.questions[question].question, 300))
 }
 
 /// The question's text (mrkdwn): header, question, detail, options as fit.
@@ -857,7 +865,7 @@ fn section(record: &Record, question: usize) -> String {
 
 /// Who asked, as a context block.
 fn context(record: &Record) -> Value {
-    json!({"type": "context", "elements": [{"type": "mrkdwn", "text": format!(
+    json!({"type": "context", "elements": [{"type": "mrkdwn", "verbatim": true, "text": format!(
         "{} · session {}",
         escape(&words(&record.agent, 100)),
         escape(&words(&record.session, 100))
@@ -876,7 +884,7 @@ fn blocks(
     let asked = &record.request.questions[question];
     let options = asked.options.as_deref().unwrap_or_default();
     let mut blocks = vec![
-        json!({"type": "section", "text": {"type": "mrkdwn", "text": section(record, question)}}),
+        json!({"type": "section", "text": {"type": "mrkdwn", "verbatim": true, "text": section(record, question)}}),
         context(record),
     ];
     let button = |text: String, press: Press| {
@@ -933,7 +941,9 @@ fn blocks(
         blocks.push(json!({"type": "actions", "block_id": format!("b{key}.{question}.{n}"), "elements": chunk}));
     }
     if let Some(said) = said {
-        blocks.push(json!({"type": "section", "text": {"type": "mrkdwn", "text": said}}));
+        blocks.push(
+            json!({"type": "section", "text": {"type": "mrkdwn", "verbatim": true, "text": said}}),
+        );
     }
     blocks.into()
 }
@@ -941,9 +951,9 @@ fn blocks(
 /// The blocks of a question that left: its text, who asked, and `said`.
 fn settled_blocks(record: &Record, question: usize, said: &str) -> Value {
     json!([
-        {"type": "section", "text": {"type": "mrkdwn", "text": section(record, question)}},
+        {"type": "section", "text": {"type": "mrkdwn", "verbatim": true, "text": section(record, question)}},
         context(record),
-        {"type": "section", "text": {"type": "mrkdwn", "text": said}},
+        {"type": "section", "text": {"type": "mrkdwn", "verbatim": true, "text": said}},
     ])
 }
 

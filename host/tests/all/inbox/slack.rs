@@ -12,7 +12,7 @@ use ask_user_test_support::fake_slack::{
 
 use std::os::unix::fs::PermissionsExt;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// A one-user inbox whose questions go to `slack`, its tokens in files of
 /// mode 0600.
@@ -65,6 +65,22 @@ fn a_question_is_answered_by_a_button_and_nobody_else_may_press_one() {
         "{}",
         message.shown()
     );
+    // The plain text, which notifications show, is escaped too, and no
+    // mrkdwn text makes links or mentions of its own.
+    let escaped = "Deploy &lt;!channel&gt; &amp; &lt;https://evil|here&gt;?";
+    assert_eq!(message.text, escaped);
+    let mrkdwn: Vec<&Value> = message
+        .blocks
+        .iter()
+        .flat_map(|b| {
+            std::iter::once(&b["text"]).chain(b["elements"].as_array().into_iter().flatten())
+        })
+        .filter(|t| t["type"] == "mrkdwn")
+        .collect();
+    assert!(
+        mrkdwn.len() >= 2 && mrkdwn.iter().all(|t| t["verbatim"] == true),
+        "{mrkdwn:?}"
+    );
     let buttons: Vec<String> = message
         .elements()
         .iter()
@@ -90,6 +106,7 @@ fn a_question_is_answered_by_a_button_and_nobody_else_may_press_one() {
         "*Answered in Slack by @ana*: production",
     );
     assert!(after.elements().is_empty(), "the buttons go: {after:#?}");
+    assert_eq!(after.text, escaped);
     slack.all_acked();
     let listed = inbox.wait_for("the answer", true, |q| q["state"] == "answered");
     assert_eq!(listed["settledBy"], "slack");
