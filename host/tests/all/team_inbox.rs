@@ -7,6 +7,7 @@
 
 use ask_user_test_support::browser;
 use ask_user_test_support::child;
+use ask_user_test_support::fake_ntfy::FakeNtfy;
 use ask_user_test_support::fake_telegram::{self, FakeTelegram};
 use ask_user_test_support::http_thread;
 
@@ -1107,4 +1108,38 @@ fn a_telegram_channel_runs_on_one_server_at_a_time_and_answers_as_a_person_of_th
         answered.iter().all(|q| q["answeredBy"] == "alice"),
         "{list}"
     );
+}
+
+/// A team's ntfy topic is its person's: whoever reads the topic sees what
+/// reaches it, so a question for a group Alice is not in never does, while
+/// hers does, and her tap answers it as hers.
+#[test]
+fn a_teams_ntfy_topic_gets_only_what_its_person_may_answer() {
+    const TOPIC: &str = "ask-team-3k9x";
+    let team = Team::new();
+    let agent_token = team.token("ci-runner", "agent", &[]);
+    team.token("alice", "person", &["dev"]);
+    let sam = team.token("sam", "person", &["secops"]);
+    let ntfy = FakeNtfy::start();
+    let server = team.serve_with(
+        "127.0.0.1:0",
+        &format!(
+            "[inbox.channels.ntfy]\ntopic = \"{}/{TOPIC}\"\nperson = \"alice\"\n",
+            ntfy.url
+        ),
+    );
+    let _secops = team.agent(&server, &agent_token, &["secops"], "Rotate the keys?");
+    team.waiting(&server, &sam);
+    let dev = team.agent(&server, &agent_token, &["dev"], "Deploy?");
+    // Posted in the order asked: the first was passed over by then.
+    let message = ntfy.message(TOPIC, "Deploy?");
+    let leaked: Vec<String> = ntfy
+        .messages(TOPIC)
+        .into_iter()
+        .map(|m| m.message)
+        .filter(|text| text.contains("Rotate the keys?"))
+        .collect();
+    assert!(leaked.is_empty(), "{leaked:?}");
+    ntfy.tap(&message, "Yes");
+    assert_eq!(dev.chose(), json!(["Yes"]));
 }

@@ -18,6 +18,10 @@
 //! # person = "alice"                    # who answers, in a team's inbox (a person's token name)
 //! ```
 //!
+//! In a team's inbox the topic gets only the questions its `person` may
+//! answer (their groups, read as each is posted): none while it names
+//! nobody, or a person whose token was revoked.
+//!
 //! Whoever reads a topic can post to it, so a button's body carries a MAC
 //! (HMAC-SHA-256 with a key of this inbox, kept in its store) over the
 //! question, which of its questions, and the choice; the inbox takes only
@@ -405,7 +409,8 @@ impl two_way::Work for Run<'_> {
         self.desk
     }
 
-    /// Every question: the topic is the inbox's own.
+    /// Every question may be: which reach the topic, [`post`](Self::post)
+    /// decides (in a team's inbox, by its person's groups, read then).
     fn shows(&self, _: &Record) -> bool {
         true
     }
@@ -418,7 +423,23 @@ impl two_way::Work for Run<'_> {
             .collect()
     }
 
+    /// In a team's inbox, only a question its person may answer reaches
+    /// the topic (whoever reads the topic sees it): none while nobody is
+    /// named, or the person's token is revoked.
     async fn post(&mut self, record: &Record) -> Result<(), Failure> {
+        if self.desk.team() {
+            let for_them = match self.person().await {
+                Some(Some(person)) => record.answerable_by(&person.groups),
+                _ => false,
+            };
+            if !for_them {
+                tracing::debug!(
+                    id = record.id,
+                    "ntfy: a question not for this topic's person is not posted"
+                );
+                return Ok(());
+            }
+        }
         self.post_questions(record).await
     }
 
