@@ -115,8 +115,9 @@ pub trait Announcements: Send + Sync {
 /// bot's updates must be taken by one consumer).
 pub trait Leases: Send + Sync {
     /// Waits until this server holds `name`, trying again every
-    /// [`LEASE_RETRY`] while another server does; then gives a future that
-    /// ends when the hold is lost (its connection gone or silent past
+    /// [`LEASE_RETRY`] while another server does, and then [`LEASE_GRACE`]
+    /// more, for a server that held it to have stopped; then gives a future
+    /// that ends when the hold is lost (its connection gone or silent past
     /// [`LEASE_CHECK`]). Dropping that future lets the hold go.
     fn hold<'a>(&'a self, name: &'a str) -> StoreFuture<'a, BoxFuture<'static, ()>>;
 }
@@ -125,7 +126,13 @@ pub trait Leases: Send + Sync {
 pub const LEASE_RETRY: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// How often a hold is checked, and how long the check may take.
-pub const LEASE_CHECK: std::time::Duration = std::time::Duration::from_secs(5);
+pub const LEASE_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// How long a server that took a lease waits before it acts on it: longer
+/// than a server that lost it takes to notice (a check every
+/// [`LEASE_CHECK`], each allowed as long), so two servers never run one
+/// channel at once, even when the holder's connection was killed.
+pub const LEASE_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// What a server heard of the others, through its store's announcements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

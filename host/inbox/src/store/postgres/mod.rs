@@ -646,10 +646,19 @@ pub(crate) mod tests {
         .await
         .unwrap();
         assert!(killed >= 1, "the lease's connection");
-        tokio::time::timeout(bound, &mut ended)
-            .await
-            .expect("the hold ends with its connection");
-        let _held = tokio::time::timeout(bound, one.hold("channel telegram"))
+        // The server that lost it stops before the other acts on it: never
+        // two holders at once.
+        let mut takeover = Box::pin(one.hold("channel telegram"));
+        tokio::time::timeout(bound, async {
+            tokio::select! {
+                biased;
+                () = &mut ended => {}
+                _ = &mut takeover => panic!("taken over while the old hold had not ended"),
+            }
+        })
+        .await
+        .expect("the hold ends with its connection");
+        let _held = tokio::time::timeout(bound, takeover)
             .await
             .expect("taken over")
             .unwrap();

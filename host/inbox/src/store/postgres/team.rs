@@ -15,8 +15,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{CHANNEL, COLUMNS, PgStore, announce, identity, record};
 use crate::store::team::{
-    Announced, Announcements, CLAIM_LEASE, Heard, Identity, LEASE_CHECK, LEASE_RETRY, Leases,
-    Notice, Outbox, Role, SESSION_LIFETIME, SignIns, TOKEN_PREFIX, TokenRow, Tokens,
+    Announced, Announcements, CLAIM_LEASE, Heard, Identity, LEASE_CHECK, LEASE_GRACE, LEASE_RETRY,
+    Leases, Notice, Outbox, Role, SESSION_LIFETIME, SignIns, TOKEN_PREFIX, TokenRow, Tokens,
 };
 use crate::store::{BoxFuture, Millis, Record, Store, StoreError, StoreFuture};
 
@@ -376,24 +376,35 @@ impl Leases for PgStore {
                     .bind(key)
                     .fetch_one(&mut connection)
                     .await?;
+                // Taken: held once a server that held it has surely seen
+                // that it lost it, if the connection still holds it then.
                 if held {
-                    let kept: BoxFuture<'static, ()> = Box::pin(async move {
-                        loop {
-                            tokio::time::sleep(LEASE_CHECK).await;
-                            let check = sqlx::query("SELECT 1").execute(&mut connection);
-                            match tokio::time::timeout(LEASE_CHECK, check).await {
-                                Ok(Ok(_)) => {}
-                                _ => return,
+                    tokio::time::sleep(LEASE_GRACE).await;
+                    if still_held(&mut connection).await {
+                        let kept: BoxFuture<'static, ()> = Box::pin(async move {
+                            loop {
+                                tokio::time::sleep(LEASE_CHECK).await;
+                                if !still_held(&mut connection).await {
+                                    return;
+                                }
                             }
-                        }
-                    });
-                    return Ok(kept);
+                        });
+                        return Ok(kept);
+                    }
+                    continue;
                 }
                 drop(connection);
                 tokio::time::sleep(LEASE_RETRY).await;
             }
         })
     }
+}
+
+/// Whether the session lock on `connection` still holds: the connection
+/// answers within [`LEASE_CHECK`].
+async fn still_held(connection: &mut sqlx::PgConnection) -> bool {
+    let check = sqlx::query("SELECT 1").execute(connection);
+    matches!(tokio::time::timeout(LEASE_CHECK, check).await, Ok(Ok(_)))
 }
 
 /// The advisory lock of lease `name`: the first eight bytes of a digest of
