@@ -28,13 +28,17 @@ function binary() {
 }
 
 const command = binary();
-const child = spawn(command, process.argv.slice(2), { stdio: 'inherit' });
-child.on('error', (error) => fail(`${command} did not start: ${error.message}`));
-// SIGINT from a terminal reaches the command too (one process group), so
-// it is not sent again; SIGTERM and SIGHUP are sent to this process alone.
-const forwarded = ['SIGTERM', 'SIGHUP'];
-process.on('SIGINT', () => {});
+// Every signal a terminal or a client sends to stop a program is passed
+// on, whether it reached this process alone (a client's kill) or the whole
+// process group (a terminal's Ctrl-C or Ctrl-\, which the command then
+// gets twice: it stops at the first). Taken before the command starts: a
+// signal in between would end this process and leave the command running.
+// (A handler runs on a later turn of the event loop, once `child` is set.)
+let child;
+const forwarded = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
 for (const signal of forwarded) process.on(signal, () => child.kill(signal));
+child = spawn(command, process.argv.slice(2), { stdio: 'inherit' });
+child.on('error', (error) => fail(`${command} did not start: ${error.message}`));
 child.on('exit', (code, signal) => {
   if (signal === null) process.exit(code);
   process.removeAllListeners(signal);

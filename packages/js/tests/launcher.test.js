@@ -3,7 +3,8 @@
 // arguments, streams and exit status, and says what to do when that
 // package is missing. (scripts/test-dist runs it with the real binary.)
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,3 +51,27 @@ test("without the platform's package, the launcher says what to do", (t) => {
   assert.match(ran.stderr, new RegExp(`the package ${thisPlatform().package}, which carries the command for this machine, is not installed`));
   assert.match(ran.stderr, /without --omit=optional/);
 });
+
+// A command that says which signal reached it, then ends with its own status.
+const TRAPS = `#!/bin/sh
+for signal in INT TERM HUP QUIT; do trap "echo got $signal; exit 3" $signal; done
+echo ready
+while :; do sleep 0.1; done
+`;
+
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT']) {
+  test(`${signal} sent to the launcher alone reaches the command, and the launcher ends as it does`, { timeout: 30000 }, async (t) => {
+    const launcher = installed(t, TRAPS);
+    const run = spawn(process.execPath, [launcher], { stdio: ['ignore', 'pipe', 'inherit'] });
+    t.after(() => run.kill('SIGKILL'));
+    let out = '';
+    run.stdout.setEncoding('utf8');
+    run.stdout.on('data', (chunk) => { out += chunk; });
+    while (!out.includes('ready')) await once(run.stdout, 'data');
+    run.kill(signal);
+    // Its standard output read to the end too.
+    const [code] = await once(run, 'close');
+    assert.equal(out, `ready\ngot ${signal.slice(3)}\n`);
+    assert.equal(code, 3);
+  });
+}
