@@ -54,7 +54,7 @@ fn fleeting(program: &Path, temporary: &[PathBuf]) -> Option<Fleeting> {
     });
     let package = has(|name| matches!(name, "node_modules" | "site-packages"));
     let temporary = temporary.iter().any(|folder| program.starts_with(folder));
-    if !cached && !(package && temporary) {
+    if !(cached || package && temporary) {
         return None;
     }
     // Which runner, where the path says, for the command to keep one.
