@@ -1149,3 +1149,55 @@ fn an_answer_in_codexs_ui_withdraws_its_question_from_the_inbox() {
     assert_eq!(left["state"], "withdrawn", "{left}");
     assert_eq!(left["settledBy"], "answered in Codex", "{left}");
 }
+
+/// The README's minute registers the tool for every project (`--scope
+/// user`), as a user means it: run as written in one folder, Claude Code
+/// lists it in another.
+#[test]
+fn the_readmes_claude_mcp_add_registers_the_tool_in_every_folder() {
+    let _one = one_at_a_time();
+    let npm = npm::folder();
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
+    let line = readme
+        .lines()
+        .find(|line| line.starts_with("claude mcp add "))
+        .expect("the README's claude mcp add line");
+    let words: Vec<&str> = line
+        .split(" #")
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let bin = dir.path().join("bin");
+    for folder in [home.join("one"), home.join("two"), bin.clone()] {
+        std::fs::create_dir_all(folder).unwrap();
+    }
+    // `ask-user` on the PATH, as the line assumes.
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_ask-user"), bin.join("ask-user")).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let claude = npm.join("node_modules/.bin/claude");
+    let mut add = client(claude.clone(), &home);
+    add.args(&words[1..])
+        .env("PATH", &path)
+        .current_dir(home.join("one"));
+    let added = finish(add);
+    assert!(added.status.success(), "{line}: {added:?}");
+    let mut list = client(claude, &home);
+    list.args(["mcp", "list"])
+        .env("PATH", &path)
+        .current_dir(home.join("two"));
+    let listed = finish(list);
+    let out = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        out.contains("ask-user"),
+        "another folder lists it: {listed:?}"
+    );
+}
