@@ -96,9 +96,29 @@ fn launchd(home: &Path, program: &Path, state: Option<&Path>) -> Service {
     }
 }
 
+/// Whether this user's systemd instance runs, which `systemctl --user`
+/// talks to: its socket `$XDG_RUNTIME_DIR/systemd/private` is there. A
+/// container, WSL without systemd and an SSH login without lingering have
+/// none.
+fn user_manager_runs() -> bool {
+    std::env::var_os("XDG_RUNTIME_DIR")
+        .filter(|dir| !dir.is_empty())
+        .is_some_and(|dir| Path::new(&dir).join("systemd/private").exists())
+}
+
 /// Writes this user's service of the inbox.
 pub fn install() -> Outcome {
     let program = super::program::lasting()?;
+    if !cfg!(target_os = "macos") && !user_manager_runs() {
+        return Err(CliError::new(
+            "this login has no systemd user session (as in a container, WSL without systemd, or \
+             an SSH login without lingering), so `systemctl --user` could not start the service; \
+             nothing was written. Instead: keep `ask-user inbox serve` running in tmux or screen \
+             (or `nohup ask-user inbox serve >/dev/null 2>&1 &`); on WSL, turn systemd on \
+             ([boot] systemd=true in /etc/wsl.conf), restart WSL and run this again; over SSH, \
+             run `loginctl enable-linger $USER`, log in again and run this again",
+        ));
+    }
     let service = service(&program)?;
     match std::fs::read_to_string(&service.path) {
         Ok(there) if there == service.text => {

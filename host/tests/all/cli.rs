@@ -1110,17 +1110,43 @@ fn the_inbox_is_kept_running_by_a_service_of_the_users() {
     let home = tempfile::tempdir().unwrap();
     let config = home.path().join("config");
     let state = home.path().join("my state");
-    let run = |verb: &str| {
-        Command::new(env!("CARGO_BIN_EXE_ask-user"))
+    // A login with a systemd user session: its manager's socket is there.
+    let runtime = home.path().join("run");
+    let command = |verb: &str| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ask-user"));
+        command
             .args(["inbox", verb])
             .env("HOME", home.path())
             .env("XDG_CONFIG_HOME", &config)
             .env("ASK_USER_STATE_DIR", &state)
-            .output()
-            .unwrap()
+            .env("XDG_RUNTIME_DIR", &runtime);
+        command
     };
+    let run = |verb: &str| command(verb).output().unwrap();
     let said = |output: &Output| String::from_utf8_lossy(&output.stderr).into_owned();
     let unit = config.join("systemd/user/ask-user-inbox.service");
+
+    // Without one (a container, WSL, SSH), it says what to do instead
+    // and writes nothing.
+    for runtime in [None, Some(home.path().join("empty"))] {
+        let mut install = command("install-service");
+        match &runtime {
+            Some(dir) => install.env("XDG_RUNTIME_DIR", dir),
+            None => install.env_remove("XDG_RUNTIME_DIR"),
+        };
+        let refused = install.output().unwrap();
+        assert_eq!(refused.status.code(), Some(2), "{}", said(&refused));
+        assert!(
+            said(&refused).contains("no systemd user session")
+                && said(&refused).contains("tmux")
+                && said(&refused).contains("loginctl enable-linger"),
+            "{}",
+            said(&refused)
+        );
+        assert!(!unit.exists());
+    }
+    std::fs::create_dir_all(runtime.join("systemd")).unwrap();
+    std::fs::write(runtime.join("systemd/private"), "").unwrap();
 
     let installed = run("install-service");
     assert!(installed.status.success(), "{}", said(&installed));
