@@ -25,9 +25,10 @@ pub struct Args {
     /// The answerer chain from this TOML file (docs/src/reference/config.md).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Also answer in a browser: serves a page on 127.0.0.1 and prints its
+    /// Answer in a browser: serves a page on 127.0.0.1 and prints its
     /// address. The question is offered on the page and at this terminal
-    /// at once; the first answer wins.
+    /// at once; the first answer wins. The config's answerers (an inbox…)
+    /// are not asked: the page waits for as long as it takes.
     #[arg(long)]
     web: bool,
     /// The port for --web (default: any free port).
@@ -83,15 +84,21 @@ pub async fn run(args: Args, component: Component) -> Outcome {
             return finish(&ToolResult::coded(ErrorCode::InvalidArgs, &problem));
         }
     };
+    // The page waits for as long as it takes: nothing after it would ever
+    // be asked, so the config's answerers are not started (and none says
+    // that questions go elsewhere).
+    if web {
+        config.answerers.clear();
+    }
     let mut builder = HostBuilder::from_config(config);
     if let Some(path) = answers {
         let script = ScriptAnswerer::from_file(&path)?;
         builder = builder.answerer(AnswererEntry::new("script", ready(script)));
     }
     if web {
-        // Ahead of the configured chain: the human asked for the
-        // browser. The terminal is offered at the same time (it
-        // drops out where there is none); the first answer wins.
+        // The human asked for the browser. The terminal is offered at the
+        // same time (it drops out where there is none); the first answer
+        // wins.
         let page = WebConfig {
             port: web_port.unwrap_or(0),
             grace: None,

@@ -1203,3 +1203,46 @@ fn the_inbox_is_kept_running_by_a_service_of_the_users() {
         "[Service]\nExecStart=/bin/true\n"
     );
 }
+
+/// `--web` is the page and the terminal: the config's answerers are not
+/// started, so none says that questions go elsewhere (an inbox that would
+/// never be asked, as the page waits for as long as it takes).
+#[test]
+fn with_web_the_configs_answerers_are_not_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[[answerer]]\nkind = \"inbox\"\n").unwrap();
+    let config = config.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "ask",
+            "--answers",
+            "deploy.answers.json",
+            "--config",
+            config,
+        ];
+        args.extend(extra);
+        args.push("deploy.json");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ask-user"));
+        command
+            .args(&args)
+            .env("ASK_USER_STATE_DIR", dir.path().join("state"))
+            .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"))
+            .current_dir(examples())
+            .stdin(Stdio::null());
+        command.output().unwrap()
+    };
+    let without = run(&[]);
+    assert!(without.status.success());
+    assert!(
+        String::from_utf8_lossy(&without.stderr).contains("inbox"),
+        "the inbox answerer says where questions go: {without:?}"
+    );
+    let with = run(&["--web"]);
+    assert!(with.status.success(), "{with:?}");
+    let said = String::from_utf8_lossy(&with.stderr);
+    assert!(
+        !said.contains("inbox") && said.contains("answer in your browser"),
+        "{said}"
+    );
+}

@@ -636,7 +636,11 @@ fn read_until(stream: &mut std::net::TcpStream, text: &str) -> String {
     let mut buf = [0; 4096];
     while !String::from_utf8_lossy(&seen).contains(text) {
         let n = stream.read(&mut buf).expect("the page's stream goes on");
-        assert!(n > 0, "the stream ended before {text:?}");
+        assert!(
+            n > 0,
+            "the stream ended before {text:?}: {}",
+            String::from_utf8_lossy(&seen)
+        );
         seen.extend_from_slice(&buf[..n]);
     }
     String::from_utf8_lossy(&seen).into_owned()
@@ -655,13 +659,19 @@ fn with_web_the_terminal_is_offered_too_and_its_answer_wins() {
     s.keys("\r");
     s.assert_sent(r#"{"answers":[{"id":"target","selected":["Production"]}]}"#);
     // The page is told where it went, not that the agent withdrew it.
-    read_until(
+    let seen = read_until(
         &mut events,
         &format!(
             "\"type\":\"cancel\",\"eventId\":\"{event}\",\"reason\":\"withdrawn\",\
              \"detail\":\"answered at the terminal\""
         ),
     );
+    // Then that its server is done for good: the page stops trying to
+    // reach it, instead of saying it is "not connected" for ever.
+    let closed = "\"type\":\"closed\",\"again\":false";
+    if !seen.contains(closed) {
+        read_until(&mut events, closed);
+    }
     s.assert_restored();
 }
 

@@ -249,6 +249,11 @@ impl Desk for Shared {
         self.closing.clone()
     }
 
+    /// It serves one run: once closed, it is gone for good.
+    fn comes_back(&self) -> bool {
+        false
+    }
+
     async fn settle(&self, _: &(), event_id: &str, outcome: Outcome) -> Result<(), Unsettled> {
         let left = Left::settled_by(&outcome);
         self.pending.settle_checked(event_id, outcome)?;

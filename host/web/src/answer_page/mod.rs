@@ -35,7 +35,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use futures_util::stream::{self, Stream, StreamExt};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
@@ -126,6 +126,14 @@ pub trait Desk: Send + Sync + 'static {
 
     /// Fires when the desk closes: every page's stream ends.
     fn closing(&self) -> CancellationToken;
+
+    /// Whether its server may come back once it closed (an inbox that
+    /// restarts): its pages keep trying to reconnect. A page whose server
+    /// serves one run (`ask --web`) is told, as its stream's last frame,
+    /// that nothing more will come, and stops trying.
+    fn comes_back(&self) -> bool {
+        true
+    }
 
     /// Settles question `event_id` with `viewer`'s `outcome`, first outcome
     /// wins; answers that do not fit leave it open.
@@ -466,6 +474,7 @@ async fn events<D: Desk>(
         viewer,
         live,
         closed: false,
+        said_closed: false,
     };
     let live = stream::unfold(page, |mut page| async move {
         let frame = page.next().await?;
@@ -489,8 +498,11 @@ struct Page<D: Desk> {
     live: broadcast::Receiver<PageFrame>,
     closing: CancellationToken,
     /// Whether the desk closed: the frames already sent (the cancels of
-    /// questions that just left) still reach the page, then it ends.
+    /// questions that just left) still reach the page, then a last frame
+    /// (`closed`, saying whether its server comes back), then it ends.
     closed: bool,
+    /// Whether that last frame was sent.
+    said_closed: bool,
     _guard: Box<dyn Send + Sync>,
 }
 
@@ -502,7 +514,14 @@ impl<D: Desk> Page<D> {
     async fn next(&mut self) -> Option<Value> {
         loop {
             let frame = if self.closed {
-                self.live.try_recv().ok()?
+                match self.live.try_recv() {
+                    Ok(frame) => frame,
+                    Err(_) if !self.said_closed => {
+                        self.said_closed = true;
+                        return Some(json!({"type": "closed", "again": self.desk.comes_back()}));
+                    }
+                    Err(_) => return None,
+                }
             } else {
                 tokio::select! {
                     biased;
