@@ -176,6 +176,20 @@ pub async fn run(command: Command, component: Component) -> Outcome {
                 true => format!("added ask-user's hooks to {}", path.display()),
                 false => format!("ask-user's hooks are in {} already", path.display()),
             });
+            // The hooks ask what the user's config names, never the
+            // terminal (the agent has it): with nothing else, they ask
+            // nobody, which is said now rather than found out later.
+            let config = super::user_config(None, &ask_user::config::kinds())?;
+            let asks = config.is_some_and(|c| c.answerers.iter().any(|a| a.kind != "terminal"));
+            if !asks {
+                let file = ask_user::config::Config::default_path()
+                    .map_or("your config file".to_owned(), |p| p.display().to_string());
+                say(&format!(
+                    "{file} names no answerer the hooks can ask (the terminal is the agent's \
+                     own), so every question stays at the agent's terminal: add one, e.g. \
+                     [[answerer]] kind = \"inbox\" with `ask-user inbox serve` running"
+                ));
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Uninstall { client, settings } => {

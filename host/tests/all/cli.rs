@@ -1246,3 +1246,44 @@ fn with_web_the_configs_answerers_are_not_started() {
         "{said}"
     );
 }
+
+/// `hook install` says so when the user's config names no answerer the
+/// hooks can ask (the terminal is the agent's own): every question would
+/// stay at the agent's terminal.
+#[test]
+fn hook_install_says_when_no_answerer_would_be_asked() {
+    let home = tempfile::tempdir().unwrap();
+    let config_home = home.path().join("config");
+    let install = || {
+        Command::new(env!("CARGO_BIN_EXE_ask-user"))
+            .args(["hook", "install", "claude-code", "--settings"])
+            .arg(home.path().join("settings.json"))
+            .env("HOME", home.path())
+            .env("XDG_CONFIG_HOME", &config_home)
+            .env("ASK_USER_STATE_DIR", home.path().join("state"))
+            .output()
+            .unwrap()
+    };
+    let said = |output: &Output| String::from_utf8_lossy(&output.stderr).into_owned();
+    let bare = install();
+    assert!(bare.status.success(), "{}", said(&bare));
+    assert!(
+        said(&bare).contains("names no answerer the hooks can ask")
+            && said(&bare).contains("kind = \"inbox\""),
+        "{}",
+        said(&bare)
+    );
+    std::fs::create_dir_all(config_home.join("ask-user")).unwrap();
+    std::fs::write(
+        config_home.join("ask-user/config.toml"),
+        "[[answerer]]\nkind = \"inbox\"\n",
+    )
+    .unwrap();
+    let configured = install();
+    assert!(configured.status.success(), "{}", said(&configured));
+    assert!(
+        !said(&configured).contains("names no answerer"),
+        "{}",
+        said(&configured)
+    );
+}
