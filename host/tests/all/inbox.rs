@@ -1235,6 +1235,23 @@ async fn a_card_says_when_its_agent_is_gone() {
         .await;
     assert!(gone.is_ok(), "the card never said its agent is gone");
     assert!(browser.fits_the_width().await, "it reads on a phone");
+    // What a finger presses is big enough: rows and buttons 44 px tall,
+    // radio glyphs 20 px.
+    let smallest = browser
+        .client
+        .execute(
+            "const h = (css) => Math.min(...[...document.querySelectorAll(css)]\
+               .map((e) => e.getBoundingClientRect().height));\
+             return [h('label.choice'), h('form.batch button'), h('input[type=radio]')];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let smallest: Vec<f64> = serde_json::from_value(smallest).unwrap();
+    assert!(
+        smallest[0] >= 44.0 && smallest[1] >= 44.0 && smallest[2] >= 20.0,
+        "{smallest:?}"
+    );
     let listed = inbox.wait_for("gone", false, |q| q["agentWaiting"] == false);
     assert_eq!(listed["session"], "alpha");
     browser.close().await;

@@ -79,10 +79,13 @@ impl ReceivedForm {
         for (key, property) in properties {
             let (kind, own_words) = kind(property)?;
             let title = property["title"].as_str();
-            let text = property["description"].as_str().or(title).unwrap_or(key);
+            let description = property["description"].as_str();
+            let text = description.or(title).unwrap_or(key);
             let mut question = Question::new(key.clone(), text);
+            // The title heads a description; alone, it is the question,
+            // said once.
             question.header = title
-                .filter(|title| Some(*title) != property["description"].as_str())
+                .filter(|title| description.is_some_and(|d| d != *title))
                 .map(|title| title.chars().take(MAX_HEADER_CHARS).collect());
             let labels = match &kind {
                 Kind::Choice(choices) | Kind::Choices(choices) => {
@@ -287,6 +290,9 @@ mod tests {
         );
         assert_eq!(questions[3].labels().collect::<Vec<_>>(), ["Yes", "No"]);
         assert!(questions[4].options.is_none() && questions[5].options.is_none());
+        // A title without a description is the question, not its header too.
+        assert_eq!(questions[3].question, "Notify the team?");
+        assert_eq!(questions[3].header, None);
     }
 
     #[test]
