@@ -269,8 +269,14 @@ impl<'q> Prompt<'q> {
     /// them (then it says why, and the words stay to be mended).
     fn finish_typing(&mut self, text: String) {
         self.keep_typed(text);
-        let answer = &self.answers()[self.index];
-        self.problem = self.question().refuses(answer);
+        self.confirm();
+    }
+
+    /// Confirms the current question ([`advance`](Self::advance)), unless it
+    /// does not take the answer drafted: then it says why
+    /// ([`problem`](Self::problem)) and stays.
+    fn confirm(&mut self) {
+        self.problem = self.question().refuses(&self.answer(self.index));
         if self.problem.is_none() {
             self.advance();
         }
@@ -336,13 +342,7 @@ impl<'q> Prompt<'q> {
             // The ticks are the answer: with nothing ticked (and no own
             // words), the question is skipped, as on the page, where it
             // may be.
-            Row::Option(_) if self.question().is_multi_select() => {
-                let answer = &self.answers()[self.index];
-                self.problem = self.question().refuses(answer);
-                if self.problem.is_none() {
-                    self.advance();
-                }
-            }
+            Row::Option(_) if self.question().is_multi_select() => self.confirm(),
             Row::Option(option) => self.choose(option),
             Row::OwnWords => {
                 let text = self.drafts[self.index].custom.clone().unwrap_or_default();
@@ -414,19 +414,21 @@ impl<'q> Prompt<'q> {
 
     /// The answers as drafted: chosen labels, free text, or skipped.
     pub fn answers(&self) -> Vec<Answer> {
-        self.questions
-            .iter()
-            .zip(&self.drafts)
-            .map(|(q, d)| Answer {
-                id: q.id.clone(),
-                selected: d
-                    .chosen
-                    .iter()
-                    .filter_map(|&i| q.options.as_ref()?.get(i).map(|o| o.label.clone()))
-                    .collect(),
-                custom: d.custom.clone(),
-            })
-            .collect()
+        (0..self.questions.len()).map(|n| self.answer(n)).collect()
+    }
+
+    /// Question `index`'s answer as drafted.
+    fn answer(&self, index: usize) -> Answer {
+        let (q, d) = (&self.questions[index], &self.drafts[index]);
+        Answer {
+            id: q.id.clone(),
+            selected: d
+                .chosen
+                .iter()
+                .filter_map(|&i| q.options.as_ref()?.get(i).map(|o| o.label.clone()))
+                .collect(),
+            custom: d.custom.clone(),
+        }
     }
 }
 
