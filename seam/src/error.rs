@@ -33,8 +33,8 @@ impl AskError {
         }
     }
 
-    /// `ASK_ABORTED`.
-    pub(crate) fn aborted() -> Self {
+    /// `ASK_ABORTED`: the turn was cancelled.
+    pub fn aborted() -> Self {
         AskError::new(
             ErrorCode::AskAborted,
             "the turn was cancelled, so the question was not asked or was withdrawn; \

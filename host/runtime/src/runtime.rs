@@ -5,7 +5,7 @@ use serde::Deserialize;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ask_user_seam::{AgentHandle, ErrorCode, UserQuestions};
+use ask_user_seam::{AgentHandle, AskError, ErrorCode, UserQuestions};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
@@ -221,6 +221,13 @@ impl ToolRuntime {
         signal: &CancellationToken,
         arguments: &str,
     ) -> ToolResult {
+        // A call in a turn already cancelled runs nothing, as a harness
+        // dispatches no cancelled call: it is `ASK_ABORTED`, whatever its
+        // arguments (SPEC §1).
+        if signal.is_cancelled() {
+            let aborted = AskError::aborted();
+            return ToolResult::failure(aborted.name(), aborted.code().cloned(), aborted.message());
+        }
         if arguments.len() > self.config.max_arguments_bytes {
             // Copied into the component, they would only hit its memory cap
             // and blame the tool.

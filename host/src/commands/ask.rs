@@ -9,6 +9,7 @@ use ask_user::answerers::terminal::TerminalAnswerer;
 use ask_user::answerers::web::WebConfig;
 use ask_user::answerers::{race, ready};
 use ask_user::{AnswererEntry, ErrorCode, HostBuilder, ToolResult};
+use ask_user_seam::AskRequest;
 
 use super::{CliError, Component, Outcome, emit, load_config, start, stop_signal};
 
@@ -50,6 +51,14 @@ pub struct Args {
     /// (a run resumed after a crash): they share its questions and answers.
     #[arg(long, value_name = "KEY")]
     session: Option<String>,
+    /// ARGUMENTS is a request of the seam, not the tool's arguments:
+    /// {"questions":[…]} in the seam's spelling (`multiSelect`; `detail` and
+    /// `intent`, which a model cannot send), asked through the answerers
+    /// without the tool. For a host in another language whose own seam asks
+    /// your answerers (the DeepSeek Harness's provider). The result has the
+    /// same shape, its answers checked as the tool's are.
+    #[arg(long)]
+    request: bool,
 }
 
 /// Runs the call and prints its result.
@@ -63,6 +72,7 @@ pub async fn run(args: Args, component: Component) -> Outcome {
         audit,
         timeout,
         session,
+        request,
     } = args;
     let mut config = load_config(config.as_deref())?;
     if let Some(path) = audit {
@@ -83,6 +93,17 @@ pub async fn run(args: Args, component: Component) -> Outcome {
         Err(problem) => {
             return finish(&ToolResult::coded(ErrorCode::InvalidArgs, &problem));
         }
+    };
+    // The host's own request: one it cannot read is its mistake, not a
+    // model's.
+    let request = match request {
+        true => Some(serde_json::from_str::<AskRequest>(&arguments).map_err(|e| {
+            CliError::new(format!(
+                "the request cannot be read: {e}. Give {{\"questions\":[{{\"id\":…,\"question\":…}}]}} \
+                 in the seam's spelling (docs/src/spec.md, section 2)"
+            ))
+        })?),
+        false => None,
     };
     // The page waits for as long as it takes: nothing after it would ever
     // be asked, so the config's answerers are not started (and none says
@@ -119,10 +140,28 @@ pub async fn run(args: Args, component: Component) -> Outcome {
     };
     let host = start(builder, component).await?;
     let call = host.seam().scoped_call(session);
-    let result = host
-        .runtime()
-        .call(call.agent(), &stop_signal(), &arguments)
-        .await;
+    let result = match request {
+        Some(request) => {
+            match host
+                .seam()
+                .ask(request, Some(call.agent()), &stop_signal())
+                .await
+            {
+                Ok(answers) => {
+                    let answers = serde_json::json!({ "answers": answers });
+                    ToolResult::success(answers.to_string(), answers)
+                }
+                Err(error) => {
+                    ToolResult::failure(error.name(), error.code().cloned(), error.message())
+                }
+            }
+        }
+        None => {
+            host.runtime()
+                .call(call.agent(), &stop_signal(), &arguments)
+                .await
+        }
+    };
     drop(call);
     host.close().await;
     finish(&result)

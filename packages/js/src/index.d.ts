@@ -20,12 +20,13 @@ export interface Answer {
 
 /**
  * Answers the request, or returns null to pass it on, or throws an
- * `AskError`. `signal` aborts when the answer is no longer wanted.
+ * `AskError`. `signal` aborts when the answer is no longer wanted; `caller` is the
+ * agent whose call asks.
  */
 export type Answerer = (
   /** `askedBy`: a relayed sub-agent's chain of agent ids, root first (absent for a root's own ask). */
   request: { questions: Question[]; askedBy?: string[] },
-  context: { signal: AbortSignal },
+  context: { signal: AbortSignal; caller: Agent },
 ) => Answer[] | null | undefined | Promise<Answer[] | null | undefined>;
 
 /** An MCP CallToolResult. */

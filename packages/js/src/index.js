@@ -294,7 +294,8 @@ export class Host {
    * (`{questions: [...]}`, the seam's spelling: `multiSelect`; when the host
    * relays a sub-agent's ask, also `askedBy`: its chain of agent ids, root
    * first) and
-   * `{signal}`, aborted when its answer is no longer wanted; it returns
+   * `{signal, caller}`: `signal` aborted when its answer is no longer
+   * wanted, `caller` the `Agent` whose call asks; it returns
    * (or resolves to) the answers `[{id, selected, custom?}]`, or null to
    * pass the request on, or throws an `AskError`.
    */
@@ -330,6 +331,9 @@ export class Host {
     if (!(caller instanceof Agent)) {
       throw new TypeError('execute(args, {caller}) needs the calling Agent, from host.agents');
     }
+    // A call in a turn already cancelled runs nothing, as a harness
+    // dispatches no cancelled call (SPEC §1).
+    if (signal?.aborted) return failure('UserQuestionError', 'ASK_ABORTED', ABORTED);
     const outcome = await this.#call('execute', args,
       (request) => this.#ask(seamRequest(request), caller, signal, timeout));
     if (outcome.busy) {
@@ -395,12 +399,12 @@ export class Host {
         root = caller.root;
       }
       for (const answerer of this.#answerers) {
-        const answers = await Promise.race([answerer(request, { signal: stop.signal }), ended]);
+        const answers = await Promise.race([answerer(request, { signal: stop.signal, caller }), ended]);
         if (answers != null) return { tag: 'ok', val: checkedShape(answers) };
       }
       throw new AskError('NO_PROVIDER', NO_PROVIDER);
     } catch (error) {
-      return { tag: 'err', val: seamError(error) };
+      return { tag: 'err', val: seamError(error, signal.aborted) };
     } finally {
       if (root) this.#floors.giveBack(root);
       stop.abort();
@@ -590,18 +594,24 @@ function checkedShape(answers) {
   });
 }
 
-/** What an answerer threw, as the seam's `ask-error`. */
-function seamError(error) {
-  if (!(error instanceof Error)) {
-    return { name: 'Error', code: undefined, message: String(error) };
-  }
-  let code;
-  if (error instanceof AskError && error.code != null) {
-    code = CODES.includes(error.code)
-      ? { tag: error.code.toLowerCase().replaceAll('_', '-') }
-      : { tag: 'other', val: error.code };
-  }
-  return { name: error.name, code, message: error.message };
+/**
+ * What an answerer threw, as the seam's `ask-error` (SPEC §2, step 6): an
+ * `AskError`, or anything named `UserQuestionError` with a code (a DSH
+ * provider's error, or one that crossed a transport as a plain object),
+ * keeps its code; any other failure after the turn was cancelled is
+ * `ASK_ABORTED`; any other failure passes through uncoded, with its message.
+ */
+function seamError(error, aborted) {
+  const coded = typeof error?.code === 'string'
+    && (error instanceof AskError || error.name === 'UserQuestionError');
+  if (!coded && aborted) return seamError(new AskError('ASK_ABORTED', ABORTED));
+  const name = typeof error?.name === 'string' ? error.name : 'Error';
+  const message = typeof error?.message === 'string' ? error.message : String(error);
+  if (!coded) return { name, code: undefined, message };
+  const code = CODES.includes(error.code)
+    ? { tag: error.code.toLowerCase().replaceAll('_', '-') }
+    : { tag: 'other', val: error.code };
+  return { name, code, message };
 }
 
 function answerOf({ id, selected, custom }) {

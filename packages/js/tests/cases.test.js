@@ -7,7 +7,7 @@ import { component, TABLE } from './support.js';
 
 for (const {
   name, arguments: args, reply: given, replyJson, caller, expected, policy = {}, asksBefore = 0,
-  askedBy = [],
+  askedBy = [], cancelled = false,
 } of TABLE) {
   const reply = replyJson === undefined ? given : JSON.parse(replyJson);
   test(name, async (t) => {
@@ -38,7 +38,8 @@ for (const {
     for (let n = 0; n < asksBefore; n += 1) {
       assert.equal((await host.execute(JSON.stringify(args), { caller: agent })).isError, false);
     }
-    assert.deepEqual(await host.execute(JSON.stringify(args), { caller: agent }), expected);
+    const signal = cancelled ? AbortSignal.abort() : undefined;
+    assert.deepEqual(await host.execute(JSON.stringify(args), { caller: agent, signal }), expected);
     for (const chain of seen) assert.deepEqual(chain, askedBy);
   });
 }

@@ -186,6 +186,48 @@ test('an answerer\'s own failure is passed through uncoded; a code of its own ve
   assert.deepEqual(result.error, { name: 'UserQuestionError', code: 'RATE_LIMITED' });
 });
 
+test('a UserQuestionError that is a plain object, or another library\'s, keeps its code and message', async (t) => {
+  // As a bridge or a DSH provider throws it (SPEC §2, step 6).
+  for (const thrown of [
+    { name: 'UserQuestionError', message: 'the person closed the form', code: 'ASK_CANCELLED' },
+    Object.assign(new Error('the person closed the form'), {
+      name: 'UserQuestionError', code: 'ASK_CANCELLED',
+    }),
+  ]) {
+    const host = hostFor(t);
+    host.answerer(() => Promise.reject(thrown));
+    assert.deepEqual(await host.execute(ONE, { caller: host.agents.root('s') }), {
+      content: [{ type: 'text', text: 'Error: the person closed the form' }],
+      isError: true,
+      error: { name: 'UserQuestionError', code: 'ASK_CANCELLED' },
+    });
+  }
+  const host = hostFor(t);
+  host.answerer(() => Promise.reject({ message: 'the bridge hung up', code: 'EPIPE' }));
+  assert.deepEqual(await host.execute(ONE, { caller: host.agents.root('s') }), {
+    content: [{ type: 'text', text: 'Error: the bridge hung up' }],
+    isError: true,
+    error: { name: 'Error' },
+  });
+});
+
+test('an answerer failing on the turn\'s cancellation is ASK_ABORTED, whatever it threw', async (t) => {
+  const host = hostFor(t);
+  const turn = new AbortController();
+  let asked;
+  const reached = new Promise((resolve) => { asked = resolve; });
+  // An answerer that listens to the turn's own signal and rejects with its
+  // reason (a DOMException named AbortError).
+  host.answerer(() => new Promise((_, reject) => {
+    turn.signal.addEventListener('abort', () => reject(turn.signal.reason), { once: true });
+    asked();
+  }));
+  const call = host.execute(ONE, { caller: host.agents.root('s'), signal: turn.signal });
+  await reached;
+  turn.abort();
+  assert.deepEqual((await call).error, { name: 'UserQuestionError', code: 'ASK_ABORTED' });
+});
+
 test('answers of the wrong shape are INVALID_ANSWER, saying what was wrong', async (t) => {
   for (const [reply, says] of [
     [{ q: 'A' }, /object, not a list/],

@@ -387,6 +387,10 @@ class Host:
         dict. A blocking call: sync answerers run on this thread, inside the
         run (async answerers need ``execute_async``). ``cancel`` set ends a
         wait with ``ASK_ABORTED``; ``timeout`` (seconds) with ``ASK_TIMED_OUT``."""
+        # A call in a turn already cancelled runs nothing, as a harness
+        # dispatches no cancelled call (SPEC §1).
+        if cancel is not None and cancel.is_set():
+            return _failure("UserQuestionError", "ASK_ABORTED", _ABORTED)
         if not self._calls.acquire(blocking=False):
             return self._busy()
         cancel = cancel or threading.Event()

@@ -2,6 +2,7 @@
 the Rust host does (tests/tests/component/cases.rs)."""
 
 import json
+import threading
 
 import pytest
 
@@ -41,7 +42,10 @@ def test_the_case_gives_its_result(component, case):
     arguments = json.dumps(case["arguments"])
     for _ in range(case.get("asksBefore", 0)):
         assert not host.execute(arguments, caller=caller)["isError"]
-    assert host.execute(arguments, caller=caller) == case["expected"]
+    cancel = threading.Event()
+    if case.get("cancelled"):
+        cancel.set()
+    assert host.execute(arguments, caller=caller, cancel=cancel) == case["expected"]
     assert all(seen == case.get("askedBy", []) for seen in asked_by), asked_by
 
 
