@@ -203,6 +203,97 @@ fn answers_that_cover_only_some_questions_are_passed_on() {
     );
 }
 
+/// `ask --request`: the book's recipe (embedding/subprocess.md) as
+/// written, its request asked as the seam's, a plan's detail and intent
+/// reaching the answerer (a bridge that answers only a plan review with
+/// its detail, so nothing is dropped on the way); its answers checked as the
+/// tool's are; a request that cannot be read is a usage error.
+#[test]
+fn ask_request_asks_the_seams_request_as_it_is() {
+    let page =
+        std::fs::read_to_string(examples().join("../docs/src/embedding/subprocess.md")).unwrap();
+    let recipe = page
+        .split("```sh\n")
+        .skip(1)
+        .filter_map(|block| block.split("```").next())
+        .find(|block| block.contains("--request"))
+        .expect("the book's recipe for ask --request");
+    let request = recipe
+        .split('\'')
+        .nth(1)
+        .expect("the recipe's request, in single quotes");
+    assert!(recipe.contains("| ask-user ask --request - --session my-agent-42"));
+    let dir = tempfile::tempdir().unwrap();
+    let bridge = dir.path().join("bridge.py");
+    std::fs::write(
+        &bridge,
+        r#"import json, sys
+for line in sys.stdin:
+    frame = json.loads(line)
+    if frame.get("type") != "waterfall":
+        continue
+    [q] = frame["request"]["questions"]
+    fits = q.get("detail") == "1. Migrate" and q.get("intent") == {"kind": "plan-review", "approve": "Approve"}
+    answers = [{"id": q["id"], "selected": ["Approve"] if fits else ["Nope"]}]
+    outcome = {"kind": "result", "value": {"answers": answers}}
+    print(json.dumps({"eventId": frame["eventId"], "outcome": outcome}), flush=True)
+"#,
+    )
+    .unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[answerer]]\nkind = \"bridge\"\ncommand = [\"python3\", {:?}]\n",
+            bridge.display().to_string()
+        ),
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let args = [
+        "ask",
+        "--request",
+        "-",
+        "--session",
+        "my-agent-42",
+        "--config",
+        config,
+    ];
+    let output = ask_user(&args, Some(request));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let result = stdout_json(&output);
+    assert_eq!(
+        result["structuredContent"],
+        json!({"answers": [{"id": "plan", "selected": ["Approve"]}]})
+    );
+    assert_eq!(
+        result["content"][0]["text"],
+        r#"{"answers":[{"id":"plan","selected":["Approve"]}]}"#
+    );
+
+    // The bridge's answer to another plan is not one of its options:
+    // checked, as the tool's answers are.
+    let other = request.replace("1. Migrate", "2. Drop the table");
+    assert_error_result(&ask_user(&args, Some(&other)), "INVALID_ANSWER", "\"Nope\"");
+    // The seam's checks, in their order: an intent without its plan, no
+    // questions.
+    let bare = request.replace(r#""detail":"1. Migrate","#, "");
+    assert_error_result(&ask_user(&args, Some(&bare)), "BAD_INTENT", "no detail");
+    let empty = ask_user(&args, Some(r#"{"questions":[]}"#));
+    assert_error_result(&empty, "EMPTY_QUESTIONS", "at least one question");
+    // A request the host got wrong is the host's mistake: a usage error.
+    let wrong = ask_user(&args, Some(r#"{"questions":[{"id":1}]}"#));
+    assert_usage_error(
+        &wrong,
+        "the request cannot be read: invalid type: integer `1`",
+    );
+}
+
 /// The command printed an error result with `code` whose text says `says`
 /// (exit 1).
 fn assert_error_result(output: &Output, code: &str, says: &str) {

@@ -1,0 +1,152 @@
+// ask-user's answerers as the harness's provider, against a real inbox
+// (`ask-user inbox serve`, the command scripts/test built): the harness's
+// own tool asks, the question waits in the inbox with what the harness
+// sent (a plan's detail and intent too), a person answers there, and the
+// model gets the answer; the turn cancelled withdraws it.
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { test } from 'node:test';
+import { promisify } from 'node:util';
+import * as provider from '../src/provider.js';
+import { harness } from './support.js';
+
+const COMMAND = process.env.ASK_USER_COMMAND;
+if (!COMMAND) throw new Error('set ASK_USER_COMMAND to the ask-user command (scripts/test does)');
+
+/** How long a state this test waits for may take, at most. */
+const BOUND_MS = 30_000;
+
+/** An inbox of its own, in a folder of its own, stopped when the test ends. */
+async function inbox(t) {
+  const root = mkdtempSync(join(tmpdir(), 'ask-user-dsh-'));
+  // The provider's command finds the inbox as any ask-user does: this
+  // process's environment names its state folder (one inbox per test).
+  process.env.ASK_USER_STATE_DIR = join(root, 'state');
+  const env = { ...process.env };
+  writeFileSync(join(root, 'inbox.toml'), '');
+  writeFileSync(join(root, 'agent.toml'), '[[answerer]]\nkind = "inbox"\n');
+  const server = spawn(COMMAND, ['inbox', 'serve', '--config', join(root, 'inbox.toml')],
+    { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  t.after(() => server.kill('SIGKILL'));
+  const said = [];
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the inbox did not start: ${said.join('\n')}`)),
+      BOUND_MS);
+    createInterface({ input: server.stderr }).on('line', (line) => {
+      said.push(line);
+      if (line.includes('the inbox serves')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+  const run = async (...args) => (await promisify(execFile)(COMMAND, args, { env })).stdout;
+  return {
+    root,
+    env,
+    config: join(root, 'agent.toml'),
+    /** The questions the inbox holds (with `--all`, those that left too). */
+    list: async (...flags) => JSON.parse(await run('inbox', 'list', '--json', ...flags)).questions,
+    /** Waits for a question in the state `state`. */
+    async waitFor(state, ...flags) {
+      const until = Date.now() + BOUND_MS;
+      for (;;) {
+        const found = (await this.list(...flags)).find((q) => q.state === state);
+        if (found) return found;
+        if (Date.now() > until) throw new Error(`no question became ${state} in the inbox`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+    /** A person answers `id` from the command line. */
+    answer: (id, answers) => {
+      const file = join(root, `${id}.answers.json`);
+      writeFileSync(file, JSON.stringify({ answers }));
+      return run('inbox', 'answer', id, '--answers', file);
+    },
+  };
+}
+
+/** The harness's own tool, and ask-user's chain as its provider. */
+async function harnessAsking(t, config) {
+  const h = await harness(t, 'reference');
+  const fiber = h.app.plugin(provider, { command: COMMAND, config });
+  await fiber;
+  h.fibers.push(fiber);
+  return h;
+}
+
+test('the harness\'s question waits in the inbox, and the answer given there reaches the model', async (t) => {
+  const box = await inbox(t);
+  const h = await harnessAsking(t, box.config);
+  const call = h.call({
+    questions: [{
+      id: 'db', question: 'Which database?', header: 'Storage',
+      options: [{ label: 'SQLite (Recommended)', description: 'one file' }, { label: 'PostgreSQL' }],
+    }],
+  });
+  const waiting = await box.waitFor('waiting');
+  assert.equal(waiting.session, 'dsh-session-1');
+  assert.equal(waiting.questions[0].header, 'Storage');
+  await box.answer(waiting.id, [{ id: 'db', selected: ['PostgreSQL'] }]);
+  const result = await call;
+  assert.equal(result.isError, false, JSON.stringify(result));
+  assert.deepEqual(result.value, { answers: [{ id: 'db', selected: ['PostgreSQL'] }] });
+});
+
+test('a plan\'s detail and intent reach the inbox as the harness sent them', async (t) => {
+  const box = await inbox(t);
+  const h = await harnessAsking(t, box.config);
+  const asked = h.app.userQuestions.ask({
+    questions: [{
+      id: 'plan', question: 'Go ahead with this plan?', detail: '1. Add the table\n2. Migrate',
+      options: [{ label: 'Approve' }, { label: 'Revise' }],
+      intent: { kind: 'plan-review', approve: 'Approve' },
+    }],
+    agent: h.root,
+    signal: new AbortController().signal,
+  });
+  const waiting = await box.waitFor('waiting');
+  const [question] = waiting.questions;
+  assert.equal(question.detail, '1. Add the table\n2. Migrate');
+  assert.deepEqual(question.intent, { kind: 'plan-review', approve: 'Approve' });
+  await box.answer(waiting.id, [{ id: 'plan', selected: ['Approve'] }]);
+  assert.deepEqual(await asked, { answers: [{ id: 'plan', selected: ['Approve'] }] });
+});
+
+test('the turn cancelled withdraws the question from the inbox: ASK_ABORTED', async (t) => {
+  const box = await inbox(t);
+  const h = await harnessAsking(t, box.config);
+  const turn = new AbortController();
+  const call = h.call({ questions: [{ id: 'q', question: 'Deploy now?' }] }, { signal: turn.signal });
+  await box.waitFor('waiting');
+  turn.abort();
+  const result = await call;
+  assert.equal(result.isError, true);
+  const gone = await box.waitFor('withdrawn', '--all');
+  assert.equal(gone.questions[0].question, 'Deploy now?');
+  assert.deepEqual(await box.list(), [], 'the question still waits');
+});
+
+test('a person dismissing it is ASK_CANCELLED, coded as the harness codes it', async (t) => {
+  const box = await inbox(t);
+  const h = await harnessAsking(t, box.config);
+  const call = h.call({ questions: [{ id: 'q', question: 'Deploy now?' }] });
+  const waiting = await box.waitFor('waiting');
+  await promisify(execFile)(COMMAND, ['inbox', 'dismiss', waiting.id], { env: box.env });
+  const result = await call;
+  assert.deepEqual(result.error.info, { name: 'UserQuestionError', code: 'ASK_CANCELLED' });
+});
+
+test('a command that is not there fails the ask, saying what to do', async (t) => {
+  const h = await harness(t, 'reference');
+  const fiber = h.app.plugin(provider, { command: '/nonexistent/ask-user' });
+  await fiber;
+  h.fibers.push(fiber);
+  const result = await h.call({ questions: [{ id: 'q', question: 'Deploy now?' }] });
+  assert.equal(result.isError, true);
+  assert.match(result.content[0].text, /cannot run \/nonexistent\/ask-user: .*Install ask-user/);
+});
