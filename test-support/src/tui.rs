@@ -114,6 +114,15 @@ impl Tui {
         })
     }
 
+    /// Sends `signal` to the program alone (not its process group), as
+    /// `kill` or a service manager would.
+    pub fn signal(&self, signal: libc::c_int) {
+        if let Some(pid) = self.child.process_id() {
+            // SAFETY: a plain system call on our own child.
+            unsafe { libc::kill(pid as libc::pid_t, signal) };
+        }
+    }
+
     /// Whether the program ended within `wait`, and with success: the pty
     /// gives no event for it, so it is looked at every 20 ms.
     pub fn ended(&mut self, wait: Duration) -> Option<bool> {

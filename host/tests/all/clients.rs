@@ -1150,6 +1150,57 @@ fn an_answer_in_codexs_ui_withdraws_its_question_from_the_inbox() {
     assert_eq!(left["settledBy"], "answered in Codex", "{left}");
 }
 
+/// Ended from outside while Codex asks (SIGTERM, as `kill` or a service
+/// manager ends it), `ask-user hook run codex` leaves none of Codex's
+/// processes running: Codex from npm is a Node launcher whose native binary
+/// outlived a SIGKILL to the launcher, keeping the app server alive.
+#[test]
+fn a_run_ended_from_outside_leaves_none_of_codexs_processes() {
+    let _one = one_at_a_time();
+    let mut codex = codex_asked();
+    // Every process of this run names its socket, in this inbox's folder.
+    let state = codex.inbox.state();
+    let of_the_run = || -> Vec<String> {
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(line) = std::fs::read(entry.path().join("cmdline")) else {
+                continue;
+            };
+            let line = String::from_utf8_lossy(&line).replace('\0', " ");
+            if line.contains(&*state.to_string_lossy()) && line.contains("app-server-") {
+                found.push(line);
+            }
+        }
+        found
+    };
+    let running = of_the_run();
+    assert!(
+        running
+            .iter()
+            .any(|line| line.contains("app-server --listen")),
+        "no app server among {running:?}"
+    );
+    codex.tui.signal(libc::SIGTERM);
+    assert!(codex.tui.ended(BOUND).is_some(), "ask-user did not end");
+    let start = std::time::Instant::now();
+    loop {
+        let left = of_the_run();
+        if left.is_empty() {
+            break;
+        }
+        assert!(start.elapsed() < BOUND, "still running: {left:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Nor its socket or Codex's log in the run's folder.
+    let left: Vec<_> = std::fs::read_dir(state.join("codex"))
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("app-server-"))
+        .collect();
+    assert!(left.is_empty(), "left in the folder: {left:?}");
+}
+
 /// The README's minute registers the tool for every project (`--scope
 /// user`), as a user means it: run as written in one folder, Claude Code
 /// lists it in another.

@@ -9,6 +9,7 @@
 //! first wins; the other is withdrawn.
 
 mod app_server;
+mod group;
 mod questions;
 
 use std::collections::{HashMap, HashSet};
@@ -74,31 +75,37 @@ async fn attached(
         .ok_or_else(|| CliError::new("no home folder: set ASK_USER_STATE_DIR"))?;
     let dir = ask_user_seam::files::private_dir(&state_dir)?;
     let dir = ask_user_seam::files::private_dir(&dir.join(NAME))?;
-    let socket = dir.join(format!("app-server-{}.sock", std::process::id()));
+    // One run's own socket and logs: two runs at once never share them.
+    let run_id = std::process::id();
+    let socket = dir.join(format!("app-server-{run_id}.sock"));
     let _ = std::fs::remove_file(&socket);
-    let log = std::fs::File::create(dir.join("app-server.log"))?;
-    let mut server = tokio::process::Command::new(&run.program)
+    let server_log = dir.join(format!("app-server-{run_id}.log"));
+    let log = std::fs::File::create(&server_log)?;
+    let server = tokio::process::Command::new(&run.program)
         .arg("app-server")
         .arg("--listen")
         .arg(format!("unix://{}", socket.display()))
         .stdin(std::process::Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)
+        // Its own group, ended whole (see `group`).
+        .process_group(0)
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| CliError::new(format!("cannot run {}: {e}", run.program.display())))?;
+    let mut server = group::Group::led_by(server);
     let (outgoing, incoming) = tokio::select! {
         connected = connect(&socket) => connected?,
-        status = server.wait() => {
+        status = server.leader().wait() => {
             return Err(CliError::new(format!(
                 "Codex's app server ended at start ({}); see {}",
-                status?, dir.join("app-server.log").display()
+                status?, server_log.display()
             )));
         }
     };
     // Codex's UI has the terminal: what this process says goes to a log
     // while it runs (the UI keeps the terminal's standard error).
-    let said = dir.join("ask-user.log");
+    let said = dir.join(format!("ask-user-{run_id}.log"));
     let quiet = StderrTo::file(&said)?;
     let mut ui = tokio::process::Command::new(&run.program)
         .arg("--remote")
@@ -113,20 +120,22 @@ async fn attached(
         status = ui.wait() => status?.success(),
         () = watched => ui.wait().await?.success(),
         () = stop.cancelled() => {
-            let _ = ui.start_kill();
-            let _ = ui.wait().await;
+            group::end_gently(&mut ui).await;
             false
         }
     };
     drop(quiet);
-    let _ = server.start_kill();
-    let _ = server.wait().await;
+    server.end().await;
     let _ = std::fs::remove_file(&socket);
+    // Codex's own log is kept only when it failed at start (above).
+    let _ = std::fs::remove_file(&server_log);
     if std::fs::metadata(&said).is_ok_and(|m| m.len() > 0) {
         answerers.say(&format!(
             "what ask-user said while Codex ran: {}",
             said.display()
         ));
+    } else {
+        let _ = std::fs::remove_file(&said);
     }
     Ok(ended)
 }
