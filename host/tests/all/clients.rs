@@ -1135,6 +1135,28 @@ fn codexs_own_question_is_answered_in_the_inbox_while_its_ui_shows_it() {
     tui.wait_for(&[fake_model::DONE], BOUND);
 }
 
+/// A person's own words given in the inbox reach Codex's model marked as
+/// a note typed in Codex's own UI is (`user_note: `).
+#[test]
+fn own_words_given_in_the_inbox_reach_codexs_model_as_its_notes_do() {
+    let _one = one_at_a_time();
+    let codex = codex_asked();
+    let answers = json!({"answers": [{"id": "q1", "selected": [], "custom": "after 5pm"}]});
+    let answered = codex
+        .inbox
+        .answer(codex.asked["id"].as_str().unwrap(), &answers);
+    assert!(answered.status.success(), "inbox answer: {answered:?}");
+    let result = codex
+        .model
+        .tool_result(BOUND)
+        .expect("the model got the answer");
+    assert_eq!(
+        serde_json::from_str::<Value>(&result).unwrap(),
+        json!({"answers": {"target": {"answers": ["user_note: after 5pm"]}}}),
+        "{result}"
+    );
+}
+
 #[test]
 fn an_answer_in_codexs_ui_withdraws_its_question_from_the_inbox() {
     let _one = one_at_a_time();

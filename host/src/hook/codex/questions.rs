@@ -1,12 +1,16 @@
 //! Codex's `request_user_input` questions (`questions[]`: `id`, `header`,
 //! `question`, `options[{label, description}]`, `isOther`, `isSecret`) as
 //! our request, and our answers as its response (`{"answers": {<id>:
-//! {"answers": [labels…, own words]}}}`; a skipped question: an empty
-//! list).
+//! {"answers": [labels…, "user_note: " own words]}}}`, own words marked as
+//! Codex's own UI marks a note; a skipped question: an empty list).
 
 use ask_user_seam::{Answer, AskRequest, Question, QuestionOption};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+
+/// How Codex's own UI marks a person's words among a question's answers,
+/// so that the model reads them as it reads a note typed in Codex.
+const NOTE: &str = "user_note: ";
 
 /// One request's questions: ours (ids `q1`, `q2`, … in order, so that an
 /// answers file or a rule can name them) and Codex's ids for the answers.
@@ -81,8 +85,11 @@ impl Asked {
     pub fn response(&self, answers: &[Answer]) -> Value {
         let mut by_id = Map::new();
         for (question, id) in self.request.questions.iter().zip(&self.ids) {
-            let parts: Vec<&str> = Answer::of(answers, &question.id)
-                .map(|answer| answer.parts().collect())
+            let parts: Vec<String> = Answer::of(answers, &question.id)
+                .map(|answer| {
+                    let note = answer.custom.as_ref().map(|words| format!("{NOTE}{words}"));
+                    answer.selected.iter().cloned().chain(note).collect()
+                })
                 .unwrap_or_default();
             by_id.insert(id.clone(), json!({"answers": parts}));
         }
@@ -127,7 +134,7 @@ mod tests {
         assert_eq!(
             asked.response(&answers),
             json!({"answers": {
-                "target": {"answers": ["Production", "after 5pm"]},
+                "target": {"answers": ["Production", "user_note: after 5pm"]},
                 "note": {"answers": []},
             }})
         );
