@@ -42,20 +42,42 @@ pub fn check_intents(request: &AskRequest) -> Result<(), AskError> {
 pub use ask_user_codes::limits::MAX_CUSTOM_CHARS;
 
 /// **Beyond** the reference: answers fit the questions before they reach the
-/// model. One item per question id, no unknown or duplicate ids, selected
-/// labels among the offered options and none twice, at most one for
-/// single-select, and there not together with own words (SPEC §1: `custom`
-/// replaces the choice), free text within [`MAX_CUSTOM_CHARS`].
+/// model, whoever gave them ([`answers_fit`]). This is the seam's check of
+/// what an answerer returned: a misfit is the host's answerer's fault.
 pub fn check_answers(request: &AskRequest, answers: &[Answer]) -> Result<(), AskError> {
-    let invalid = |problem: String| {
-        Err(AskError::new(
+    answers_fit(request, answers).map_err(|problem| {
+        AskError::new(
             ErrorCode::InvalidAnswer,
             format!(
                 "the answerer returned answers that do not fit the questions ({problem}); \
                  they were not passed on. This is a fault of the host's answerer"
             ),
-        ))
-    };
+        )
+    })
+}
+
+/// The same check of answers a person gave (on a page, in a chat, with
+/// `ask-user inbox answer`): the misfit is said to them, and the question
+/// stays open for a fitting answer.
+pub fn check_given_answers(request: &AskRequest, answers: &[Answer]) -> Result<(), AskError> {
+    answers_fit(request, answers).map_err(|problem| {
+        AskError::new(
+            ErrorCode::InvalidAnswer,
+            format!(
+                "these answers do not fit the questions ({problem}); nothing was sent, and \
+                 the question is still open: answer it again"
+            ),
+        )
+    })
+}
+
+/// Whether `answers` fit `request`'s questions, or why not: one item per
+/// question id, no unknown or duplicate ids, selected labels among the
+/// offered options and none twice, at most one for single-select, and there
+/// not together with own words (SPEC §1: `custom` replaces the choice), free
+/// text within [`MAX_CUSTOM_CHARS`], and what a question's `accepts` says.
+pub fn answers_fit(request: &AskRequest, answers: &[Answer]) -> Result<(), String> {
+    let invalid = |problem: String| Err(problem);
     let mut seen = HashSet::new();
     for answer in answers {
         let Some(q) = request.questions.iter().find(|q| q.id == answer.id) else {
@@ -162,6 +184,28 @@ mod tests {
         assert!(check_answers(&request(false), &answers).is_ok());
         let answers = [answer("free", &[]), answer("q", &["A", "B"])];
         assert!(check_answers(&request(true), &answers).is_ok());
+    }
+
+    #[test]
+    fn a_misfit_is_blamed_on_whoever_gave_it() {
+        let answers = [answer("q", &["C"]), Answer::skipped("free")];
+        // The host's answerer, through the seam.
+        let by_answerer = problem(&request(false), &answers);
+        assert!(
+            by_answerer.contains("no option labelled \"C\""),
+            "{by_answerer}"
+        );
+        assert!(
+            by_answerer.ends_with("a fault of the host's answerer"),
+            "{by_answerer}"
+        );
+        // A person, in the inbox or on a page: told, with the question open.
+        let by_person = check_given_answers(&request(false), &answers).unwrap_err();
+        assert_eq!(by_person.code(), Some(&ErrorCode::InvalidAnswer));
+        let said = by_person.message();
+        assert!(said.contains("no option labelled \"C\""), "{said}");
+        assert!(!said.contains("host's answerer"), "{said}");
+        assert!(said.contains("the question is still open"), "{said}");
     }
 
     #[test]

@@ -420,6 +420,13 @@ fn an_answer_from_the_command_reaches_the_waiting_agent_and_is_recorded() {
         "{}",
         stderr(&refused)
     );
+    // The person who answered is told, not a host's answerer blamed.
+    assert!(
+        stderr(&refused).contains("the question is still open")
+            && !stderr(&refused).contains("host's answerer"),
+        "{}",
+        stderr(&refused)
+    );
     assert_eq!(inbox.list(false)[0]["state"], "waiting");
 
     let answered = inbox.answer(id, &json!({"answers": [{"id": "q", "selected": ["pnpm"]}]}));

@@ -12,7 +12,7 @@ use super::{Outcome, waterfall};
 use crate::error::AskError;
 use crate::question::AskRequest;
 use crate::sync::lock;
-use crate::validate::check_answers;
+use crate::validate::check_given_answers;
 use crate::waterfall::Ask;
 
 /// What an open question ends with: the far side's outcome, or why the far
@@ -143,7 +143,7 @@ impl PendingQuestions {
     }
 
     /// Settles question `id` with `outcome` when its answers fit the
-    /// question ([`check_answers`]); answers that do not fit leave it open,
+    /// question ([`check_given_answers`]); answers that do not fit leave it open,
     /// so a human can correct them instead of losing the batch. The check
     /// and the settlement are one step: no other outcome comes between.
     pub fn settle_checked(&self, id: &str, outcome: Outcome) -> Result<(), Unsettled> {
@@ -155,7 +155,7 @@ impl PendingQuestions {
                 .position(|e| e.id == id)
                 .ok_or(Unsettled::NotPending)?;
             if let Outcome::Result { value } = &outcome {
-                check_answers(&state.open[at].request, &value.answers)
+                check_given_answers(&state.open[at].request, &value.answers)
                     .map_err(Unsettled::Misfit)?;
             }
             state.open.remove(at)

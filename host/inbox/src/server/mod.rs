@@ -297,7 +297,7 @@ impl Inbox {
         };
         let state = match &outcome {
             Outcome::Result { value } => {
-                ask_user_seam::validate::check_answers(&record.request, &value.answers)
+                ask_user_seam::validate::check_given_answers(&record.request, &value.answers)
                     .map_err(Unsettled::Misfit)?;
                 QuestionState::Answered
             }
