@@ -9,12 +9,9 @@ import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
-import { REPO } from './support.js';
+import { COMMAND, packed, REPO } from './support.js';
 
-const COMMAND = process.env.ASK_USER_COMMAND;
-if (!COMMAND) throw new Error('set ASK_USER_COMMAND to the ask-user command (scripts/test does)');
 
 /** The page's first block of `language`. */
 function block(language) {
@@ -31,11 +28,7 @@ test('the packed plugins install beside the harness and the quick start works as
   // The page's own commands, from the repository's root, packing into `dir`.
   const install = block('sh');
   assert.match(install, /\(cd packages\/js && npm pack\) && \(cd packages\/dsh && npm pack\)/);
-  const tarballs = ['js', 'dsh'].map((name) => {
-    const packed = npm(['pack', '--silent', '--pack-destination', dir],
-      fileURLToPath(new URL(`packages/${name}/`, REPO))).trim();
-    return join(dir, packed.split('\n').pop());
-  });
+  const tarballs = packed(dir);
   assert.ok(install.includes('ask-user-0.1.0.tgz') && install.includes('ask-user-dsh-0.1.0.tgz'));
 
   const work = join(dir, 'work');

@@ -4,71 +4,11 @@
 // sent (a plan's detail and intent too), a person answers there, and the
 // model gets the answer; the turn cancelled withdraws it.
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { execFile } from 'node:child_process';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import * as provider from '../src/provider.js';
-import { harness } from './support.js';
-
-const COMMAND = process.env.ASK_USER_COMMAND;
-if (!COMMAND) throw new Error('set ASK_USER_COMMAND to the ask-user command (scripts/test does)');
-
-/** How long a state this test waits for may take, at most. */
-const BOUND_MS = 30_000;
-
-/** An inbox of its own, in a folder of its own, stopped when the test ends. */
-async function inbox(t) {
-  const root = mkdtempSync(join(tmpdir(), 'ask-user-dsh-'));
-  // The provider's command finds the inbox as any ask-user does: this
-  // process's environment names its state folder (one inbox per test).
-  process.env.ASK_USER_STATE_DIR = join(root, 'state');
-  const env = { ...process.env };
-  writeFileSync(join(root, 'inbox.toml'), '');
-  writeFileSync(join(root, 'agent.toml'), '[[answerer]]\nkind = "inbox"\n');
-  const server = spawn(COMMAND, ['inbox', 'serve', '--config', join(root, 'inbox.toml')],
-    { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  t.after(() => server.kill('SIGKILL'));
-  const said = [];
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the inbox did not start: ${said.join('\n')}`)),
-      BOUND_MS);
-    createInterface({ input: server.stderr }).on('line', (line) => {
-      said.push(line);
-      if (line.includes('the inbox serves')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-  });
-  const run = async (...args) => (await promisify(execFile)(COMMAND, args, { env })).stdout;
-  return {
-    root,
-    env,
-    config: join(root, 'agent.toml'),
-    /** The questions the inbox holds (with `--all`, those that left too). */
-    list: async (...flags) => JSON.parse(await run('inbox', 'list', '--json', ...flags)).questions,
-    /** Waits for a question in the state `state`. */
-    async waitFor(state, ...flags) {
-      const until = Date.now() + BOUND_MS;
-      for (;;) {
-        const found = (await this.list(...flags)).find((q) => q.state === state);
-        if (found) return found;
-        if (Date.now() > until) throw new Error(`no question became ${state} in the inbox`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    },
-    /** A person answers `id` from the command line. */
-    answer: (id, answers) => {
-      const file = join(root, `${id}.answers.json`);
-      writeFileSync(file, JSON.stringify({ answers }));
-      return run('inbox', 'answer', id, '--answers', file);
-    },
-  };
-}
+import { COMMAND, harness, inbox } from './support.js';
 
 /** The harness's own tool, and ask-user's chain as its provider. */
 async function harnessAsking(t, config) {
