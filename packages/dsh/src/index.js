@@ -56,13 +56,12 @@ export async function apply(ctx, config = {}) {
     return reply.answers;
   });
   const definition = await host.definition();
-  const output = registrySchema(definition.outputSchema);
   ctx.tools.register({
     name: definition.name,
     description: definition.description,
     parameters: registrySchema(definition.inputSchema),
     output: {
-      schema: output,
+      schema: registrySchema(definition.outputSchema),
       // The component's own rendering: compact, keys in its order.
       render: (_args, value) => [{ type: 'text', text: JSON.stringify(value) }],
     },
