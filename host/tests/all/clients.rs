@@ -1135,6 +1135,39 @@ fn codexs_own_question_is_answered_in_the_inbox_while_its_ui_shows_it() {
     tui.wait_for(&[fake_model::DONE], BOUND);
 }
 
+/// Esc in Codex's UI interrupts its turn: the inbox's question is
+/// withdrawn as cancelled in Codex, never recorded as answered there.
+#[test]
+fn escape_in_codex_withdraws_its_question_as_cancelled() {
+    let _one = one_at_a_time();
+    let codex = codex_asked();
+    codex
+        .tui
+        .press("\x1b", &["Conversation interrupted"], BOUND);
+    let left = codex.inbox.wait_for("the question withdrawn", true, |q| {
+        q["id"] == codex.asked["id"] && q["state"] != "waiting"
+    });
+    assert_eq!(left["state"], "withdrawn", "{left}");
+    assert_eq!(left["settledBy"], "cancelled in Codex", "{left}");
+    assert_eq!(codex.model.tool_result(Duration::ZERO), None);
+}
+
+/// Dismissed in the inbox, the question reaches Codex as its own Esc does:
+/// the turn is interrupted, and its model is given no answer.
+#[test]
+fn a_dismissal_in_the_inbox_interrupts_codexs_turn() {
+    let _one = one_at_a_time();
+    let codex = codex_asked();
+    let dismissed = codex.inbox.dismiss(codex.asked["id"].as_str().unwrap());
+    assert!(dismissed.status.success(), "inbox dismiss: {dismissed:?}");
+    codex.tui.wait_for(&["Conversation interrupted"], BOUND);
+    assert_eq!(codex.model.tool_result(Duration::ZERO), None);
+    let left = codex.inbox.wait_for("the question dismissed", true, |q| {
+        q["id"] == codex.asked["id"] && q["state"] != "waiting"
+    });
+    assert_eq!(left["state"], "cancelled", "{left}");
+}
+
 /// A person's own words given in the inbox reach Codex's model marked as
 /// a note typed in Codex's own UI is (`user_note: `).
 #[test]

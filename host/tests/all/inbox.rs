@@ -275,6 +275,14 @@ impl Inbox {
             .unwrap()
     }
 
+    /// `inbox dismiss ID`: the person will not answer.
+    pub(crate) fn dismiss(&self, id: &str) -> Output {
+        self.command()
+            .args(["inbox", "dismiss", id])
+            .output()
+            .unwrap()
+    }
+
     /// The next request a notifier made.
     fn hook(&self) -> Hook {
         self.hooks

@@ -25,6 +25,7 @@ use super::{Answerers, Attached, HookClient, Way};
 use crate::CliError;
 use app_server::{Incoming, Outgoing};
 use ask_user_inbox::StopReason;
+use ask_user_seam::ErrorCode;
 use questions::Asked;
 
 /// Codex.
@@ -203,14 +204,25 @@ async fn watch(
     let mut joined: HashSet<String> = HashSet::new();
     let mut joining: HashMap<u64, String> = HashMap::new();
     // The questions being asked, by the app server's request id: how to
-    // withdraw each, and what the inbox is told when Codex answered first.
-    let mut asking: HashMap<String, (CancellationToken, StopReason)> = HashMap::new();
+    // withdraw each, what the inbox is told when Codex settled it first, and
+    // the turn that asked it.
+    let mut asking: HashMap<String, Asking> = HashMap::new();
     let mut next_id = 1;
     let mut asks = futures_util::stream::FuturesUnordered::new();
     loop {
         let message = tokio::select! {
             message = incoming.recv() => message,
-            Some(()) = futures_util::StreamExt::next(&mut asks) => continue,
+            Some(dismissed) = futures_util::StreamExt::next(&mut asks) => {
+                // Dismissed by the person: Codex is told as its own Esc
+                // tells it, the turn interrupted (its model is told
+                // nothing, and the UI says the conversation was
+                // interrupted).
+                if let Some(turn) = dismissed {
+                    outgoing.request(next_id, "turn/interrupt", turn);
+                    next_id += 1;
+                }
+                continue;
+            }
             () = stop.cancelled() => None,
         };
         let Some(message) = message else {
@@ -234,23 +246,41 @@ async fn watch(
                     None,
                     ask_user_inbox::WhenDown::Pass,
                 );
-                asking.insert(key, (withdrawn.clone(), asker.stop_reason.clone()));
+                let turn = Turn::of(&params);
+                asking.insert(
+                    key,
+                    Asking {
+                        withdrawn: withdrawn.clone(),
+                        reason: asker.stop_reason.clone(),
+                        turn: turn.clone(),
+                    },
+                );
                 let outgoing = outgoing.clone();
-                let thread = params["threadId"].as_str().map(str::to_owned);
                 asks.push(async move {
-                    ask(asked, asker, thread, id, outgoing, answerers, withdrawn).await;
+                    ask(asked, asker, turn, id, outgoing, answerers, withdrawn).await
                 });
             }
             // A request of another kind (an approval) is Codex's UI's.
             Incoming::Request { .. } => {}
             Incoming::Notification { method, params } => {
+                if method == "turn/completed" && params["turn"]["status"] == "interrupted" {
+                    // Esc or Ctrl-C in Codex (it says so before it resolves
+                    // the turn's questions): cancelled, not answered.
+                    let turn = params["turn"]["id"].as_str();
+                    asking.retain(|_, asked| {
+                        let ended = asked.turn.turn.as_deref() == turn;
+                        if ended {
+                            asked.reason.set("cancelled in Codex");
+                            asked.withdrawn.cancel();
+                        }
+                        !ended
+                    });
+                }
                 if method == "serverRequest/resolved" {
                     // Answered (in Codex, or by us): stop asking elsewhere.
-                    if let Some((withdrawn, reason)) =
-                        asking.remove(&params["requestId"].to_string())
-                    {
-                        reason.set("answered in Codex");
-                        withdrawn.cancel();
+                    if let Some(asked) = asking.remove(&params["requestId"].to_string()) {
+                        asked.reason.set("answered in Codex");
+                        asked.withdrawn.cancel();
                     }
                 }
                 // A thread not joined yet: join it, to be sent its
@@ -281,28 +311,53 @@ async fn watch(
             }
         }
     }
-    for (withdrawn, _) in asking.values() {
-        withdrawn.cancel();
+    for asked in asking.values() {
+        asked.withdrawn.cancel();
     }
     while futures_util::StreamExt::next(&mut asks).await.is_some() {}
 }
 
+/// A question of Codex's being asked through the answerers.
+struct Asking {
+    withdrawn: CancellationToken,
+    reason: StopReason,
+    turn: Turn,
+}
+
+/// The thread and turn a request of the app server's belongs to.
+#[derive(Clone)]
+struct Turn {
+    thread: Option<String>,
+    turn: Option<String>,
+}
+
+impl Turn {
+    fn of(params: &Value) -> Turn {
+        let text = |key: &str| params[key].as_str().map(str::to_owned);
+        Turn {
+            thread: text("threadId"),
+            turn: text("turnId"),
+        }
+    }
+}
+
 /// Asks one question of Codex's through `answerers`; answers the app
 /// server's request `id` with what they give, unless `withdrawn` first
-/// (answered in Codex, or Codex's UI ended).
+/// (answered or cancelled in Codex, or Codex's UI ended). A person's
+/// dismissal gives the `turn/interrupt` parameters that tell Codex.
 async fn ask(
     asked: Asked,
     asker: ask_user_inbox::Asker,
-    thread: Option<String>,
+    turn: Turn,
     id: Value,
     outgoing: Outgoing,
     answerers: &dyn Answerers,
     withdrawn: CancellationToken,
-) {
+) -> Option<Value> {
     let reply = answerers
         .ask(
             &Codex,
-            thread.as_deref(),
+            turn.thread.as_deref(),
             asker,
             asked.request.clone(),
             &withdrawn,
@@ -312,10 +367,21 @@ async fn ask(
         Ok(Some(Ok(answers))) if !withdrawn.is_cancelled() => {
             outgoing.respond(&id, asked.response(&answers));
         }
+        Ok(Some(Err(error)))
+            if !withdrawn.is_cancelled() && error.code() == Some(&ErrorCode::AskCancelled) =>
+        {
+            if let (Some(thread), Some(turn)) = (turn.thread, turn.turn) {
+                return Some(json!({"threadId": thread, "turnId": turn}));
+            }
+            answerers.say(&format!(
+                "dismissed, but Codex named no turn to interrupt: {error}"
+            ));
+        }
         Ok(Some(Err(error))) if !withdrawn.is_cancelled() => {
             answerers.say(&format!("not answered through ask-user: {error}"));
         }
         Err(error) => answerers.say(&format!("not asked through ask-user: {error}")),
         _ => {}
     }
+    None
 }
