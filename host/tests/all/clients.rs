@@ -1052,7 +1052,7 @@ fn codex_question() -> Value {
 /// in the inbox. Fields in the order they go: the run, then its folder.
 struct CodexAsked {
     tui: Tui,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     /// The inbox's question.
     asked: Value,
     inbox: crate::inbox::Inbox,
@@ -1062,10 +1062,35 @@ struct CodexAsked {
 fn codex_asked() -> CodexAsked {
     let model = FakeModel::calling("request_user_input", codex_question());
     let inbox = crate::inbox::Inbox::new();
-    let npm = npm::folder();
     let (dir, _) = run_folder(false);
-    let home = dir.path().join("home");
-    let codex_home = codex_home(dir.path(), &model);
+    codex_home(dir.path(), &model);
+    let tui = codex_run(
+        dir.path(),
+        &inbox,
+        // Its own tool outside Plan mode too: the model asks at once.
+        &[
+            "--enable",
+            "default_mode_request_user_input",
+            "Deploy the release",
+        ],
+    );
+    tui.wait_for(&["Where should this release be deployed?"], BOUND);
+    let asked = inbox.wait_for("Codex's question", false, |q| q["agentWaiting"] == true);
+    CodexAsked {
+        tui,
+        dir,
+        asked,
+        inbox,
+        model,
+    }
+}
+
+/// `ask-user hook run codex -- FLAGS` in a pty, in `dir` (its `home`, its
+/// `codex` home), its answerers the inbox's.
+fn codex_run(dir: &Path, inbox: &crate::inbox::Inbox, flags: &[&str]) -> Tui {
+    let npm = npm::folder();
+    let home = dir.join("home");
+    let codex_home = dir.join("codex");
     let (state, config) = (inbox.state(), inbox.agent_config());
     let env = [
         ("HOME", home.to_str().unwrap()),
@@ -1075,7 +1100,7 @@ fn codex_asked() -> CodexAsked {
         ("ASK_USER_STATE_DIR", state.to_str().unwrap()),
     ];
     let codex = npm.join("node_modules/.bin/codex");
-    let args = [
+    let mut args = vec![
         "hook",
         "run",
         "codex",
@@ -1084,26 +1109,14 @@ fn codex_asked() -> CodexAsked {
         "--program",
         codex.to_str().unwrap(),
         "--",
-        // Its own tool outside Plan mode too: the model asks at once.
-        "--enable",
-        "default_mode_request_user_input",
-        "Deploy the release",
     ];
-    let tui = Tui::start(
+    args.extend(flags);
+    Tui::start(
         Path::new(env!("CARGO_BIN_EXE_ask-user")),
         &args,
         &home,
         &env,
-    );
-    tui.wait_for(&["Where should this release be deployed?"], BOUND);
-    let asked = inbox.wait_for("Codex's question", false, |q| q["agentWaiting"] == true);
-    CodexAsked {
-        tui,
-        _dir: dir,
-        asked,
-        inbox,
-        model,
-    }
+    )
 }
 
 /// The answer Codex's model received, as Codex sends it.
@@ -1133,6 +1146,32 @@ fn codexs_own_question_is_answered_in_the_inbox_while_its_ui_shows_it() {
     assert_codex_received(&codex.model, "Production");
     // Codex's UI no longer asks.
     tui.wait_for(&[fake_model::DONE], BOUND);
+}
+
+/// Codex's UI, quitting, names a socket to reconnect to that ended with the
+/// run: ask-user says the run that goes on with the session, and that run
+/// shows it.
+#[test]
+fn the_way_back_to_a_codex_session_is_said_and_works() {
+    let _one = one_at_a_time();
+    let mut codex = codex_asked();
+    codex.tui.press("\r", &[fake_model::DONE], BOUND);
+    // Ctrl-C twice: Codex's UI quits.
+    codex.tui.keys("\x03");
+    codex
+        .tui
+        .press("\x03", &["ask-user hook run codex -- resume "], BOUND);
+    assert!(codex.tui.ended(BOUND).is_some(), "the run did not end");
+    let screen = codex.tui.wait_for(&["to go on with this session"], BOUND);
+    let session = screen
+        .split("ask-user hook run codex -- resume ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("the session to resume")
+        .to_owned();
+    let again = codex_run(codex.dir.path(), &codex.inbox, &["resume", &session]);
+    // The session as it was left: its task and the model's last words.
+    again.wait_for(&["Deploy the release", fake_model::DONE], BOUND);
 }
 
 /// Esc in Codex's UI interrupts its turn: the inbox's question is

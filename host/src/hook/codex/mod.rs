@@ -116,7 +116,9 @@ async fn attached(
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| CliError::new(format!("cannot run {}: {e}", run.program.display())))?;
-    let watched = watch(outgoing, incoming, answerers, stop.child_token());
+    // The session Codex's UI last started, to go on with after this run.
+    let session = std::sync::Mutex::new(None);
+    let watched = watch(outgoing, incoming, answerers, &session, stop.child_token());
     let ended = tokio::select! {
         status = ui.wait() => status?.success(),
         () = watched => ui.wait().await?.success(),
@@ -128,6 +130,14 @@ async fn attached(
     drop(quiet);
     server.end().await;
     let _ = std::fs::remove_file(&socket);
+    // Codex's UI names the app server's socket to reconnect to, which is
+    // gone with this run: the way back is a run of ours.
+    if let Some(session) = session.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        answerers.say(&format!(
+            "the app server Codex names ended with this run; to go on with this session, \
+             run: ask-user hook run codex -- resume {session}"
+        ));
+    }
     // Codex's own log is kept only when it failed at start (above).
     let _ = std::fs::remove_file(&server_log);
     if std::fs::metadata(&said).is_ok_and(|m| m.len() > 0) {
@@ -194,11 +204,14 @@ async fn connect(
 }
 
 /// Joins every thread of the app server and asks each of its questions
-/// through `answerers`, until the server closes or `stop`.
+/// through `answerers`, until the server closes or `stop`; keeps in
+/// `session` the last thread started that Codex keeps (not an ephemeral
+/// one, such as its title's).
 async fn watch(
     outgoing: Outgoing,
     mut incoming: tokio::sync::mpsc::Receiver<Incoming>,
     answerers: &dyn Answerers,
+    session: &std::sync::Mutex<Option<String>>,
     stop: CancellationToken,
 ) {
     let mut joined: HashSet<String> = HashSet::new();
@@ -263,6 +276,12 @@ async fn watch(
             // A request of another kind (an approval) is Codex's UI's.
             Incoming::Request { .. } => {}
             Incoming::Notification { method, params } => {
+                if method == "thread/started"
+                    && params["thread"]["ephemeral"] != true
+                    && let Some(thread) = params["thread"]["id"].as_str()
+                {
+                    *session.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread.to_owned());
+                }
                 if method == "turn/completed" && params["turn"]["status"] == "interrupted" {
                     // Esc or Ctrl-C in Codex (it says so before it resolves
                     // the turn's questions): cancelled, not answered.
