@@ -63,12 +63,7 @@ fn ask_answered_from_a_file_prints_the_result_and_exits_0() {
         &["ask", "deploy.json", "--answers", "deploy.answers.json"],
         None,
     );
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     let result = stdout_json(&output);
     assert_eq!(result["isError"], false);
     assert_eq!(
@@ -260,12 +255,7 @@ for line in sys.stdin:
         config,
     ];
     let output = ask_user(&args, Some(request));
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     let result = stdout_json(&output);
     assert_eq!(
         result["structuredContent"],
@@ -291,6 +281,16 @@ for line in sys.stdin:
     assert_usage_error(
         &wrong,
         "the request cannot be read: invalid type: integer `1`",
+    );
+}
+
+/// The command succeeded (exit 0); else what it said.
+fn assert_success(output: &Output) {
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
     );
 }
 
@@ -899,12 +899,7 @@ fn the_compiled_component_is_cached_privately() {
     let cache = home.path().join("cache");
     for _ in 0..2 {
         let output = run(&cache);
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        assert_success(&output);
     }
     let dir = cache.join("ask-user").join("compiled");
     let entries: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
@@ -1009,12 +1004,7 @@ fn a_config_bridge_answers_and_the_audit_trail_records_each_ask() {
         &["ask", "-", "--config", config_arg, "--session", "deploy-7"],
         Some(arguments),
     );
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     let output = ask_with_config(&config, "deploy.json", None);
     assert_eq!(stdout_json(&output)["error"]["code"], "NO_PROVIDER");
 
@@ -1178,12 +1168,7 @@ print(json.dumps({"type": "result", "is_error": False,
         ],
         None,
     );
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     let replies: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(replies[0]["behavior"], "deny");
     let message = replies[0]["message"].as_str().unwrap();

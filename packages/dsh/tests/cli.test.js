@@ -10,7 +10,7 @@
 // real inbox; a person answers there and the model gets the answer; Ctrl-C
 // withdraws it.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import { COMMAND, inbox, packed, REPO } from './support.js';
+import { COMMAND, inbox, packed, REPO, started } from './support.js';
 
 const NODE22 = process.env.ASK_USER_TEST_NODE22;
 if (!NODE22) throw new Error('set ASK_USER_TEST_NODE22 to a Node 22 (scripts/test does)');
@@ -156,23 +156,10 @@ async function dsh(t, task, { port, config }) {
     provider: ours
     model: test-model
 `);
-  const child = spawn(NODE22, [LAUNCH, task], {
+  return started(t, NODE22, [LAUNCH, task], {
     cwd: home,
     env: { ...env, DSH_PACKAGE: DSH, DSH_OVERLAY: overlay, TEST_MODEL_KEY: 'test' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  t.after(() => child.kill('SIGKILL'));
-  const said = { out: '', err: '' };
-  child.stdout.on('data', (chunk) => { said.out += chunk; });
-  child.stderr.on('data', (chunk) => { said.err += chunk; });
-  const ended = new Promise((resolve, reject) => {
-    const bound = setTimeout(() => reject(new Error(`dsh did not end: ${said.err}`)), BOUND_MS);
-    child.on('exit', (code) => {
-      clearTimeout(bound);
-      resolve(code);
-    });
-  });
-  return { child, said, ended };
+  }, BOUND_MS);
 }
 
 test('the model asks in the harness, a person answers in the inbox, and the model gets it', async (t) => {

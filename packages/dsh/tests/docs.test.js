@@ -4,13 +4,12 @@
 // harness's packages from npm, and the quick start run there, its provider
 // running the ask-user command this repository built.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
-import { COMMAND, packed, REPO } from './support.js';
+import { COMMAND, packed, REPO, started } from './support.js';
 
 
 /** The page's first block of `language`. */
@@ -56,15 +55,8 @@ test('the packed plugins install beside the harness and the quick start works as
     XDG_CONFIG_HOME: config,
     ASK_USER_STATE_DIR: join(dir, 'state'),
   };
-  const child = spawn(process.execPath, ['quickstart.mjs'], { cwd: work, env,
-    stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (chunk) => { out += chunk; });
-  child.stderr.on('data', (chunk) => { err += chunk; });
-  const bound = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  const [code] = await once(child, 'exit');
-  clearTimeout(bound);
-  assert.equal(code, 0, `the quick start failed:\n${err}`);
-  assert.equal(out, '{"answers":[{"id":"env","selected":["Staging (Recommended)"]}]}\n');
+  const run = started(t, process.execPath, ['quickstart.mjs'], { cwd: work, env }, 60_000);
+  const code = await run.ended;
+  assert.equal(code, 0, `the quick start failed:\n${run.said.err}`);
+  assert.equal(run.said.out, '{"answers":[{"id":"env","selected":["Staging (Recommended)"]}]}\n');
 });

@@ -27,6 +27,28 @@ export const REPO = new URL('../../../', import.meta.url);
 /** The ask-user command (scripts/test sets it to the one it built). */
 export const COMMAND = process.env.ASK_USER_COMMAND;
 
+/**
+ * `command` started with `options` (`cwd`, `env`), ended when the test ends:
+ * the child, what it said so far (`out`, `err`), and its exit code, which
+ * rejects, saying what it said, if it has not ended within `boundMs`.
+ */
+export function started(t, command, args, options, boundMs) {
+  const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.after(() => child.kill('SIGKILL'));
+  const said = { out: '', err: '' };
+  child.stdout.on('data', (chunk) => { said.out += chunk; });
+  child.stderr.on('data', (chunk) => { said.err += chunk; });
+  const ended = new Promise((resolve, reject) => {
+    const bound = setTimeout(() => reject(new Error(`${command} did not end within ${boundMs} ms: `
+      + `${said.err}`)), boundMs);
+    child.on('exit', (code) => {
+      clearTimeout(bound);
+      resolve(code);
+    });
+  });
+  return { child, said, ended };
+}
+
 /** `npm pack` of the JavaScript package and of this one, into `dir`: their tarballs. */
 export function packed(dir) {
   return ['js', 'dsh'].map((name) => {

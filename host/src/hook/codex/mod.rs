@@ -287,7 +287,7 @@ async fn watch(
                     // the turn's questions): cancelled, not answered.
                     let turn = params["turn"]["id"].as_str();
                     asking.retain(|_, asked| {
-                        let ended = asked.turn.turn.as_deref() == turn;
+                        let ended = turn.is_some() && asked.turn.turn.as_deref() == turn;
                         if ended {
                             asked.reason.set("cancelled in Codex");
                             asked.withdrawn.cancel();
