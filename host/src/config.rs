@@ -18,6 +18,7 @@ use toml::de::{DeTable, DeValue};
 
 use crate::agents::{Delegated, PolicySettings};
 use crate::answerers::{ConfigProblem, KindTable, Kinds, Setup};
+use crate::inbox::notify::Channels;
 use crate::inbox::settings::{InboxSettings, RawInbox};
 use crate::mcp::McpSettings;
 use crate::runtime::{RuntimeConfig, SandboxSettings};
@@ -89,12 +90,25 @@ struct RawConfig {
     policy: Option<Spanned<PolicySettings>>,
 }
 
-/// The answerer kinds a config file may name: those of [`crate::answerers`]
-/// (terminal, script, bridge, web) and the inbox's.
-pub fn kinds() -> Kinds {
-    let mut kinds = Kinds::builtin();
-    kinds.register(crate::inbox::InboxKind::default());
-    kinds
+/// What a config file may name: its answerers' kinds and its inbox's
+/// channels.
+pub struct Registries {
+    pub kinds: Kinds,
+    pub channels: Channels,
+}
+
+impl Registries {
+    /// Every kind this program has: the answerers of [`crate::answerers`]
+    /// (terminal, script, bridge, web) and the inbox's, and the channels of
+    /// `ask_user_channels`.
+    pub fn builtin() -> Self {
+        let mut kinds = Kinds::builtin();
+        kinds.register(crate::inbox::InboxKind::default());
+        Registries {
+            kinds,
+            channels: ask_user_channels::builtin(),
+        }
+    }
 }
 
 impl Config {
@@ -107,11 +121,12 @@ impl Config {
     /// Reads and checks the file at `path`, with the built-in answerer
     /// kinds ([`kinds`]).
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        Self::load_with(path, &kinds())
+        Self::load_with(path, &Registries::builtin())
     }
 
-    /// Reads and checks the file at `path`; its answerers may be of `kinds`.
-    pub fn load_with(path: &Path, kinds: &Kinds) -> Result<Self, ConfigError> {
+    /// Reads and checks the file at `path`; its answerers and channels may
+    /// be of the kinds in `registries`.
+    pub fn load_with(path: &Path, registries: &Registries) -> Result<Self, ConfigError> {
         let text = crate::files::read_bounded(path, MAX_CONFIG_BYTES)
             .map_err(|e| ConfigError(format!("cannot read the config {}: {e}", path.display())))?;
         // A bare file name's folder is the current one.
@@ -119,13 +134,17 @@ impl Config {
             Some(dir) if !dir.as_os_str().is_empty() => dir,
             _ => Path::new("."),
         };
-        Self::parse(&text, base, kinds).map_err(|(span, problem)| {
+        Self::parse(&text, base, registries).map_err(|(span, problem)| {
             let line = line_of(&text, span.start);
             ConfigError(format!("{} line {line}: {problem}", path.display()))
         })
     }
 
-    fn parse(text: &str, base: &Path, kinds: &Kinds) -> Result<Self, (Range<usize>, String)> {
+    fn parse(
+        text: &str,
+        base: &Path,
+        registries: &Registries,
+    ) -> Result<Self, (Range<usize>, String)> {
         let raw: RawConfig = toml::from_str(text).map_err(|e| {
             let span = e.span().unwrap_or(0..0);
             // `[answerer]` where `[[answerer]]` was meant: say so.
@@ -145,7 +164,7 @@ impl Config {
             .timeout
             .map(|t| duration(t.as_ref()).map_err(|e| (t.span(), e)))
             .transpose()?;
-        let answerers = answerers(text, base, kinds)?;
+        let answerers = answerers(text, base, &registries.kinds)?;
         let sandbox = match raw.sandbox {
             Some(sandbox) => {
                 let span = sandbox.span();
@@ -157,7 +176,7 @@ impl Config {
             None => RuntimeConfig::default(),
         };
         let inbox = match raw.inbox {
-            Some(inbox) => InboxSettings::read(inbox)?,
+            Some(inbox) => InboxSettings::read(inbox, &registries.channels)?,
             None => InboxSettings::default(),
         };
         let delegated = match raw.policy {
@@ -284,7 +303,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Config, String> {
-        Config::parse(text, Path::new("/etc/ask-user"), &kinds()).map_err(|(_, e)| e)
+        Config::parse(text, Path::new("/etc/ask-user"), &Registries::builtin()).map_err(|(_, e)| e)
     }
 
     fn problem(text: &str) -> String {
@@ -314,7 +333,7 @@ mod tests {
             }
             let text: String = text.into_iter().collect();
             if let Err((span, message)) =
-                Config::parse(&text, Path::new("/nonexistent"), &kinds())
+                Config::parse(&text, Path::new("/nonexistent"), &Registries::builtin())
             {
                 proptest::prop_assert!(!message.is_empty());
                 proptest::prop_assert!(line_of(&text, span.start) <= text.lines().count() + 1);
@@ -343,7 +362,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("answers.json"), r#"{"answers":[]}"#).unwrap();
         for (page, block) in blocks {
-            if let Err((_, problem)) = Config::parse(block, dir.path(), &kinds()) {
+            if let Err((_, problem)) = Config::parse(block, dir.path(), &Registries::builtin()) {
                 panic!("{}: {problem}:\n{block}", page.display());
             }
         }
@@ -519,16 +538,16 @@ mod tests {
                 ))
             }
         }
-        let mut kinds = kinds();
-        kinds.register(Pager);
+        let mut registries = Registries::builtin();
+        registries.kinds.register(Pager);
         let config = Config::parse(
             "[[answerer]]\nkind = \"pager\"\nnumber = \"555\"",
             Path::new("."),
-            &kinds,
+            &registries,
         )
         .unwrap();
         assert_eq!(config.answerers[0].kind, "pager");
-        assert!(kinds.names().ends_with(&["inbox", "pager"]));
+        assert!(registries.kinds.names().ends_with(&["inbox", "pager"]));
     }
 
     #[test]

@@ -563,7 +563,7 @@ fn program() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::notify::{Channel, ChannelKind, Channels, Configured, Note};
+    use crate::notify::{Channel, ChannelError, ChannelKind, Channels, Configured, Note};
     use crate::server::{InboxConfig, InboxServer};
     use ask_user_seam::{AgentRegistry, Answer, Delegated, Placement, Question, UserQuestions};
     use tokio::sync::mpsc::UnboundedSender;
@@ -576,11 +576,11 @@ mod tests {
     struct Told(UnboundedSender<Arc<Note>>);
 
     impl ChannelKind for ToldKind {
-        fn name(&self) -> &'static str {
-            "told"
-        }
+        const NAME: &'static str = "told";
+        const TITLE: &'static str = "Told";
+        type Config = bool;
 
-        fn configure(&self, _: &toml::Value) -> Result<Configured, String> {
+        fn configure(&self, _: bool) -> Result<Configured, ChannelError> {
             Ok(Configured::Notifies(Arc::new(Told(self.0.clone()))))
         }
     }
@@ -594,7 +594,7 @@ mod tests {
             &self,
             note: Arc<Note>,
             _: reqwest::Client,
-        ) -> Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send>> {
+        ) -> Pin<Box<dyn std::future::Future<Output = Result<(), ChannelError>> + Send>> {
             let _ = self.0.send(note);
             Box::pin(async { Ok(()) })
         }
@@ -604,7 +604,7 @@ mod tests {
     async fn a_relayed_sub_agents_question_names_it_in_the_inbox() {
         let state = tempfile::tempdir().unwrap();
         let (tell, mut notes) = tokio::sync::mpsc::unbounded_channel();
-        let mut channels = Channels::builtin();
+        let mut channels = Channels::new();
         channels.register(ToldKind(tell));
         let mut config = InboxConfig::new(state.path());
         config.notify = channels

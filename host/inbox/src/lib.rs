@@ -153,9 +153,9 @@ pub struct WithdrawBody {
     pub reason: String,
 }
 
-/// An HTTP client for the notifiers (HTTPS through rustls), or, with a
-/// `socket`, for the inbox on it.
-pub(crate) fn http_client(socket: Option<&Path>) -> std::io::Result<reqwest::Client> {
+/// An HTTP client for the channels (HTTPS through rustls, on ring), or,
+/// with a `socket`, for the inbox on it.
+pub fn http_client(socket: Option<&Path>) -> std::io::Result<reqwest::Client> {
     // One crypto provider for the process; a second install is refused,
     // and the first stays.
     let _ = rustls::crypto::ring::default_provider().install_default();

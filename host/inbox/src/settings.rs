@@ -52,8 +52,9 @@ pub struct InboxSettings {
 }
 
 impl InboxSettings {
-    /// Reads the table; a mistake comes with where it is in the file.
-    pub fn read(raw: RawInbox) -> Result<Self, (Range<usize>, String)> {
+    /// Reads the table, its channels by the kinds in `registry`; a mistake
+    /// comes with where it is in the file.
+    pub fn read(raw: RawInbox, registry: &Channels) -> Result<Self, (Range<usize>, String)> {
         Ok(InboxSettings {
             retention: raw
                 .retention
@@ -64,8 +65,11 @@ impl InboxSettings {
             database: raw.database,
             public_url: raw.public_url,
             agents: raw.agents,
-            escalate: raw.escalate.map(escalation).transpose()?,
-            notify: channels(raw.notify, raw.channels)?,
+            escalate: raw
+                .escalate
+                .map(|table| escalation(table, registry))
+                .transpose()?,
+            notify: channels(raw.notify, raw.channels, registry)?,
         })
     }
 
@@ -87,8 +91,8 @@ impl InboxSettings {
 fn channels(
     notify: Option<toml::Spanned<toml::Table>>,
     channels: Option<toml::Spanned<toml::Table>>,
+    registry: &Channels,
 ) -> Result<Notifications, (Range<usize>, String)> {
-    let registry = Channels::builtin();
     let mut notifications = Notifications::default();
     for (name, table) in [("[inbox.notify]", notify), ("[inbox.channels]", channels)] {
         if let Some(table) = table {
@@ -102,7 +106,10 @@ fn channels(
 
 /// `[inbox.escalate]`: `after = "30m"` and the channels, as in
 /// `[inbox.notify]`.
-fn escalation(table: toml::Spanned<toml::Table>) -> Result<Escalation, (Range<usize>, String)> {
+fn escalation(
+    table: toml::Spanned<toml::Table>,
+    registry: &Channels,
+) -> Result<Escalation, (Range<usize>, String)> {
     let span = table.span();
     let mut channels = table.into_inner();
     let after = match channels.remove("after") {
@@ -117,14 +124,11 @@ fn escalation(table: toml::Spanned<toml::Table>) -> Result<Escalation, (Range<us
             ));
         }
     };
-    let channels = Channels::builtin()
-        .configure(&channels)
-        .map_err(|problem| {
-            (
-                span.clone(),
-                problem.replace("[inbox.notify]", "[inbox.escalate]"),
-            )
-        })?;
+    let mut configured = Notifications::default();
+    registry
+        .add(&channels, "[inbox.escalate]", &mut configured)
+        .map_err(|problem| (span.clone(), problem))?;
+    let channels = configured;
     if channels.is_empty() {
         return Err((
             span,

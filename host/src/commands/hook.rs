@@ -179,7 +179,7 @@ pub async fn run(command: Command, component: Component) -> Outcome {
             // The hooks ask what the user's config names, never the
             // terminal (the agent has it): with nothing else, they ask
             // nobody, which is said now rather than found out later.
-            let config = super::user_config(None, &ask_user::config::kinds())?;
+            let config = super::user_config(None, &ask_user::config::Registries::builtin())?;
             let asks = config.is_some_and(|c| c.answerers.iter().any(|a| a.kind != "terminal"));
             if !asks {
                 let file = ask_user::config::Config::default_path()
@@ -289,9 +289,11 @@ impl Chain {
         request: AskRequest,
         stop: &CancellationToken,
     ) -> Result<Reply, CliError> {
-        let mut kinds = ask_user::config::kinds();
-        kinds.register(ask_user::inbox::InboxKind::asking_as(asker));
-        let Some(mut config) = user_config(self.config.as_deref(), &kinds)? else {
+        let mut registries = ask_user::config::Registries::builtin();
+        registries
+            .kinds
+            .register(ask_user::inbox::InboxKind::asking_as(asker));
+        let Some(mut config) = user_config(self.config.as_deref(), &registries)? else {
             return Ok(None);
         };
         config.answerers.retain(|entry| entry.kind != "terminal");

@@ -18,8 +18,9 @@ pub mod token;
 
 use std::path::Path;
 
+use ask_user::answerers::ready;
 use ask_user::answerers::terminal::TerminalAnswerer;
-use ask_user::answerers::{Kinds, ready};
+use ask_user::config::Registries;
 use ask_user::{AnswererEntry, CodeCache, Config, Host, HostBuilder};
 
 pub use ask_user::CliError;
@@ -60,7 +61,7 @@ pub async fn start(builder: HostBuilder, component: Component) -> Result<Host, C
 /// The `--config` file; else the user's config file when it exists; else
 /// the terminal alone.
 pub fn load_config(path: Option<&Path>) -> Result<Config, CliError> {
-    let mut config = user_config(path, &ask_user::config::kinds())?.unwrap_or_default();
+    let mut config = user_config(path, &Registries::builtin())?.unwrap_or_default();
     // A file that names no answerer (only `[inbox.notify]`, say) leaves
     // the terminal where it was.
     if config.answerers.is_empty() {
@@ -74,13 +75,16 @@ pub fn load_config(path: Option<&Path>) -> Result<Config, CliError> {
 
 /// The `--config` file; else the user's config file when it exists; else
 /// none.
-pub fn user_config(path: Option<&Path>, kinds: &Kinds) -> Result<Option<Config>, CliError> {
+pub fn user_config(
+    path: Option<&Path>,
+    registries: &Registries,
+) -> Result<Option<Config>, CliError> {
     let path = match path {
         Some(path) => Some(path.to_owned()),
         None => Config::default_path().filter(|p| p.exists()),
     };
     Ok(path
-        .map(|path| Config::load_with(&path, kinds))
+        .map(|path| Config::load_with(&path, registries))
         .transpose()?)
 }
 

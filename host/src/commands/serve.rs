@@ -22,8 +22,11 @@ pub struct Serve<F: FrontEnd + clap::Args> {
 
 impl<F: FrontEnd + clap::Args> Serve<F> {
     pub async fn run(mut self, component: Component) -> Outcome {
-        let config =
-            user_config(self.config.as_deref(), &ask_user::config::kinds())?.unwrap_or_default();
+        let config = user_config(
+            self.config.as_deref(),
+            &ask_user::config::Registries::builtin(),
+        )?
+        .unwrap_or_default();
         // An answerer that cannot start (a web port taken) is reported and
         // left out: the tool stays in the client's session.
         self.front_end.configure(&config);

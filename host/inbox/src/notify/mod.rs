@@ -1,16 +1,19 @@
 //! Telling the human that an agent is waiting, and taking their answer
-//! where they are. Each channel is opt-in, by its key in `[inbox.notify]`
-//! or `[inbox.channels]` (one registry, two names for its table:
-//! `desktop = true`, `ntfy = "https://…"`, `webhook = "https://…"`,
-//! `[inbox.channels.telegram]`), and is a [`ChannelKind`] in the
-//! [`Channels`] registry: a new channel is one module here and one line in
-//! [`Channels::builtin`].
+//! where they are: the contract a channel meets, the registry of kinds the
+//! config names, and the [`Notifier`] that sends notifications. The
+//! channels themselves are the `ask-user-channels` crate's; the program
+//! hands its registry ([`Channels`]) to the config's reader.
 //!
-//! A channel either notifies ([`Channel`]: each notification runs on its
-//! own task within [`NOTIFY_TIMEOUT`]; one that fails is logged, and never
-//! delays or fails an ask) or is two-way ([`TwoWay`]: it runs while the
-//! inbox serves, shows each question where the human is, and answers it
-//! through the inbox's [`Desk`], by the same rules as the page).
+//! Each channel is opt-in, by its key in `[inbox.notify]` or
+//! `[inbox.channels]` (one registry, two names for its table:
+//! `desktop = true`, `ntfy = "https://…"`, `[inbox.channels.telegram]`),
+//! and is a [`ChannelKind`]. A channel either notifies ([`Channel`]: each
+//! notification runs on its own task within [`NOTIFY_TIMEOUT`]; one that
+//! fails is logged, and never delays or fails an ask) or is two-way
+//! ([`TwoWay`]: it runs while the inbox serves, shows each question where
+//! the human is, and answers it through the inbox's [`Desk`], by the same
+//! rules as the page). Every failure is a [`ChannelError`], typed by what
+//! the inbox does next.
 //!
 //! No notification carries the page's token. A channel that stays on this
 //! machine (the desktop) gets a one-time link ([`Note::link`]: it works
@@ -26,29 +29,39 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::de::DeserializeOwned;
+
 use crate::store::Record;
 
-mod chat;
-mod desktop;
-mod ntfy;
-mod slack;
-mod telegram;
-pub mod two_way;
-mod webhook;
+mod backoff;
+mod error;
+mod two_way;
 
+pub use backoff::Backoff;
+pub use error::{ChannelError, ErrorKind};
 pub use two_way::{Desk, Event, TwoWay};
 
 /// How long one notification may take.
 pub const NOTIFY_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A kind of channel: its key in `[inbox.notify]`, and the channel its value
-/// there configures.
+/// A kind of channel, declared once: its key in the config, its name as
+/// its service spells it, what its value there is, and the channel that
+/// value configures (after spin's key-value store kinds).
 pub trait ChannelKind: Send + Sync + 'static {
-    fn name(&self) -> &'static str;
+    /// Its key in `[inbox.notify]` and `[inbox.channels]`, its name in the
+    /// log, and who settled a question answered there.
+    const NAME: &'static str;
 
-    /// The channel `value` configures. An error says what the value should
-    /// be.
-    fn configure(&self, value: &toml::Value) -> Result<Configured, String>;
+    /// Its name as its service spells it (`Telegram`).
+    const TITLE: &'static str;
+
+    /// Its value in the config, as written; a value that does not read as
+    /// one is an error saying what it should be.
+    type Config: DeserializeOwned;
+
+    /// The channel `config` configures. An error ([`ErrorKind::Config`])
+    /// says what the value should be.
+    fn configure(&self, config: Self::Config) -> Result<Configured, ChannelError>;
 }
 
 /// What a channel's value configured.
@@ -77,7 +90,7 @@ pub trait Channel: Send + Sync + Debug + 'static {
         &self,
         note: Arc<Note>,
         http: reqwest::Client,
-    ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
+    ) -> Pin<Box<dyn Future<Output = Result<(), ChannelError>> + Send>>;
 }
 
 /// What a notification says.
@@ -111,28 +124,50 @@ fn questions(record: &Record) -> Vec<&str> {
         .collect()
 }
 
-/// The channel kinds `[inbox.notify]` may name.
+/// A [`ChannelKind`] as the registry holds it.
+trait Kind: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn title(&self) -> &'static str;
+    fn configure(&self, value: &toml::Value) -> Result<Configured, String>;
+}
+
+struct Registered<K>(K);
+
+impl<K: ChannelKind> Kind for Registered<K> {
+    fn name(&self) -> &'static str {
+        K::NAME
+    }
+
+    fn title(&self) -> &'static str {
+        K::TITLE
+    }
+
+    fn configure(&self, value: &toml::Value) -> Result<Configured, String> {
+        let config: K::Config = value
+            .clone()
+            .try_into()
+            .map_err(|e: toml::de::Error| e.message().to_owned())?;
+        self.0.configure(config).map_err(|e| e.report())
+    }
+}
+
+/// The channel kinds the config may name: none, until the program
+/// registers its own (`ask_user_channels::register`).
+#[derive(Default)]
 pub struct Channels {
-    kinds: Vec<Box<dyn ChannelKind>>,
+    kinds: Vec<Box<dyn Kind>>,
 }
 
 impl Channels {
-    /// The channels that ship with the inbox: desktop, ntfy, webhook,
-    /// telegram, slack.
-    pub fn builtin() -> Self {
-        let mut channels = Channels { kinds: Vec::new() };
-        channels.register(desktop::Desktop);
-        channels.register(ntfy::Ntfy);
-        channels.register(webhook::Webhook);
-        channels.register(telegram::Telegram);
-        channels.register(slack::Slack);
-        channels
+    /// No kinds.
+    pub fn new() -> Self {
+        Self::default()
     }
 
     /// Adds `kind`, replacing a kind of the same name.
-    pub fn register(&mut self, kind: impl ChannelKind) {
-        self.kinds.retain(|k| k.name() != kind.name());
-        self.kinds.push(Box::new(kind));
+    pub fn register<K: ChannelKind>(&mut self, kind: K) {
+        self.kinds.retain(|k| k.name() != K::NAME);
+        self.kinds.push(Box::new(Registered(kind)));
     }
 
     /// The names of every kind, in registration order.
@@ -157,6 +192,7 @@ impl Channels {
         name: &str,
         notifications: &mut Notifications,
     ) -> Result<(), String> {
+        notifications.titles = self.kinds.iter().map(|k| (k.name(), k.title())).collect();
         for (key, value) in table {
             let kind = self.kinds.iter().find(|k| k.name() == key).ok_or_else(|| {
                 format!(
@@ -183,17 +219,13 @@ impl Channels {
     }
 }
 
-impl Default for Channels {
-    fn default() -> Self {
-        Self::builtin()
-    }
-}
-
 /// The channels configured: those that notify, and the two-way ones.
 #[derive(Debug, Clone, Default)]
 pub struct Notifications {
     channels: Vec<Arc<dyn Channel>>,
     two_way: Vec<Arc<dyn TwoWay>>,
+    /// Each registered kind's name and title.
+    titles: Vec<(&'static str, &'static str)>,
 }
 
 impl Notifications {
@@ -215,6 +247,16 @@ impl Notifications {
     /// The two-way channels.
     pub fn two_way(&self) -> &[Arc<dyn TwoWay>] {
         &self.two_way
+    }
+
+    /// Channel `name` as its service spells it; a name no kind has, as it
+    /// is.
+    pub fn title(&self, name: &str) -> String {
+        self.titles
+            .iter()
+            .find(|(kind, _)| *kind == name)
+            .map_or(name, |(_, title)| title)
+            .to_owned()
     }
 }
 
@@ -287,6 +329,11 @@ impl Notifier {
         &self.address
     }
 
+    /// Channel `name` as its service spells it.
+    pub(crate) fn title(&self, name: &str) -> String {
+        self.channels.title(name)
+    }
+
     /// How long after a question was asked it is escalated, when it is.
     pub(crate) fn escalates_after(&self) -> Option<Duration> {
         self.escalation.as_ref().map(|escalation| escalation.after)
@@ -328,7 +375,9 @@ impl Notifier {
                 async move {
                     match tokio::time::timeout(NOTIFY_TIMEOUT, sending).await {
                         Ok(Ok(())) => tracing::debug!(kind, "notified"),
-                        Ok(Err(error)) => tracing::warn!(kind, %error, "a notification failed"),
+                        Ok(Err(error)) => {
+                            tracing::warn!(kind, error = error.report(), "a notification failed")
+                        }
                         Err(_) => {
                             tracing::warn!(kind, "a notification took too long and was dropped")
                         }
@@ -336,100 +385,5 @@ impl Notifier {
                 }
             })
             .collect()
-    }
-}
-
-/// Sends `request`; a reply that is not a success is a failure, down or
-/// refused by its status ([`two_way::Failure::of_status`]). What failed is
-/// said without the URL, which may hold a secret (an ntfy topic, a
-/// webhook's path).
-async fn sent(request: reqwest::RequestBuilder) -> Result<(), two_way::Failure> {
-    let response = request
-        .send()
-        .await
-        .map_err(|e| two_way::Failure::Down(e.without_url().to_string()))?;
-    match response.status() {
-        status if status.is_success() => Ok(()),
-        status => Err(two_way::Failure::of_status(status)),
-    }
-}
-
-/// The most of a chat service's reply that is read (a Slack reply or
-/// event, a batch of Telegram updates): a service that sends more is
-/// taken as down, and nothing of it stays in memory.
-pub const MAX_REPLY_BYTES: usize = 4 << 20;
-
-/// The body of `response`, read up to [`MAX_REPLY_BYTES`]; a longer one is
-/// an error saying so (with no address: it may hold a token).
-async fn reply_body(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
-    let over = || format!("a reply of over {} MiB", MAX_REPLY_BYTES >> 20);
-    if response
-        .content_length()
-        .is_some_and(|length| length > MAX_REPLY_BYTES as u64)
-    {
-        return Err(over());
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| e.without_url().to_string())?
-    {
-        if body.len() + chunk.len() > MAX_REPLY_BYTES {
-            return Err(over());
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
-}
-
-/// The URL a channel posts to, from its value in `[inbox.notify]`.
-fn url(value: &toml::Value) -> Result<String, String> {
-    match value.as_str() {
-        Some(url) if url.starts_with("https://") || url.starts_with("http://") => {
-            Ok(url.to_owned())
-        }
-        _ => Err(format!("{value} is not an http:// or https:// URL")),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn table(text: &str) -> toml::Table {
-        text.parse().unwrap()
-    }
-
-    #[test]
-    fn each_key_names_a_channel_and_a_mistake_says_what_would_do() {
-        let channels = Channels::builtin();
-        assert_eq!(
-            channels.names(),
-            ["desktop", "ntfy", "webhook", "telegram", "slack"]
-        );
-        let on = channels
-            .configure(&table(
-                "desktop = true\nwebhook = \"https://hooks.example/x\"",
-            ))
-            .unwrap();
-        assert_eq!(on.names(), ["desktop", "webhook"]);
-        assert!(
-            channels
-                .configure(&table("desktop = false"))
-                .unwrap()
-                .names()
-                .is_empty()
-        );
-        let unknown = channels.configure(&table("discord = \"x\"")).unwrap_err();
-        assert!(
-            unknown.contains("no channel `discord`")
-                && unknown.contains("desktop, ntfy, webhook, telegram, slack"),
-            "{unknown}"
-        );
-        let wrong = channels.configure(&table("ntfy = 3")).unwrap_err();
-        assert!(wrong.contains("ntfy: 3 is not an http"), "{wrong}");
-        let wrong = channels.configure(&table("desktop = \"yes\"")).unwrap_err();
-        assert!(wrong.contains("true or false"), "{wrong}");
     }
 }

@@ -7,8 +7,8 @@
 
 use std::sync::Arc;
 
+use crate::notify::Backoff;
 use crate::notify::TwoWay;
-use crate::notify::two_way::Backoff;
 use crate::store::TeamStore;
 
 use super::Inbox;

@@ -474,6 +474,10 @@ impl Desk for Inbox {
         self.notifier.address().to_owned()
     }
 
+    fn title(&self, name: &str) -> String {
+        self.notifier.title(name)
+    }
+
     fn team(&self) -> bool {
         matches!(self.mode, Mode::Team(..))
     }

@@ -168,7 +168,7 @@ pub struct Record {
 
 impl Record {
     /// The record of `question`, just asked as `id` at `now`.
-    fn asked(id: String, question: NewQuestion, now: Millis) -> Record {
+    pub fn asked(id: String, question: NewQuestion, now: Millis) -> Record {
         Record {
             id,
             session: question.session,
@@ -481,13 +481,6 @@ pub(crate) mod tests {
             owner: None,
             audience: Vec::new(),
         }
-    }
-
-    /// A waiting record of `request`, as a store would give it.
-    pub fn record_of(request: AskRequest) -> Record {
-        let mut question = asked("s1", "");
-        question.request = request;
-        Record::asked("q-test".into(), question, 0)
     }
 
     fn answered(by: SettledBy, person: Option<Person>) -> Settlement {

@@ -12,8 +12,12 @@ use serde::{Deserialize, Serialize};
 
 use ask_user_seam::Answer;
 
-use super::two_way::{self, Batch, Failure, Given, Work, answer_line, answers_of, outcome_line};
-use crate::store::{Person, Record};
+use ask_user_inbox::notify::{ChannelError, Desk};
+use ask_user_inbox::store::{Person, Record};
+
+use crate::batch::{Batch, Given};
+use crate::driver::{self, Work};
+use crate::text::{answer_line, answers_of, outcome_line};
 
 /// A batch posted: its messages (each a service's id of one, in the
 /// questions' order: fewer while posting failed half-way), and what was
@@ -47,7 +51,7 @@ pub trait Chat: Work {
     fn posted(&self) -> &BTreeMap<u64, Posted<Self::Message>>;
 
     /// The same, to change, and the inbox's desk beside it.
-    fn parts(&mut self) -> (&mut BTreeMap<u64, Posted<Self::Message>>, &dyn super::Desk);
+    fn parts(&mut self) -> (&mut BTreeMap<u64, Posted<Self::Message>>, &dyn Desk);
 
     /// A key never used before.
     fn new_key(&mut self) -> u64;
@@ -60,7 +64,7 @@ pub trait Chat: Work {
         key: u64,
         question: usize,
         chosen: &BTreeSet<usize>,
-    ) -> impl Future<Output = Result<Self::Message, Failure>> + Send;
+    ) -> impl Future<Output = Result<Self::Message, ChannelError>> + Send;
 
     /// Edits `message`, question `question`'s, to say `said`: with its
     /// buttons (`chosen` ticked) while the question waits, without them
@@ -73,7 +77,7 @@ pub trait Chat: Work {
         message: &Self::Message,
         chosen: &BTreeSet<usize>,
         said: Said<'_>,
-    ) -> impl Future<Output = Result<(), Failure>> + Send;
+    ) -> impl Future<Output = Result<(), ChannelError>> + Send;
 
     /// Keeps the channel's state.
     fn keep(&self) -> impl Future<Output = ()> + Send;
@@ -94,7 +98,7 @@ fn key_of<C: Chat>(chat: &C, id: &str) -> Option<u64> {
 
 /// Posts what is not posted yet of `record`: a message per question. What
 /// was posted is kept when the rest fails, to be posted later.
-pub async fn post<C: Chat>(chat: &mut C, record: &Record) -> Result<(), Failure> {
+pub async fn post<C: Chat>(chat: &mut C, record: &Record) -> Result<(), ChannelError> {
     let count = record.request.questions.len();
     let key = match key_of(chat, &record.id) {
         Some(key) => key,
@@ -119,9 +123,9 @@ pub async fn post<C: Chat>(chat: &mut C, record: &Record) -> Result<(), Failure>
                     posted.messages.push(message);
                 }
             }
-            Err(failure) => {
+            Err(error) => {
                 chat.keep().await;
-                return Err(failure);
+                return Err(error);
             }
         }
     }
@@ -132,18 +136,14 @@ pub async fn post<C: Chat>(chat: &mut C, record: &Record) -> Result<(), Failure>
 /// Question `id` left: each of its messages says how, and loses its
 /// buttons. A message that cannot be edited any more (deleted) is passed
 /// over.
-pub async fn left<C: Chat>(chat: &mut C, id: &str) -> Result<(), String> {
+pub async fn left<C: Chat>(chat: &mut C, id: &str) -> Result<(), ChannelError> {
     let Some(key) = key_of(chat, id) else {
         return Ok(());
     };
-    let record = chat
-        .desk()
-        .get(id.to_owned())
-        .await
-        .map_err(|e| e.to_string())?;
+    let record = chat.desk().get(id.to_owned()).await?;
     if let Some(record) = record {
         let answers = answers_of(&record);
-        let outcome = outcome_line(&record);
+        let outcome = outcome_line(&record, chat.desk());
         let messages = chat.posted()[&key].messages.clone();
         for (question, message) in messages.iter().enumerate() {
             let answer = record
@@ -159,9 +159,7 @@ pub async fn left<C: Chat>(chat: &mut C, id: &str) -> Result<(), String> {
             let shown = chat
                 .show(&record, key, question, message, &BTreeSet::new(), said)
                 .await;
-            if let Err(failure) = shown.or_else(two_way::refused_is_done) {
-                return Err(failure.to_string());
-            }
+            shown.or_else(driver::refused_is_done)?;
         }
     }
     chat.parts().0.remove(&key);
@@ -171,13 +169,11 @@ pub async fn left<C: Chat>(chat: &mut C, id: &str) -> Result<(), String> {
 
 /// The batch posted under `key`, while it waits; one that left is said so
 /// on its messages, and is `None`.
-pub async fn waiting<C: Chat>(chat: &mut C, key: u64) -> Result<Option<Record>, Failure> {
+pub async fn waiting<C: Chat>(chat: &mut C, key: u64) -> Result<Option<Record>, ChannelError> {
     let Some(id) = chat.posted().get(&key).map(|p| p.batch.id.clone()) else {
         return Ok(None);
     };
-    two_way::still_waiting(chat, &id)
-        .await
-        .map_err(Failure::Down)
+    driver::still_waiting(chat, &id).await
 }
 
 /// `answer` to question `question` of `record` (the batch under `key`)
@@ -213,11 +209,15 @@ pub async fn give<C: Chat>(
             answer: &line,
             told: &told,
         };
-        if let Err(failure) = chat
+        if let Err(error) = chat
             .show(record, key, question, &message, &chosen, said)
             .await
         {
-            tracing::debug!(channel = name, %failure, "an answer given could not be shown");
+            tracing::debug!(
+                channel = name,
+                error = error.report(),
+                "an answer given could not be shown"
+            );
         }
     }
     chat.keep().await;

@@ -9,19 +9,19 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::{Channel, ChannelKind, Configured, Note};
+use ask_user_inbox::notify::{Channel, ChannelError, ChannelKind, Configured, Note};
 
-pub(super) struct Webhook;
+use crate::http::{self, HttpUrl};
+
+pub struct Webhook;
 
 impl ChannelKind for Webhook {
-    fn name(&self) -> &'static str {
-        "webhook"
-    }
+    const NAME: &'static str = "webhook";
+    const TITLE: &'static str = "a webhook";
+    type Config = HttpUrl;
 
-    fn configure(&self, value: &toml::Value) -> Result<Configured, String> {
-        Ok(Configured::Notifies(Arc::new(WebhookChannel {
-            url: super::url(value)?,
-        })))
+    fn configure(&self, HttpUrl(url): HttpUrl) -> Result<Configured, ChannelError> {
+        Ok(Configured::Notifies(Arc::new(WebhookChannel { url })))
     }
 }
 
@@ -32,14 +32,14 @@ struct WebhookChannel {
 
 impl Channel for WebhookChannel {
     fn name(&self) -> &'static str {
-        "webhook"
+        Webhook::NAME
     }
 
     fn send(
         &self,
         note: Arc<Note>,
         http: reqwest::Client,
-    ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send>> {
+    ) -> Pin<Box<dyn Future<Output = Result<(), ChannelError>> + Send>> {
         let record = &note.record;
         let body = json!({
             "text": format!(
@@ -58,6 +58,6 @@ impl Channel for WebhookChannel {
             .post(&self.url)
             .header("content-type", "application/json")
             .body(body.to_string());
-        Box::pin(async move { super::sent(request).await.map_err(|f| f.to_string()) })
+        Box::pin(http::sent(request))
     }
 }

@@ -1,41 +1,7 @@
-//! ntfy, in two ways.
-//!
-//! `ntfy = "https://ntfy.sh/your-topic"` (in `[inbox.notify]`) notifies: the
-//! question as plain text (no markdown: ntfy reads none unless asked),
-//! control characters dropped, with `Title` and `Click` headers; the page's
-//! address without any way in.
-//!
-//! `[inbox.channels.ntfy]` (a table) is two-way: the question with answer
-//! buttons. Each button is an `http` action that posts to a reply topic on
-//! the same server, which the inbox subscribes to (its JSON stream, a
-//! connection the inbox opens):
-//!
-//! ```toml
-//! [inbox.channels.ntfy]
-//! topic = "https://ntfy.sh/ask-3k9x…"   # where the questions go (long, random)
-//! replies = "ask-3k9x…-replies"         # the reply topic; default: the topic's name and -replies
-//! # token_env = "NTFY_TOKEN"            # an access token, for a server that wants one
-//! # person = "alice"                    # who answers, in a team's inbox (a person's token name)
-//! ```
-//!
-//! In a team's inbox the topic gets only the questions its `person` may
-//! answer (their groups, read as each is posted): none while it names
-//! nobody, or a person whose token was revoked.
-//!
-//! Whoever reads a topic can post to it, so a button's body carries a MAC
-//! (HMAC-SHA-256 with a key of this inbox, kept in its store) over the
-//! question, which of its questions, and the choice; the inbox takes only
-//! bodies it signed, and each question's first. A batch whose every question
-//! is a single choice of at most three options gets a notification per
-//! question with a button per option (ntfy shows three at most); any other
-//! batch (several choices, more options, own words) gets one notification
-//! whose button opens the page, as ntfy has no way to type a reply. When a
-//! question leaves, a follow-up says how (ntfy notifications are not edited
-//! here).
+//! `[inbox.channels.ntfy]`: the questions as notifications with signed
+//! answer buttons, and the reply topic's messages taken as answers.
 
 use std::collections::BTreeMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,153 +9,51 @@ use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use ask_user_inbox::answerer::TokenSource;
+use ask_user_inbox::notify::{ChannelError, ChannelKind, Desk, TwoWay};
+use ask_user_inbox::store::{BoxFuture, Person, Record, State as Stage};
 use ask_user_seam::Answer;
 
-use super::two_way::{
-    self, Batch, Desk, Failure, Given, Kept, Secret, TwoWay, answer_line, answers_of, outcome_line,
-    short, words,
-};
-use super::{Channel, ChannelKind, Configured, Note};
-use crate::answerer::TokenSource;
-use crate::store::{BoxFuture, Person, Record};
-
-pub(super) struct Ntfy;
-
-impl ChannelKind for Ntfy {
-    fn name(&self) -> &'static str {
-        "ntfy"
-    }
-
-    fn configure(&self, value: &toml::Value) -> Result<Configured, String> {
-        if !value.is_table() {
-            return Ok(Configured::Notifies(Arc::new(NtfyChannel {
-                topic: super::url(value).map_err(|why| {
-                    format!(
-                        "{why} (a topic's URL notifies; a table, [inbox.channels.ntfy], answers)"
-                    )
-                })?,
-            })));
-        }
-        let table: Table = value
-            .clone()
-            .try_into()
-            .map_err(|e: toml::de::Error| e.message().to_owned())?;
-        let (server, topic) = table
-            .topic
-            .rsplit_once('/')
-            .filter(|(server, topic)| {
-                (server.starts_with("https://") || server.starts_with("http://"))
-                    && topic_name(topic)
-            })
-            .ok_or_else(|| {
-                format!(
-                    "topic {:?} is not a topic's URL (https://ntfy.sh/<letters, digits, - and _>)",
-                    table.topic
-                )
-            })?;
-        let replies = table.replies.unwrap_or_else(|| format!("{topic}-replies"));
-        if !topic_name(&replies) || replies == topic {
-            return Err(format!(
-                "replies {replies:?} must be another topic's name on the same server (letters, \
-                 digits, - and _)"
-            ));
-        }
-        let token = two_way::secret_from("token", table.token_env, table.token_file)?;
-        Ok(Configured::TwoWay(Arc::new(NtfyAnswers {
-            server: server.to_owned(),
-            topic: topic.to_owned(),
-            replies,
-            token,
-            person: table.person,
-        })))
-    }
-}
-
-/// A topic's name as ntfy takes it.
-fn topic_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-}
-
-#[derive(Debug)]
-struct NtfyChannel {
-    topic: String,
-}
-
-impl Channel for NtfyChannel {
-    fn name(&self) -> &'static str {
-        "ntfy"
-    }
-
-    fn send(
-        &self,
-        note: Arc<Note>,
-        http: reqwest::Client,
-    ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send>> {
-        let request = http
-            .post(&self.topic)
-            .header("Title", "ask-user: an agent is waiting")
-            .header("Click", &note.address)
-            .header("Tags", "question")
-            .body(format!(
-                "{}\n{}",
-                ask_user_seam::text::clean(&note.text, true),
-                note.address
-            ));
-        Box::pin(async move { super::sent(request).await.map_err(|f| f.to_string()) })
-    }
-}
-
-/// `[inbox.channels.ntfy]` as written.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Table {
-    topic: String,
-    replies: Option<String>,
-    token_env: Option<String>,
-    token_file: Option<std::path::PathBuf>,
-    person: Option<String>,
-}
+use super::Ntfy;
+use super::stream::{Message, Stream};
+use crate::batch::{Batch, Given};
+use crate::driver::{self, Work};
+use crate::http;
+use crate::kept::Kept;
+use crate::secret::{self, Secret};
+use crate::text::{answer_line, answers_of, outcome_line, short, words};
 
 /// The two-way channel.
 #[derive(Debug)]
-struct NtfyAnswers {
+pub(super) struct NtfyAnswers {
     /// `https://ntfy.sh`.
-    server: String,
-    topic: String,
-    replies: String,
+    pub server: String,
+    pub topic: String,
+    pub replies: String,
     /// An access token, read when the inbox starts.
-    token: Option<TokenSource>,
+    pub token: Option<TokenSource>,
     /// Who answers, in a team's inbox.
-    person: Option<String>,
+    pub person: Option<String>,
 }
 
 impl NtfyAnswers {
     /// The access token (when there is one) read now, and an HTTP client.
-    fn client(&self) -> Result<(Option<Secret>, reqwest::Client), String> {
-        let token = self.token()?;
-        Ok((token, crate::http_client(None).map_err(|e| e.to_string())?))
+    fn client(&self) -> Result<(Option<Secret>, reqwest::Client), ChannelError> {
+        Ok((self.token()?, http::client()?))
     }
 
     /// The access token, when there is one, read now.
-    fn token(&self) -> Result<Option<Secret>, String> {
+    fn token(&self) -> Result<Option<Secret>, ChannelError> {
         self.token
             .as_ref()
-            .map(|source| source.read("the ntfy access token").map(Secret))
+            .map(|source| secret::read(source, "the ntfy access token"))
             .transpose()
-            .map_err(|e| e.to_string())
     }
 }
 
 /// The most options a question may have for buttons: ntfy shows three
 /// actions.
 const MOST_BUTTONS: usize = 3;
-
-/// How long the reply stream may stay silent (ntfy sends a keepalive every
-/// 45 s) before it is taken for dead and opened again.
-const SILENCE: Duration = Duration::from_secs(120);
 
 /// How long a publication may take.
 const PUBLISH_TIMEOUT: Duration = Duration::from_secs(30);
@@ -235,10 +99,10 @@ fn mac(secret: &str, id: &str, key: u64, question: usize, option: usize) -> Sha 
 
 impl TwoWay for NtfyAnswers {
     fn name(&self) -> &'static str {
-        "ntfy"
+        Ntfy::NAME
     }
 
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), ChannelError> {
         self.token().map(drop)
     }
 
@@ -246,10 +110,15 @@ impl TwoWay for NtfyAnswers {
         Box::pin(async move {
             let (token, http) = match self.client() {
                 Ok(client) => client,
-                Err(why) => return tracing::error!(why, "ntfy: the channel cannot start"),
+                Err(error) => {
+                    return tracing::error!(
+                        error = error.report(),
+                        "ntfy: the channel cannot start"
+                    );
+                }
             };
             let mut events = desk.events();
-            let kept = Kept::new("ntfy");
+            let kept = Kept::new(Ntfy::NAME);
             let mut state: State = kept.load_surely(&*desk).await;
             if state.key.is_empty() {
                 match (
@@ -262,14 +131,12 @@ impl TwoWay for NtfyAnswers {
                     }
                 }
             }
-            let stream = Stream {
-                url: format!("{}/{}/json", self.server, self.replies),
-                token: token.as_ref().map(|t| t.0.clone()),
-                http: http.clone(),
-                response: None,
-                line: Vec::new(),
-                since: state.since.clone(),
-            };
+            let stream = Stream::new(
+                format!("{}/{}/json", self.server, self.replies),
+                token.as_ref().map(|t| t.0.clone()),
+                http.clone(),
+                state.since.clone(),
+            );
             let mut run = Run {
                 channel: &self,
                 token,
@@ -278,7 +145,7 @@ impl TwoWay for NtfyAnswers {
                 state,
                 kept,
             };
-            two_way::serve(&mut run, stream, &mut events).await;
+            driver::serve(&mut run, stream, &mut events).await;
         })
     }
 }
@@ -292,117 +159,11 @@ struct Run<'a> {
     kept: Kept,
 }
 
-/// The reply stream: the connection (once open), what was read of its
-/// current line, and the last message read.
-struct Stream {
-    url: String,
-    token: Option<String>,
-    http: reqwest::Client,
-    response: Option<reqwest::Response>,
-    line: Vec<u8>,
-    since: Option<String>,
-}
-
-/// A message of the reply topic.
-#[derive(Debug, Deserialize)]
-struct Message {
-    id: String,
-    event: String,
-    #[serde(default)]
-    message: String,
-}
-
-impl two_way::Source for Stream {
-    type Item = Message;
-
-    /// The next messages of the reply topic (opening the stream first, after
-    /// the last one read); an error when it cannot be opened, ends or falls
-    /// silent.
-    async fn next(mut self) -> (Self, Result<Vec<Message>, String>) {
-        if self.response.is_none() {
-            // After the last reply read; at the first start, every reply the
-            // server keeps (one sent while the inbox was starting counts; an
-            // older one signs for nothing posted now). A message id is
-            // letters and digits: nothing to escape.
-            let since = self
-                .since
-                .as_deref()
-                .filter(|since| since.bytes().all(|b| b.is_ascii_alphanumeric()))
-                .unwrap_or("all");
-            let url = format!("{}?since={since}", self.url);
-            let mut request = self.http.get(url);
-            if let Some(token) = &self.token {
-                request = request.bearer_auth(token);
-            }
-            match request.send().await {
-                Ok(response) if response.status().is_success() => self.response = Some(response),
-                Ok(response) => {
-                    let status = response.status();
-                    return (
-                        self,
-                        Err(format!(
-                            "the reply topic's stream: the server replied {status}"
-                        )),
-                    );
-                }
-                Err(error) => {
-                    return (
-                        self,
-                        Err(format!("the reply topic's stream: {}", error.without_url())),
-                    );
-                }
-            }
-        }
-        loop {
-            let Some(response) = self.response.as_mut() else {
-                return (self, Err("the reply topic's stream is closed".to_owned()));
-            };
-            let read = tokio::time::timeout(SILENCE, response.chunk()).await;
-            let chunk = match read {
-                Ok(Ok(Some(chunk))) => chunk,
-                ended => {
-                    let why = match ended {
-                        Ok(Err(error)) => {
-                            format!("the reply topic's stream: {}", error.without_url())
-                        }
-                        Err(_) => "the reply topic's stream fell silent".to_owned(),
-                        _ => "the reply topic's stream ended".to_owned(),
-                    };
-                    self.response = None;
-                    self.line.clear();
-                    return (self, Err(why));
-                }
-            };
-            let mut messages = Vec::new();
-            for byte in chunk {
-                if byte != b'\n' {
-                    // One message is a few hundred bytes; a line past 64 KiB
-                    // is no message of ours.
-                    if self.line.len() < 64 << 10 {
-                        self.line.push(byte);
-                    }
-                    continue;
-                }
-                if let Ok(message) = serde_json::from_slice::<Message>(&self.line)
-                    && message.event == "message"
-                {
-                    self.since = Some(message.id.clone());
-                    messages.push(message);
-                }
-                self.line.clear();
-            }
-            if !messages.is_empty() {
-                return (self, Ok(messages));
-            }
-        }
-    }
-}
-
-impl two_way::Work for Run<'_> {
+impl Work for Run<'_> {
     type Item = Message;
 
     fn name(&self) -> &'static str {
-        "ntfy"
+        Ntfy::NAME
     }
 
     fn desk(&self) -> &dyn Desk {
@@ -426,7 +187,7 @@ impl two_way::Work for Run<'_> {
     /// In a team's inbox, only a question its person may answer reaches
     /// the topic (whoever reads the topic sees it): none while nobody is
     /// named, or the person's token is revoked.
-    async fn post(&mut self, record: &Record) -> Result<(), Failure> {
+    async fn post(&mut self, record: &Record) -> Result<(), ChannelError> {
         if self.desk.team() {
             let for_them = match self.person().await {
                 Some(Some(person)) => record.answerable_by(&person.groups),
@@ -443,11 +204,11 @@ impl two_way::Work for Run<'_> {
         self.post_questions(record).await
     }
 
-    async fn left(&mut self, id: &str) -> Result<(), String> {
+    async fn left(&mut self, id: &str) -> Result<(), ChannelError> {
         self.say_left(id).await
     }
 
-    async fn take(&mut self, message: Message) -> Result<(), String> {
+    async fn take(&mut self, message: Message) -> Result<(), ChannelError> {
         self.replied(&message.message).await;
         self.state.since = Some(message.id);
         Ok(())
@@ -466,7 +227,7 @@ impl Run<'_> {
     }
 
     /// Publishes `message` (its `topic` set here).
-    async fn publish(&self, mut message: Value) -> Result<(), Failure> {
+    async fn publish(&self, mut message: Value) -> Result<(), ChannelError> {
         message["topic"] = self.channel.topic.clone().into();
         let mut request = self
             .http
@@ -477,12 +238,12 @@ impl Run<'_> {
         if let Some(token) = &self.token {
             request = request.bearer_auth(&token.0);
         }
-        super::sent(request).await
+        http::sent(request).await
     }
 
     /// Posts `record` unless it was: a notification per question with its
     /// buttons, or one that opens the page.
-    async fn post_questions(&mut self, record: &Record) -> Result<(), Failure> {
+    async fn post_questions(&mut self, record: &Record) -> Result<(), ChannelError> {
         if self.state.posted.values().any(|p| p.batch.id == record.id) {
             return Ok(());
         }
@@ -574,7 +335,7 @@ impl Run<'_> {
     }
 
     /// Question `id` left: a follow-up says how.
-    async fn say_left(&mut self, id: &str) -> Result<(), String> {
+    async fn say_left(&mut self, id: &str) -> Result<(), ChannelError> {
         let Some((&key, _)) = self.state.posted.iter().find(|(_, p)| p.batch.id == id) else {
             return Ok(());
         };
@@ -585,7 +346,7 @@ impl Run<'_> {
                 self.save().await;
                 return Ok(());
             }
-            Err(error) => return Err(error.to_string()),
+            Err(error) => return Err(error.into()),
         };
         let answers = answers_of(&record);
         let lines: Vec<String> = record
@@ -602,12 +363,11 @@ impl Run<'_> {
             })
             .collect();
         self.publish(json!({
-            "title": words(&outcome_line(&record), 200),
+            "title": words(&outcome_line(&record, self.desk), 200),
             "message": lines.join("\n"),
             "tags": ["white_check_mark"],
         }))
-        .await
-        .map_err(|failure| failure.to_string())?;
+        .await?;
         self.state.posted.remove(&key);
         self.save().await;
         Ok(())
@@ -638,7 +398,7 @@ impl Run<'_> {
         }
         let id = posted.batch.id.clone();
         let record = match self.desk.get(id.clone()).await {
-            Ok(Some(record)) if record.state == crate::store::State::Waiting => record,
+            Ok(Some(record)) if record.state == Stage::Waiting => record,
             Ok(_) => return,
             Err(error) => {
                 tracing::warn!(%error, "ntfy: a reply could not be taken");
@@ -665,7 +425,7 @@ impl Run<'_> {
         let posted = self.state.posted.get_mut(&reply.k).expect("found above");
         let given = posted
             .batch
-            .give(self.desk, &record, "ntfy", reply.q, answer, person)
+            .give(self.desk, &record, Ntfy::NAME, reply.q, answer, person)
             .await;
         if let Given::Refused(why) = given {
             tracing::info!(why, "ntfy: a reply counts for nothing");
@@ -738,33 +498,5 @@ mod tests {
         let other = hex(&mac(&"x".repeat(64), "q1", 3, 0, 1).finalize().into_bytes());
         assert!(!checks("q1", 3, 0, 1, &other), "another inbox's key");
         assert!(!checks("q1", 3, 0, 1, "zz"));
-    }
-
-    #[test]
-    fn a_table_is_two_way_and_its_topics_are_checked() {
-        let two_way = |text: &str| Ntfy.configure(&toml::from_str::<toml::Value>(text).unwrap());
-        assert!(matches!(
-            two_way("topic = \"https://ntfy.example/ask-x1\"").unwrap(),
-            Configured::TwoWay(_)
-        ));
-        for (table, why) in [
-            ("topic = \"ntfy.example/ask\"", "not a topic's URL"),
-            ("topic = \"https://ntfy.example/a b\"", "not a topic's URL"),
-            (
-                "topic = \"https://ntfy.example/ask\"\nreplies = \"ask\"",
-                "another topic",
-            ),
-            (
-                "topic = \"https://ntfy.example/ask\"\nreplies = \"x/y\"",
-                "another topic",
-            ),
-            (
-                "topic = \"https://ntfy.example/ask\"\nsecret = 1",
-                "unknown field",
-            ),
-        ] {
-            let error = two_way(table).err().expect(table);
-            assert!(error.contains(why), "{table}: {error}");
-        }
     }
 }

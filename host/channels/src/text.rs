@@ -1,0 +1,103 @@
+//! How a channel words what it shows: the model's words cut to fit
+//! ([`words`], [`short`]) and escaped ([`escape`]), an answer
+//! ([`answer_line`]) and what became of a question ([`outcome_line`]).
+
+use ask_user_inbox::notify::Desk;
+use ask_user_inbox::store::{Record, SettledBy, State};
+use ask_user_seam::Answer;
+
+/// Where a piece of the model's words cut short goes on.
+pub const CONTINUED: &str = "…(continued on the page)";
+
+/// Words from the model, an agent or a person, as a channel shows them:
+/// no control characters but newlines ([`ask_user_seam::text::clean`]),
+/// cut to `most` characters, saying where the rest is ([`CONTINUED`]).
+pub fn words(text: &str, most: usize) -> String {
+    cut(&ask_user_seam::text::clean(text, true), most, CONTINUED)
+}
+
+/// As [`words`], for a button's label: cut with "…".
+pub fn short(text: &str, most: usize) -> String {
+    cut(&ask_user_seam::text::clean(text, false), most, "…")
+}
+
+fn cut(text: &str, most: usize, tail: &str) -> String {
+    match text.char_indices().nth(most) {
+        Some((at, _)) => format!("{}{tail}", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// `text` with `&`, `<` and `>` escaped: all that Telegram's HTML and
+/// Slack's mrkdwn read as markup (a tag, a link, a mention such as
+/// `<!channel>`), so that the model's words stay text.
+pub fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// An answer as one line: the labels chosen and the own words, or
+/// "skipped".
+pub fn answer_line(answer: &Answer) -> String {
+    let mut parts: Vec<String> = answer.selected.clone();
+    if let Some(custom) = &answer.custom {
+        parts.push(format!("“{custom}”"));
+    }
+    match parts.is_empty() {
+        true => "skipped".to_owned(),
+        false => parts.join(", "),
+    }
+}
+
+/// What became of `record`, which left the waiting state, in a line: how,
+/// where and by whom ("Answered in Telegram by @ana", "Withdrawn: the
+/// call was aborted").
+pub fn outcome_line(record: &Record, desk: &dyn Desk) -> String {
+    let place = match &record.settled_by {
+        Some(SettledBy::Page) => " on the page".to_owned(),
+        Some(SettledBy::Command) => " from the command line".to_owned(),
+        Some(SettledBy::Channel(name)) => format!(" in {}", desk.title(name)),
+        Some(SettledBy::Agent(_) | SettledBy::Retention) | None => String::new(),
+    };
+    let by = record
+        .answered_by
+        .as_deref()
+        .map(|name| format!(" by {name}"))
+        .unwrap_or_default();
+    match (record.state, &record.settled_by) {
+        (State::Answered | State::Waiting, _) => format!("Answered{place}{by}"),
+        (State::Cancelled, _) => format!("Dismissed{place}{by}"),
+        (State::Withdrawn, Some(SettledBy::Agent(reason))) if !reason.is_empty() => {
+            format!("Withdrawn: {reason}")
+        }
+        (State::Withdrawn, _) => "Withdrawn by its agent".to_owned(),
+        (State::Expired, _) => "Expired: its agent was gone too long".to_owned(),
+    }
+}
+
+/// The answers stored with `record`, when it was answered.
+pub fn answers_of(record: &Record) -> Vec<Answer> {
+    record
+        .outcome
+        .as_ref()
+        .and_then(|outcome| outcome.get("value")?.get("answers"))
+        .and_then(|answers| serde_json::from_value(answers.clone()).ok())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_reads_as_its_labels_and_own_words() {
+        let answer = Answer {
+            id: "q".into(),
+            selected: vec!["Tests".into(), "Docs".into()],
+            custom: Some("and the bench".into()),
+        };
+        assert_eq!(answer_line(&answer), "Tests, Docs, “and the bench”");
+        assert_eq!(answer_line(&Answer::skipped("q")), "skipped");
+    }
+}
