@@ -5,9 +5,11 @@
 pub mod ask;
 pub mod component;
 pub mod form;
+pub mod help;
 pub mod hook;
 pub mod inbox;
 mod listing;
+pub mod logging;
 mod program;
 #[cfg(test)]
 mod reference;
