@@ -3,7 +3,8 @@
 //! pty), child processes stopped when dropped, `ask-user mcp --http` and
 //! an MCP peer on stdio, a fake model server for the real clients, the npm
 //! packages those clients come from, a Telegram Bot API, a Slack and an ntfy
-//! server of ours, and the hooks' state folder.
+//! server of ours, a real Matrix homeserver (Synapse), and the hooks' state
+//! folder.
 
 pub mod browser;
 pub mod child;
@@ -16,6 +17,7 @@ pub mod http_server;
 pub mod http_thread;
 pub mod mcp_peer;
 pub mod npm;
+pub mod synapse;
 pub mod tui;
 
 use std::path::PathBuf;

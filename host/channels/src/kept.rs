@@ -48,6 +48,17 @@ impl Kept {
         }
     }
 
+    /// Keeps `state`, trying again (after a backoff) until the store takes
+    /// it: what was taken is confirmed to the service only once it is kept.
+    pub async fn save_surely<T: Serialize>(&self, desk: &dyn Desk, state: &T) {
+        let mut backoff = Backoff::new();
+        while let Err(error) = self.save(desk, state).await {
+            let wait = backoff.failed();
+            tracing::warn!(channel = self.name, %error, ?wait, "a channel's state could not be kept; trying again");
+            tokio::time::sleep(wait).await;
+        }
+    }
+
     /// Keeps `state`.
     pub async fn save<T: Serialize>(&self, desk: &dyn Desk, state: &T) -> Result<(), StoreError> {
         let text = serde_json::to_string(state).map_err(StoreError::backend)?;

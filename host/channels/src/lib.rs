@@ -10,6 +10,7 @@
 //! | `webhook` | `webhook = "https://…"` | JSON to a URL |
 //! | `telegram` | `[inbox.channels.telegram]` | every question in a chat, answered there |
 //! | `slack` | `[inbox.channels.slack]` | every question in a channel, answered there |
+//! | `matrix` | `[inbox.channels.matrix]` | every question in a room, answered there |
 //!
 //! What the two-way channels share is here too, one concern a module:
 //! `driver` (what runs a channel: shown, left, taken, with a backoff),
@@ -28,6 +29,7 @@ mod desktop;
 mod driver;
 mod http;
 mod kept;
+mod matrix;
 mod ntfy;
 mod people;
 mod press;
@@ -48,6 +50,7 @@ pub fn register(channels: &mut Channels) {
     channels.register(webhook::Webhook);
     channels.register(telegram::Telegram);
     channels.register(slack::Slack);
+    channels.register(matrix::Matrix);
 }
 
 /// A registry of every channel of this crate.
@@ -84,7 +87,7 @@ mod tests {
         let channels = builtin();
         assert_eq!(
             channels.names(),
-            ["desktop", "ntfy", "webhook", "telegram", "slack"]
+            ["desktop", "ntfy", "webhook", "telegram", "slack", "matrix"]
         );
         let on = channels
             .configure(&table(
@@ -102,7 +105,7 @@ mod tests {
         let unknown = channels.configure(&table("discord = \"x\"")).unwrap_err();
         assert!(
             unknown.contains("no channel `discord`")
-                && unknown.contains("desktop, ntfy, webhook, telegram, slack"),
+                && unknown.contains("desktop, ntfy, webhook, telegram, slack, matrix"),
             "{unknown}"
         );
         let wrong = channels.configure(&table("ntfy = 3")).unwrap_err();

@@ -3,6 +3,7 @@
 //! `kill -9`, notifications to a local HTTP server, and the page in
 //! headless Chromium.
 
+mod matrix;
 mod ntfy;
 mod slack;
 mod telegram;

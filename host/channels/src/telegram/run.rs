@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use ask_user_inbox::notify::{Backoff, ChannelError, ChannelKind, Desk};
+use ask_user_inbox::notify::{ChannelError, ChannelKind, Desk};
 use ask_user_inbox::store::{Person, Record};
 use ask_user_seam::Answer;
 
@@ -74,17 +74,6 @@ impl Run<'_> {
     async fn save(&self) {
         if let Err(error) = self.kept.save(self.desk, &self.state).await {
             tracing::warn!(%error, "telegram: its state could not be kept");
-        }
-    }
-
-    /// Keeps the state, trying again until the store takes it: the updates
-    /// handled are confirmed only once it is kept.
-    async fn save_surely(&self) {
-        let mut backoff = Backoff::new();
-        while let Err(error) = self.kept.save(self.desk, &self.state).await {
-            let wait = backoff.failed();
-            tracing::warn!(%error, ?wait, "telegram: its state could not be kept; trying again");
-            tokio::time::sleep(wait).await;
         }
     }
 
@@ -347,7 +336,7 @@ impl Work for Run<'_> {
         self.state
             .prompts
             .retain(|_, (key, _)| posted.contains_key(key));
-        self.save_surely().await;
+        self.kept.save_surely(self.desk, &self.state).await;
     }
 }
 
