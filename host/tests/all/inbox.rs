@@ -6,6 +6,7 @@
 mod matrix;
 mod ntfy;
 mod slack;
+mod suite;
 mod telegram;
 
 use ask_user_test_support::browser;

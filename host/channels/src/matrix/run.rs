@@ -2,7 +2,7 @@
 //! replies taken as answers, each told what became of it in a notice, and
 //! each message edited to say what became of its question.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
@@ -29,7 +29,14 @@ pub(super) struct State {
     /// The questions posted and still waiting, by key: each question's
     /// message is its event id.
     posted: BTreeMap<u64, Posted<String>>,
+    /// The messages of the questions that left last (at most
+    /// [`MOST_GONE`]): an answer to one is told it came too late.
+    #[serde(default)]
+    gone: VecDeque<String>,
 }
+
+/// How many messages of questions that left are remembered.
+const MOST_GONE: usize = 200;
 
 /// The channel at work.
 pub(super) struct Run<'a> {
@@ -100,9 +107,14 @@ impl Run<'_> {
             ),
             _ => return Ok(()),
         };
-        let Some((key, question)) = to.and_then(|to| self.question_of(to)) else {
+        let Some(to) = to else {
             return Ok(());
         };
+        let shown = self.question_of(to);
+        if shown.is_none() && !self.state.gone.iter().any(|gone| gone == to) {
+            // Not about a question: the room's own talk.
+            return Ok(());
+        }
         if !self.channel.allow.contains(&event.sender) {
             tracing::info!(
                 user = event.sender,
@@ -114,6 +126,11 @@ impl Run<'_> {
             );
             return self.tell(&event.event_id, &told).await;
         }
+        let Some((key, question)) = shown else {
+            return self
+                .tell(&event.event_id, "This question is no longer waiting.")
+                .await;
+        };
         let Some(record) = chat::waiting(self, key).await? else {
             return self
                 .tell(&event.event_id, "This question is no longer waiting.")
@@ -246,8 +263,22 @@ impl Work for Run<'_> {
         chat::post(self, record).await
     }
 
+    /// Its messages say how it left; an answer to one later is told so.
     async fn left(&mut self, id: &str) -> Result<(), ChannelError> {
-        chat::left(self, id).await
+        let messages: Vec<String> = self
+            .state
+            .posted
+            .values()
+            .filter(|posted| posted.batch.id == id)
+            .flat_map(|posted| posted.messages.clone())
+            .collect();
+        chat::left(self, id).await?;
+        let gone = &mut self.state.gone;
+        gone.extend(messages);
+        while gone.len() > MOST_GONE {
+            gone.pop_front();
+        }
+        Ok(())
     }
 
     async fn take(&mut self, delivery: Delivery) -> Result<(), ChannelError> {

@@ -39,7 +39,8 @@
 //! An outcome is committed to the store before anyone is told, so a crash
 //! loses nothing: after a restart the same questions are listed under the
 //! same ids, and agents that come back get their outcomes. The store is
-//! called on the runtime's blocking threads, never on its workers.
+//! async and never blocks the runtime's workers (SQLite works on blocking
+//! threads, PostgreSQL's client is async).
 
 mod api;
 mod channels;

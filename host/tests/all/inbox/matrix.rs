@@ -3,6 +3,7 @@
 //! people reacting and replying in the room, a stranger in it, the inbox
 //! killed in the middle, an encrypted room.
 
+use super::suite::{self, Service, Who};
 use super::{Inbox, answers_of, choice};
 
 use ask_user_test_support::synapse::Synapse;
@@ -39,6 +40,97 @@ fn matrix_inbox(synapse: &Synapse) -> (Inbox, tempfile::TempDir) {
 fn id(event: &Value) -> String {
     event["event_id"].as_str().unwrap().to_owned()
 }
+
+/// Matrix, for the chat channels' suite: people react with an option's
+/// number, and reply with numbers, `skip` or their own words; the bot's
+/// notice in reply says what became of each.
+struct Matrix(Synapse);
+
+impl Matrix {
+    fn account(&self, who: Who) -> &ask_user_test_support::synapse::Account {
+        match who {
+            Who::Allowed => &self.0.ana,
+            Who::Stranger => &self.0.mallory,
+        }
+    }
+}
+
+impl Service for Matrix {
+    const TITLE: &'static str = "Matrix";
+    type Shown = Value;
+    /// The event a person sent: the bot's notice replies to it.
+    type Act = String;
+
+    fn start() -> (Self, Inbox, tempfile::TempDir) {
+        let synapse = Synapse::start();
+        let (inbox, secrets) = matrix_inbox(&synapse);
+        (Matrix(synapse), inbox, secrets)
+    }
+
+    fn shown(&self, text: &str) -> Value {
+        self.0.posted(text)
+    }
+
+    /// One: a reaction with its number; several: their numbers in a reply.
+    fn choose(&self, who: Who, shown: &Value, labels: &[&str]) -> String {
+        let body = shown["content"]["body"].as_str().unwrap();
+        let numbers: Vec<u8> = labels
+            .iter()
+            .map(|label| {
+                (1..=10)
+                    .find(|n| body.contains(&format!("\n{n}. {label}")))
+                    .unwrap_or_else(|| panic!("no option {label} in {body}"))
+            })
+            .collect();
+        let account = self.account(who);
+        match numbers.as_slice() {
+            [one] if !body.contains("numbers of your choices") => {
+                self.0.react(account, &id(shown), &keycap(*one))
+            }
+            numbers => {
+                let numbers: Vec<String> = numbers.iter().map(u8::to_string).collect();
+                self.0.reply(account, &id(shown), &numbers.join(", "))
+            }
+        }
+    }
+
+    fn own_words(&self, who: Who, shown: &Value, text: &str) -> String {
+        self.0.reply(self.account(who), &id(shown), text)
+    }
+
+    fn skip(&self, who: Who, shown: &Value) -> String {
+        self.0.reply(self.account(who), &id(shown), "skip")
+    }
+
+    fn told(&self, act: &String, text: &str) {
+        let told = self.0.told(act);
+        assert!(told.contains(text), "{told}");
+    }
+
+    fn says(&self, shown: &Value, text: &str) {
+        self.0.edited(&id(shown), text);
+    }
+
+    /// A message has nothing to press: once edited, it is settled.
+    fn settled(&self, shown: &Value, text: &str) {
+        self.0.edited(&id(shown), text);
+    }
+
+    fn posts(&self) -> usize {
+        let bot = self.0.bot.user.as_str();
+        self.0
+            .events()
+            .iter()
+            .filter(|e| {
+                e["sender"] == bot
+                    && e["content"]["msgtype"] == "m.text"
+                    && e["content"]["m.relates_to"].is_null()
+            })
+            .count()
+    }
+}
+
+suite::suite!(super::Matrix);
 
 #[test]
 fn a_question_is_answered_by_a_reaction_and_nobody_else_may_answer() {
@@ -103,64 +195,34 @@ fn a_question_is_answered_by_a_reaction_and_nobody_else_may_answer() {
 }
 
 #[test]
-fn a_batch_takes_numbers_own_words_and_a_skip_and_a_restart_loses_nothing() {
+fn several_choices_are_numbers_in_a_reply_and_a_reaction_is_told_so() {
     let synapse = Synapse::start();
-    let (mut inbox, _secrets) = matrix_inbox(&synapse);
-    let batch = json!({"questions": [
-        {"id": "a", "question": "Which checks?", "multiSelect": true,
+    let (inbox, _secrets) = matrix_inbox(&synapse);
+    let question = json!({"questions": [
+        {"id": "q", "question": "Which checks?", "multiSelect": true,
          "options": [{"label": "Tests"}, {"label": "Lint"}, {"label": "Docs"}]},
-        {"id": "b", "question": "Anything else?"},
-        {"id": "c", "question": "Which day?", "options": [{"label": "Mon"}, {"label": "Tue"}]},
     ]});
-    let agent = inbox.agent("s2", &batch, &[]);
-    let first = synapse.posted("Which checks?");
-    let second = synapse.posted("Anything else?");
-    let third = synapse.posted("Which day?");
+    let agent = inbox.agent("s2", &question, &[]);
+    let message = synapse.posted("Which checks?");
+    let body = message["content"]["body"].as_str().unwrap();
     assert!(
-        first["content"]["body"]
-            .as_str()
-            .unwrap()
-            .contains("Reply with the numbers of your choices (1, 3)"),
-        "{first}"
+        body.contains("Reply with the numbers of your choices (1, 3)"),
+        "{body}"
     );
-    let reacted = synapse.react(&synapse.ana, &id(&first), &keycap(1));
-    assert!(synapse.told(&reacted).starts_with("Reply with the numbers"));
-    let picked = synapse.reply(&synapse.ana, &id(&first), "3, 1");
-    assert_eq!(
-        synapse.told(&picked),
-        "Noted; 2 more to answer before it is sent."
+    let reacted = synapse.react(&synapse.ana, &id(&message), &keycap(1));
+    assert!(
+        synapse
+            .told(&reacted)
+            .starts_with("Reply with the numbers of your choices"),
+        "{}",
+        synapse.told(&reacted)
     );
-    synapse.edited(&id(&first), "Your answer: Tests, Docs");
-
-    inbox.kill9();
-    // Written while the inbox is down: the room keeps it.
-    let words = synapse.reply(&synapse.ana, &id(&second), "ship it <b>friday</b>");
-    let skipped = synapse.reply(&synapse.ana, &id(&third), "skip");
-    inbox.serve();
-    assert_eq!(
-        synapse.told(&words),
-        "Noted; 1 more to answer before it is sent."
-    );
-    assert_eq!(synapse.told(&skipped), "Answered.");
+    let picked = synapse.reply(&synapse.ana, &id(&message), "3, 1");
+    assert_eq!(synapse.told(&picked), "Answered.");
     assert_eq!(
         answers_of(&agent.finish()),
-        json!([
-            {"id": "a", "selected": ["Tests", "Docs"]},
-            {"id": "b", "selected": [], "custom": "ship it <b>friday</b>"},
-            {"id": "c", "selected": []},
-        ])
+        json!([{"id": "q", "selected": ["Tests", "Docs"]}])
     );
-    synapse.edited(&id(&third), "Answered in Matrix");
-    let questions = synapse
-        .events()
-        .iter()
-        .filter(|e| {
-            e["sender"] == synapse.bot.user.as_str()
-                && e["content"]["msgtype"] == "m.text"
-                && e["content"]["m.relates_to"].is_null()
-        })
-        .count();
-    assert_eq!(questions, 3, "each question posted once");
 }
 
 #[test]

@@ -4,10 +4,11 @@
 //! buttons, ticking checkboxes and sending the own-words modal, the inbox
 //! killed in the middle, Slack down and throttled.
 
-use super::{Inbox, answers_of, choice, stderr};
+use super::suite::{self, Service, Who};
+use super::{Inbox, answers_of, choice};
 
 use ask_user_test_support::fake_slack::{
-    ANA, APP_TOKEN, BOT_TOKEN, CHANNEL, FakeSlack, MALLORY, Posted,
+    ANA, APP_TOKEN, BOT_TOKEN, CHANNEL, FakeSlack, MALLORY, Person, Posted,
 };
 
 use std::os::unix::fs::PermissionsExt;
@@ -35,6 +36,86 @@ fn slack_inbox(slack: &FakeSlack) -> (Inbox, tempfile::TempDir) {
     ));
     (inbox, secrets)
 }
+
+/// Slack, for the chat channels' suite: a person presses buttons, ticks
+/// checkboxes, and sends the own-words modal; what they are told reaches
+/// them alone.
+struct Slack(FakeSlack);
+
+fn person(who: Who) -> Person {
+    match who {
+        Who::Allowed => ANA,
+        Who::Stranger => MALLORY,
+    }
+}
+
+impl Service for Slack {
+    const TITLE: &'static str = "Slack";
+    type Shown = Posted;
+    /// Who did it: Slack tells each person apart.
+    type Act = Person;
+
+    fn start() -> (Self, Inbox, tempfile::TempDir) {
+        let slack = FakeSlack::start();
+        let (inbox, secrets) = slack_inbox(&slack);
+        (Slack(slack), inbox, secrets)
+    }
+
+    fn shown(&self, text: &str) -> Posted {
+        posted(&self.0, text)
+    }
+
+    /// Several: the checkboxes ticked, then Send.
+    fn choose(&self, who: Who, shown: &Posted, labels: &[&str]) -> Person {
+        let person = person(who);
+        let checkboxes = shown
+            .elements()
+            .into_iter()
+            .find(|e| e["type"] == "checkboxes");
+        match checkboxes {
+            None => self.0.press(person, shown, &shown.button(labels[0])),
+            Some(checkboxes) => {
+                self.0.tick(person, shown, &checkboxes, labels);
+                self.0.press(person, shown, &shown.button("Send"));
+            }
+        }
+        person
+    }
+
+    fn own_words(&self, who: Who, shown: &Posted, text: &str) -> Person {
+        let person = person(who);
+        self.0
+            .press(person, shown, &shown.button("Type your own answer"));
+        let modal = self.0.modal();
+        self.0.submit(person, &modal, text);
+        person
+    }
+
+    fn skip(&self, who: Who, shown: &Posted) -> Person {
+        let person = person(who);
+        self.0.press(person, shown, &shown.button("Skip"));
+        person
+    }
+
+    fn told(&self, person: &Person, text: &str) {
+        self.0.told(*person, text);
+    }
+
+    fn says(&self, shown: &Posted, text: &str) {
+        updated(&self.0, &shown.ts, text);
+    }
+
+    fn settled(&self, shown: &Posted, text: &str) {
+        let after = updated(&self.0, &shown.ts, text);
+        assert!(after.elements().is_empty(), "the buttons go: {after:?}");
+    }
+
+    fn posts(&self) -> usize {
+        self.0.calls("chat.postMessage").len()
+    }
+}
+
+suite::suite!(super::Slack);
 
 /// The question `text` posted, with its buttons.
 fn posted(slack: &FakeSlack, text: &str) -> Posted {
@@ -167,59 +248,6 @@ fn a_batch_takes_checkboxes_own_words_in_a_modal_and_a_skip() {
     updated(&slack, &notes.ts, "by @ana*: “ship it &lt;now&gt;”");
     updated(&slack, &when.ts, "by @ana*: skipped");
     slack.all_acked();
-}
-
-#[test]
-fn answered_elsewhere_first_the_message_says_so_and_a_late_press_counts_for_nothing() {
-    let slack = FakeSlack::start();
-    let (inbox, _secrets) = slack_inbox(&slack);
-    let agent = inbox.agent("s3", &choice("Merge it?", &["Yes", "No"]), &[]);
-    let message = posted(&slack, "Merge it?");
-    let id = inbox.wait_for("the question", false, |_| true)["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let output = inbox.answer(&id, &json!({"answers": [{"id": "q", "selected": ["No"]}]}));
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert_eq!(
-        answers_of(&agent.finish()),
-        json!([{"id": "q", "selected": ["No"]}])
-    );
-    let after = updated(&slack, &message.ts, "Answered from the command line");
-    assert!(after.elements().is_empty());
-    slack.press(ANA, &message, &message.button("Yes"));
-    slack.told(ANA, "This question is no longer waiting.");
-}
-
-#[test]
-fn a_restart_in_the_middle_of_a_batch_loses_no_answer_and_posts_nothing_twice() {
-    let slack = FakeSlack::start();
-    let (mut inbox, _secrets) = slack_inbox(&slack);
-    let batch = json!({"questions": [
-        {"id": "a", "question": "First?", "options": [{"label": "A1"}, {"label": "A2"}]},
-        {"id": "b", "question": "Second?", "options": [{"label": "B1"}, {"label": "B2"}]},
-    ]});
-    let agent = inbox.agent("s4", &batch, &[]);
-    let first = posted(&slack, "First?");
-    let second = posted(&slack, "Second?");
-    slack.press(ANA, &first, &first.button("A2"));
-    slack.told(ANA, "Noted; 1 more");
-    inbox.kill9();
-    // Pressed while the inbox is down: Slack sends it again on the next
-    // connection, as it does an envelope nobody acknowledged.
-    slack.press(ANA, &second, &second.button("B1"));
-    inbox.serve();
-    assert_eq!(
-        answers_of(&agent.finish()),
-        json!([{"id": "a", "selected": ["A2"]}, {"id": "b", "selected": ["B1"]}])
-    );
-    updated(&slack, &second.ts, "Answered in Slack by @ana");
-    assert_eq!(
-        slack.calls("chat.postMessage").len(),
-        2,
-        "each question posted once"
-    );
-    assert!(slack.connections() >= 2);
 }
 
 #[test]

@@ -4,9 +4,10 @@
 //! to its prompts, the inbox killed in the middle, the service down and
 //! throttled.
 
+use super::suite::{self, Service, Who};
 use super::{Inbox, answers_of, choice, stderr};
 
-use ask_user_test_support::fake_telegram::{ANA, FakeTelegram, MALLORY, Sent, TOKEN};
+use ask_user_test_support::fake_telegram::{ANA, FakeTelegram, MALLORY, Person, Sent, TOKEN};
 
 use std::os::unix::fs::PermissionsExt;
 
@@ -28,6 +29,112 @@ fn telegram_inbox(telegram: &FakeTelegram) -> (Inbox, tempfile::TempDir) {
     ));
     (inbox, secrets)
 }
+
+/// Telegram, for the chat channels' suite: a person presses the bot's
+/// buttons, and types own words as a reply to its prompt.
+struct Telegram(FakeTelegram);
+
+/// What a person did in Telegram.
+enum Act {
+    /// Pressed a button: the query the bot answers.
+    Pressed(String),
+    /// Replied to the bot's prompt: the bot says what became of it.
+    Replied,
+}
+
+fn person(who: Who) -> Person {
+    match who {
+        Who::Allowed => ANA,
+        Who::Stranger => MALLORY,
+    }
+}
+
+impl Telegram {
+    fn press(&self, who: Who, shown: &Sent, label: &str) -> String {
+        self.0
+            .press(person(who), shown.message_id, &shown.button(label))
+    }
+}
+
+impl Service for Telegram {
+    const TITLE: &'static str = "Telegram";
+    type Shown = Sent;
+    type Act = Act;
+
+    fn start() -> (Self, Inbox, tempfile::TempDir) {
+        let telegram = FakeTelegram::start();
+        let (inbox, secrets) = telegram_inbox(&telegram);
+        (Telegram(telegram), inbox, secrets)
+    }
+
+    fn shown(&self, text: &str) -> Sent {
+        posted(&self.0, text)
+    }
+
+    /// Several: each ticked (its toast waited for), then Send.
+    fn choose(&self, who: Who, shown: &Sent, labels: &[&str]) -> Act {
+        if shown
+            .buttons
+            .iter()
+            .flatten()
+            .all(|(t, _)| !t.starts_with("Send"))
+        {
+            return Act::Pressed(self.press(who, shown, labels[0]));
+        }
+        for label in labels {
+            let ticked = self.press(who, shown, label);
+            self.0.told(&ticked);
+        }
+        Act::Pressed(self.press(who, shown, "Send"))
+    }
+
+    fn own_words(&self, who: Who, shown: &Sent, text: &str) -> Act {
+        let asked = self.press(who, shown, "Type your own answer");
+        self.0.told(&asked);
+        let prompt = self
+            .0
+            .message("Reply to this message with your answer", |m| {
+                m.force_reply && m.reply_to == Some(shown.message_id)
+            });
+        self.0.reply(person(who), prompt.message_id, text);
+        Act::Replied
+    }
+
+    fn skip(&self, who: Who, shown: &Sent) -> Act {
+        Act::Pressed(self.press(who, shown, "Skip"))
+    }
+
+    fn told(&self, act: &Act, text: &str) {
+        match act {
+            Act::Pressed(query) => {
+                let told = self.0.told(query);
+                assert!(told["text"].as_str().unwrap().contains(text), "{told}");
+            }
+            Act::Replied => {
+                self.0.message(text, |m| !m.force_reply);
+            }
+        }
+    }
+
+    fn says(&self, shown: &Sent, text: &str) {
+        edited(&self.0, shown.message_id, text);
+    }
+
+    fn settled(&self, shown: &Sent, text: &str) {
+        let after = edited(&self.0, shown.message_id, text);
+        assert!(after.buttons.is_empty(), "the keyboard goes: {after:?}");
+    }
+
+    fn posts(&self) -> usize {
+        self.0
+            .calls("sendMessage")
+            .into_iter()
+            .filter(|call| call.body["reply_markup"]["inline_keyboard"].is_array())
+            .count()
+    }
+}
+
+suite::suite!(super::Telegram);
 
 /// The question `text` is posted, with its keyboard.
 fn posted(telegram: &FakeTelegram, text: &str) -> Sent {
@@ -205,86 +312,6 @@ fn a_batch_takes_a_multi_select_own_words_and_a_skip_and_is_sent_once_complete()
     );
     edited(&telegram, when.message_id, "by @ana</b>: skipped");
     edited(&telegram, parts.message_id, "by @ana</b>: Docs");
-}
-
-#[test]
-fn answered_elsewhere_first_the_message_says_so_and_a_late_press_counts_for_nothing() {
-    let telegram = FakeTelegram::start();
-    let (inbox, _secrets) = telegram_inbox(&telegram);
-    let agent = inbox.agent("s3", &choice("Merge it?", &["Yes", "No"]), &[]);
-    let message = posted(&telegram, "Merge it?");
-    let id = inbox.wait_for("the question", false, |_| true)["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let output = inbox.answer(&id, &json!({"answers": [{"id": "q", "selected": ["No"]}]}));
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert_eq!(
-        answers_of(&agent.finish()),
-        json!([{"id": "q", "selected": ["No"]}])
-    );
-    let after = edited(
-        &telegram,
-        message.message_id,
-        "Answered from the command line",
-    );
-    assert!(after.text.ends_with(": No"), "{}", after.text);
-    assert!(after.buttons.is_empty());
-    // A press on the old keyboard (a client that had not redrawn yet).
-    let late = telegram.press(ANA, message.message_id, &message.button("Yes"));
-    assert_eq!(
-        telegram.told(&late)["text"],
-        "This question is no longer waiting."
-    );
-    let listed = inbox.wait_for("the answer kept", true, |q| q["id"] == id.as_str());
-    assert_eq!(
-        listed["outcome"]["value"]["answers"][0]["selected"],
-        json!(["No"])
-    );
-}
-
-#[test]
-fn a_restart_in_the_middle_of_a_batch_loses_no_answer_and_posts_nothing_twice() {
-    let telegram = FakeTelegram::start();
-    let (mut inbox, _secrets) = telegram_inbox(&telegram);
-    let batch = json!({"questions": [
-        {"id": "a", "question": "First?", "options": [{"label": "A1"}, {"label": "A2"}]},
-        {"id": "b", "question": "Second?", "options": [{"label": "B1"}, {"label": "B2"}]},
-    ]});
-    let agent = inbox.agent("s4", &batch, &[]);
-    let first = posted(&telegram, "First?");
-    let second = posted(&telegram, "Second?");
-    let query = telegram.press(ANA, first.message_id, &first.button("A2"));
-    assert_eq!(
-        telegram.told(&query)["text"],
-        "Noted; 1 more to answer before it is sent."
-    );
-    // The update is confirmed (the next poll asks past it) once it is kept.
-    telegram.wait_for("the update confirmed", |_| {
-        (telegram.unconfirmed() == 0).then_some(())
-    });
-
-    inbox.kill9();
-    // Pressed while the inbox is down: Telegram keeps it.
-    let query = telegram.press(ANA, second.message_id, &second.button("B1"));
-    inbox.serve();
-    assert_eq!(telegram.told(&query)["text"], "Answered.");
-    assert_eq!(
-        answers_of(&agent.finish()),
-        json!([{"id": "a", "selected": ["A2"]}, {"id": "b", "selected": ["B1"]}])
-    );
-    edited(&telegram, second.message_id, "Answered in Telegram by @ana");
-    let questions: Vec<Value> = telegram
-        .calls("sendMessage")
-        .into_iter()
-        .map(|call| call.body)
-        .filter(|body| body["reply_markup"]["inline_keyboard"].is_array())
-        .collect();
-    assert_eq!(
-        questions.len(),
-        2,
-        "each question posted once: {questions:#?}"
-    );
 }
 
 #[test]
