@@ -77,7 +77,7 @@ pub use ask_user_seam::{
     audit, error, files, question, remote, scope, secret::id as new_id, text, waterfall,
 };
 pub use cache::CodeCache;
-pub use cli_error::CliError;
+pub use cli_error::{CliError, Context};
 pub use config::{AnswererEntry, Config};
 pub use engine::{Engine, EngineConfig};
 pub use host::{Host, HostBuilder, HostError};

@@ -11,7 +11,7 @@ use ask_user::answerers::{race, ready};
 use ask_user::{AnswererEntry, ErrorCode, HostBuilder, ToolResult};
 use ask_user_seam::AskRequest;
 
-use super::{CliError, Component, Outcome, emit, load_config, start, stop_signal};
+use super::{CliError, Component, Context, Outcome, emit, load_config, start, stop_signal};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -182,7 +182,7 @@ pub fn read_arguments(file: &Path, limit: usize) -> Result<Vec<u8>, CliError> {
     source
         .take(limit as u64 + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| CliError::new(format!("cannot read the arguments from {name}: {e}")))?;
+        .context(|| format!("cannot read the arguments from {name}"))?;
     Ok(bytes)
 }
 

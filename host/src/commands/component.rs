@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use ask_user::HostBuilder;
 use ask_user::plugs::{Face, Plug, compose};
 
-use super::{CliError, Component, Outcome, emit, start};
+use super::{CliError, Component, Context, Outcome, emit, start};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -62,8 +62,9 @@ pub async fn write(Args { out, plug, world }: Args) -> Outcome {
         None => ask_user::COMPONENT,
     };
     let written = match out.as_deref() {
-        Some(path) => std::fs::write(path, component)
-            .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display()))),
+        Some(path) => {
+            std::fs::write(path, component).context(|| format!("cannot write {}", path.display()))
+        }
         None if std::io::stdout().is_terminal() => Err(CliError::new(
             "the component is binary: give --out FILE, or redirect standard output",
         )),

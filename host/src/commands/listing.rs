@@ -4,7 +4,7 @@
 use ask_user::inbox::QuestionView;
 use ask_user::text::clean;
 
-use super::CliError;
+use super::{CliError, Context};
 
 /// How long before `now` a thing happened at `at`, as a person says it.
 fn ago(at: std::time::SystemTime, now: std::time::SystemTime) -> String {
@@ -25,7 +25,7 @@ pub fn print_questions(questions: &[QuestionView]) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
-        .map_err(|e| CliError::new(format!("cannot write to standard output: {e}")))
+        .context(|| "cannot write to standard output".to_owned())
 }
 
 /// The columns standard output has: the terminal's, else 100.

@@ -25,7 +25,7 @@ use ask_user::answerers::terminal::TerminalAnswerer;
 use ask_user::config::Registries;
 use ask_user::{AnswererEntry, CodeCache, Config, Host, HostBuilder};
 
-pub use ask_user::CliError;
+pub use ask_user::{CliError, Context};
 pub use signals::{stop_requested, stop_signal};
 
 /// What a command returns: its exit status, or why it failed.
@@ -98,7 +98,7 @@ pub fn emit(value: &impl serde::Serialize) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "{text}")
         .and_then(|()| out.flush())
-        .map_err(|e| CliError::new(format!("cannot write the result to standard output: {e}")))
+        .context(|| "cannot write the result to standard output".to_owned())
 }
 
 /// One line to standard error, for the human; dropped when nobody reads it.

@@ -9,12 +9,11 @@
 use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
 
-use super::CliError;
+use super::{CliError, Context};
 
 /// This command's path, when it is there to stay.
 pub fn lasting() -> Result<PathBuf, CliError> {
-    let program = std::env::current_exe()
-        .map_err(|e| CliError::new(format!("cannot tell where ask-user is: {e}")))?;
+    let program = std::env::current_exe().context(|| "cannot tell where ask-user is".to_owned())?;
     let temporary = [std::env::temp_dir(), "/tmp".into(), "/var/tmp".into()];
     match fleeting(&program, &temporary) {
         None => Ok(program),

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use super::{CliError, Outcome, say};
+use super::{CliError, Context, Outcome, say};
 
 /// The first line of every file this writes: what uninstall takes back,
 /// and install may write over.
@@ -139,11 +139,10 @@ pub fn install() -> Outcome {
         _ => {}
     }
     if let Some(dir) = service.path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| CliError::new(format!("cannot make {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir).context(|| format!("cannot make {}", dir.display()))?;
     }
     std::fs::write(&service.path, &service.text)
-        .map_err(|e| CliError::new(format!("cannot write {}: {e}", service.path.display())))?;
+        .context(|| format!("cannot write {}", service.path.display()))?;
     say(&format!(
         "wrote {}, which runs {} inbox serve at login and after a crash; start it now with: {}",
         service.path.display(),

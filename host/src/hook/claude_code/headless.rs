@@ -17,8 +17,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::ClaudeCode;
 use super::input::{Asked, TOOL, asker};
-use crate::CliError;
 use crate::hook::{Answerers, Headless};
+use crate::{CliError, Context};
 
 /// Set (to `1`) in the environment of a run this command serves, so that
 /// the installed `PermissionRequest` hook leaves the questions to it.
@@ -132,7 +132,7 @@ pub async fn run(
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| CliError::new(format!("cannot run {}: {e}", run.program.display())))?;
+        .context(|| format!("cannot run {}", run.program.display()))?;
     let mut input = child.stdin.take().expect("piped");
     let mut lines = BufReader::new(child.stdout.take().expect("piped")).lines();
     let cwd = std::env::current_dir()

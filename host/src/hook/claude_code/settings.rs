@@ -251,6 +251,11 @@ fn write(path: &Path, settings: &Value, newline: bool) -> io::Result<String> {
 /// (the file it leads to is replaced), and the file keeps its owner, group
 /// and mode (root installing into a user's file leaves it theirs).
 fn replace(path: &Path, text: &str) -> io::Result<()> {
+    replace_whole(path, text)
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display())))
+}
+
+fn replace_whole(path: &Path, text: &str) -> io::Result<()> {
     use std::os::unix::fs::MetadataExt;
     // Through every link to the file itself; a link to nothing yet is
     // made where it leads.
@@ -275,8 +280,7 @@ fn replace(path: &Path, text: &str) -> io::Result<()> {
                 io::Error::new(
                     e.kind(),
                     format!(
-                        "cannot keep {} its owner ({}:{}): {e}; nothing was changed",
-                        path.display(),
+                        "cannot keep its owner ({}:{}): {e}; nothing was changed",
                         metadata.uid(),
                         metadata.gid()
                     ),

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{Answerers, Attached, HookClient, Way};
-use crate::CliError;
+use crate::{CliError, Context};
 use app_server::{Incoming, Outgoing};
 use ask_user_inbox::StopReason;
 use ask_user_seam::ErrorCode;
@@ -81,7 +81,8 @@ async fn attached(
     let socket = dir.join(format!("app-server-{run_id}.sock"));
     let _ = std::fs::remove_file(&socket);
     let server_log = dir.join(format!("app-server-{run_id}.log"));
-    let log = std::fs::File::create(&server_log)?;
+    let log = std::fs::File::create(&server_log)
+        .context(|| format!("cannot make the app server's log {}", server_log.display()))?;
     let server = tokio::process::Command::new(&run.program)
         .arg("app-server")
         .arg("--listen")
@@ -93,7 +94,7 @@ async fn attached(
         .process_group(0)
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| CliError::new(format!("cannot run {}: {e}", run.program.display())))?;
+        .context(|| format!("cannot run {}", run.program.display()))?;
     let mut server = group::Group::led_by(server);
     let (outgoing, incoming) = tokio::select! {
         connected = connect(&socket) => connected?,
@@ -107,7 +108,8 @@ async fn attached(
     // Codex's UI has the terminal: what this process says goes to a log
     // while it runs (the UI keeps the terminal's standard error).
     let said = dir.join(format!("ask-user-{run_id}.log"));
-    let quiet = StderrTo::file(&said)?;
+    let quiet = StderrTo::file(&said)
+        .context(|| format!("cannot send ask-user's log to {}", said.display()))?;
     let mut ui = tokio::process::Command::new(&run.program)
         .arg("--remote")
         .arg(format!("unix://{}", socket.display()))
@@ -115,7 +117,7 @@ async fn attached(
         .stderr(quiet.terminal()?)
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| CliError::new(format!("cannot run {}: {e}", run.program.display())))?;
+        .context(|| format!("cannot run {}", run.program.display()))?;
     // The session Codex's UI last started, to go on with after this run.
     let session = std::sync::Mutex::new(None);
     let watched = watch(outgoing, incoming, answerers, &session, stop.child_token());
