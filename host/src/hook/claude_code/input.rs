@@ -12,7 +12,7 @@
 
 use ask_user_inbox::{Asker, WhenDown};
 use ask_user_seam::{Answer, AskRequest, Question, QuestionOption};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use ask_user_answerers::form::received::ReceivedForm;
@@ -40,15 +40,34 @@ pub const PRE_TOOL_USE: &str = "PreToolUse";
 /// matchers are).
 pub const OUR_MCP_TOOL: &str = "mcp__.*__ask_user_question";
 
-impl HookInput {
+impl HookEvent {
+    /// What every event carries; `None` for an event not read here.
+    fn session(&self) -> Option<&Session> {
+        match self {
+            HookEvent::PermissionRequest(tool)
+            | HookEvent::PreToolUse(tool)
+            | HookEvent::PostToolUse(tool) => Some(&tool.session),
+            HookEvent::Elicitation(form) => Some(&form.session),
+            HookEvent::Other => None,
+        }
+    }
+
+    /// The Claude Code session it belongs to.
+    pub fn session_id(&self) -> Option<&str> {
+        self.session()?.session_id.as_deref()
+    }
+
     /// The session and the questions that were answered, when this is the
     /// event after the question tool ran: the hooks still asking them stop.
     pub fn answered(&self) -> Option<(&str, String)> {
-        if self.hook_event_name != POST_TOOL_USE || self.tool_name.as_deref() != Some(TOOL) {
+        let HookEvent::PostToolUse(tool) = self else {
+            return None;
+        };
+        if tool.tool_name != TOOL {
             return None;
         }
-        let questions = self.tool_input.as_ref()?.get("questions")?;
-        Some((self.session_id.as_deref()?, fingerprint(questions)))
+        let questions = tool.tool_input.get("questions")?;
+        Some((tool.session.session_id.as_deref()?, fingerprint(questions)))
     }
 
     /// The call of our MCP tool a sub-agent is about to make, when this is
@@ -56,13 +75,16 @@ impl HookInput {
     /// server will run it (a sub-agent of the session's root, named by its
     /// kind and the start of its id).
     pub fn sub_agent_call(&self) -> Option<(&str, SubAgent)> {
-        let tool = self.tool_name.as_deref()?;
-        let ours = tool.starts_with("mcp__") && tool.ends_with("__ask_user_question");
-        if self.hook_event_name != PRE_TOOL_USE || !ours {
+        let HookEvent::PreToolUse(tool) = self else {
+            return None;
+        };
+        let name = &tool.tool_name;
+        if !(name.starts_with("mcp__") && name.ends_with("__ask_user_question")) {
             return None;
         }
-        let agent = self.agent_id.as_deref()?;
-        let kind = self
+        let session = &tool.session;
+        let agent = session.agent_id.as_deref()?;
+        let kind = session
             .agent_type
             .as_deref()
             .filter(|kind| {
@@ -78,24 +100,25 @@ impl HookInput {
             .filter(char::is_ascii_alphanumeric)
             .take(8)
             .collect();
-        let session =
-            crate::hook::session_key(&super::ClaudeCode, self.session_id.as_deref()).ok()?;
+        let key =
+            crate::hook::session_key(&super::ClaudeCode, session.session_id.as_deref()).ok()?;
         let sub = SubAgent {
-            session,
-            turn: self.prompt_id.clone(),
+            session: key,
+            turn: session.prompt_id.clone(),
             name: format!("{kind} {short}"),
         };
-        Some((self.tool_use_id.as_deref()?, sub))
+        Some((tool.tool_use_id.as_deref()?, sub))
     }
 
     /// What the inbox shows as asking ([`asker`]).
     /// No inbox running, its question is left to Claude Code's terminal.
     pub fn asker(&self) -> Asker {
-        asker(
-            self.cwd.as_deref(),
-            self.mcp_server_name.as_deref(),
-            WhenDown::Pass,
-        )
+        let server = match self {
+            HookEvent::Elicitation(form) => form.mcp_server_name.as_deref(),
+            _ => None,
+        };
+        let cwd = self.session().and_then(|session| session.cwd.as_deref());
+        asker(cwd, server, WhenDown::Pass)
     }
 }
 
@@ -125,39 +148,100 @@ pub fn fingerprint(questions: &Value) -> String {
     ask_user_inbox::digest(&serde_json::to_string(&texts).expect("strings"))
 }
 
-/// What a hook receives on standard input, as far as it is read here.
+/// What a hook receives on standard input, by its `hook_event_name`, as
+/// far as it is read here; an event of another name is [`HookEvent::Other`].
+#[derive(Debug, Deserialize)]
+#[serde(tag = "hook_event_name")]
+pub enum HookEvent {
+    /// The question tool asks ([`PERMISSION_REQUEST`]).
+    PermissionRequest(ToolUse),
+    /// A tool is about to run ([`PRE_TOOL_USE`]).
+    PreToolUse(ToolUse),
+    /// A tool ran ([`POST_TOOL_USE`]).
+    PostToolUse(ToolUse),
+    /// An MCP server's form ([`ELICITATION`]).
+    Elicitation(Form),
+    #[serde(other)]
+    Other,
+}
+
+/// What every event carries.
 #[derive(Debug, Default, Deserialize)]
-pub struct HookInput {
-    pub hook_event_name: String,
-    #[serde(default)]
+pub struct Session {
     pub session_id: Option<String>,
-    #[serde(default)]
     pub cwd: Option<String>,
-    #[serde(default)]
-    pub tool_name: Option<String>,
-    #[serde(default)]
-    pub tool_input: Option<Value>,
-    /// An MCP server's form: its message, mode and schema.
-    #[serde(default)]
-    pub message: Option<String>,
-    #[serde(default)]
-    pub mode: Option<String>,
-    #[serde(default)]
-    pub requested_schema: Option<Value>,
-    #[serde(default)]
-    pub mcp_server_name: Option<String>,
-    /// The tool use (`PreToolUse`): an MCP call of it carries the same id.
-    #[serde(default)]
-    pub tool_use_id: Option<String>,
     /// The sub-agent the hook fires in; absent in the main thread.
-    #[serde(default)]
     pub agent_id: Option<String>,
     /// The sub-agent's kind (`general-purpose`, a user's agent's name).
-    #[serde(default)]
     pub agent_type: Option<String>,
     /// The user prompt (the turn) this event belongs to.
-    #[serde(default)]
     pub prompt_id: Option<String>,
+}
+
+/// A tool's event.
+#[derive(Debug, Deserialize)]
+pub struct ToolUse {
+    #[serde(flatten)]
+    pub session: Session,
+    #[serde(default)]
+    pub tool_name: String,
+    #[serde(default)]
+    pub tool_input: Value,
+    /// An MCP call of the tool carries the same id.
+    pub tool_use_id: Option<String>,
+}
+
+/// An MCP server's form: its message, mode and schema.
+#[derive(Debug, Deserialize)]
+pub struct Form {
+    #[serde(flatten)]
+    pub session: Session,
+    pub mcp_server_name: Option<String>,
+    #[serde(default)]
+    pub message: String,
+    pub mode: Option<String>,
+    pub requested_schema: Option<Value>,
+}
+
+/// What a hook prints: the decision its event takes.
+#[derive(Serialize)]
+struct HookOutput<'a> {
+    #[serde(rename = "hookSpecificOutput")]
+    specific: Specific<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "hookEventName")]
+enum Specific<'a> {
+    PermissionRequest {
+        decision: Decision<'a>,
+    },
+    Elicitation {
+        action: &'static str,
+        content: Map<String, Value>,
+    },
+}
+
+/// The permission that answers the questions.
+#[derive(Serialize)]
+struct Decision<'a> {
+    behavior: &'static str,
+    #[serde(rename = "updatedInput")]
+    updated_input: UpdatedInput<'a>,
+}
+
+#[derive(Serialize)]
+struct UpdatedInput<'a> {
+    /// As the tool received them, passed back unchanged.
+    questions: &'a Value,
+    /// Each answered question's text, and its answer.
+    answers: Map<String, Value>,
+}
+
+impl HookOutput<'_> {
+    fn json(&self) -> Value {
+        serde_json::to_value(self).expect("a hook's output is plain JSON")
+    }
 }
 
 /// What a hook event asks of the person, and how the answer goes back.
@@ -173,18 +257,17 @@ impl Ask {
     /// What `input` asks; `Ok(None)` for an event that asks nothing of us
     /// (another event, another tool, a form of a mode or a field we cannot
     /// show, which Claude Code then shows itself).
-    pub fn from_hook(input: &HookInput) -> Result<Option<Ask>, String> {
-        if input.hook_event_name == ELICITATION {
-            let schema = input
+    pub fn from_hook(event: &HookEvent) -> Result<Option<Ask>, String> {
+        if let HookEvent::Elicitation(form) = event {
+            let schema = form
                 .requested_schema
                 .as_ref()
-                .filter(|_| input.mode.as_deref().is_none_or(|mode| mode == "form"));
-            let message = input.message.as_deref().unwrap_or_default();
+                .filter(|_| form.mode.as_deref().is_none_or(|mode| mode == "form"));
             return Ok(schema
-                .and_then(|schema| ReceivedForm::from_schema(message, schema))
+                .and_then(|schema| ReceivedForm::from_schema(&form.message, schema))
                 .map(Ask::Form));
         }
-        Ok(Asked::from_hook(input)?.map(Ask::Questions))
+        Ok(Asked::from_hook(event)?.map(Ask::Questions))
     }
 
     /// Our request.
@@ -199,11 +282,13 @@ impl Ask {
     pub fn output(&self, answers: &[Answer]) -> Value {
         match self {
             Ask::Questions(asked) => asked.decision(answers),
-            Ask::Form(form) => json!({"hookSpecificOutput": {
-                "hookEventName": ELICITATION,
-                "action": "accept",
-                "content": form.content(answers),
-            }}),
+            Ask::Form(form) => HookOutput {
+                specific: Specific::Elicitation {
+                    action: "accept",
+                    content: form.content(answers),
+                },
+            }
+            .json(),
         }
     }
 }
@@ -241,11 +326,13 @@ impl Asked {
     /// The questions of `input`, when it is a permission request for the
     /// question tool; `Ok(None)` for any other event; an error saying what
     /// is wrong with questions of another shape.
-    pub fn from_hook(input: &HookInput) -> Result<Option<Asked>, String> {
-        if input.hook_event_name != PERMISSION_REQUEST || input.tool_name.as_deref() != Some(TOOL) {
-            return Ok(None);
+    pub fn from_hook(event: &HookEvent) -> Result<Option<Asked>, String> {
+        match event {
+            HookEvent::PermissionRequest(tool) if tool.tool_name == TOOL => {
+                Asked::from_tool_input(&tool.tool_input).map(Some)
+            }
+            _ => Ok(None),
         }
-        Asked::from_tool_input(input.tool_input.as_ref().unwrap_or(&Value::Null)).map(Some)
     }
 
     /// The questions of the tool's input; an error saying what is wrong
@@ -293,16 +380,22 @@ impl Asked {
 
     /// The hook's decision that answers the questions with `answers`.
     pub fn decision(&self, answers: &[Answer]) -> Value {
-        json!({"hookSpecificOutput": {
-            "hookEventName": PERMISSION_REQUEST,
-            "decision": self.allow(answers),
-        }})
+        HookOutput {
+            specific: Specific::PermissionRequest {
+                decision: self.permission(answers),
+            },
+        }
+        .json()
     }
 
     /// The permission that answers the questions with `answers`: each
     /// question's labels joined with ", ", own words after them; a skipped
     /// question has no answer (Claude Code tells the model so).
     pub fn allow(&self, answers: &[Answer]) -> Value {
+        serde_json::to_value(self.permission(answers)).expect("a decision is plain JSON")
+    }
+
+    fn permission(&self, answers: &[Answer]) -> Decision<'_> {
         let mut by_text = Map::new();
         for question in &self.request.questions {
             let Some(answer) = Answer::of(answers, &question.id) else {
@@ -313,10 +406,13 @@ impl Asked {
                 by_text.insert(question.question.clone(), json!(parts.join(", ")));
             }
         }
-        json!({"behavior": "allow", "updatedInput": {
-            "questions": self.questions,
-            "answers": by_text,
-        }})
+        Decision {
+            behavior: "allow",
+            updated_input: UpdatedInput {
+                questions: &self.questions,
+                answers: by_text,
+            },
+        }
     }
 }
 
@@ -324,17 +420,18 @@ impl Asked {
 mod tests {
     use super::*;
 
-    fn input(tool_input: Value) -> HookInput {
-        HookInput {
-            hook_event_name: PERMISSION_REQUEST.into(),
-            session_id: Some("s".into()),
-            cwd: None,
-            tool_name: Some(TOOL.into()),
-            tool_input: Some(tool_input),
-            message: None,
-            mode: None,
-            ..HookInput::default()
-        }
+    /// The event `name` of the question tool with `tool_input`, read as
+    /// Claude Code sends it.
+    fn event(name: &str, tool: &str, tool_input: Value) -> HookEvent {
+        serde_json::from_value(json!({
+            "hook_event_name": name, "session_id": "s", "tool_name": tool,
+            "tool_input": tool_input, "permission_mode": "default",
+        }))
+        .unwrap()
+    }
+
+    fn input(tool_input: Value) -> HookEvent {
+        event(PERMISSION_REQUEST, TOOL, tool_input)
     }
 
     fn deploy() -> Value {
@@ -407,19 +504,17 @@ mod tests {
 
     #[test]
     fn an_mcp_servers_form_is_asked_and_answered_as_its_content() {
-        let elicitation = HookInput {
-            hook_event_name: ELICITATION.into(),
-            session_id: None,
-            cwd: None,
-            tool_name: None,
-            tool_input: None,
-            message: Some("Deploy?".into()),
-            mode: Some("form".into()),
-            requested_schema: Some(json!({"type": "object", "properties": {
-                "go": {"type": "boolean", "title": "Go ahead?"}}})),
-            mcp_server_name: Some("deployer".into()),
-            ..HookInput::default()
+        let form = |mode: &str| -> HookEvent {
+            serde_json::from_value(json!({
+                "hook_event_name": ELICITATION, "message": "Deploy?", "mode": mode,
+                "requested_schema": {"type": "object", "properties": {
+                    "go": {"type": "boolean", "title": "Go ahead?"}}},
+                "mcp_server_name": "deployer",
+            }))
+            .unwrap()
         };
+        let elicitation = form("form");
+        assert_eq!(elicitation.asker().agent, "Claude Code · deployer");
         let ask = Ask::from_hook(&elicitation).unwrap().unwrap();
         assert_eq!(ask.request().questions[0].id, "go");
         let answers = [Answer {
@@ -432,12 +527,8 @@ mod tests {
             json!({"hookSpecificOutput": {"hookEventName": "Elicitation",
                 "action": "accept", "content": {"go": true}}})
         );
-        let url = HookInput {
-            mode: Some("url".into()),
-            ..elicitation
-        };
         assert!(
-            Ask::from_hook(&url).unwrap().is_none(),
+            Ask::from_hook(&form("url")).unwrap().is_none(),
             "a page is the client's"
         );
     }
@@ -454,8 +545,7 @@ mod tests {
         assert_eq!(asked.fingerprint(), fingerprint(&reshaped));
         let other = json!([{"question": "Where to?"}, {"question": "Which checks?"}]);
         assert_ne!(asked.fingerprint(), fingerprint(&other));
-        let mut answered = input(json!({"questions": reshaped}));
-        answered.hook_event_name = POST_TOOL_USE.into();
+        let answered = event(POST_TOOL_USE, TOOL, json!({"questions": reshaped}));
         assert_eq!(answered.answered(), Some(("s", asked.fingerprint())));
     }
 
@@ -480,12 +570,15 @@ mod tests {
 
     #[test]
     fn other_events_pass_and_broken_questions_are_named() {
-        let mut other = input(deploy());
-        other.hook_event_name = "PostToolUse".into();
+        let other = event(POST_TOOL_USE, TOOL, deploy());
         assert!(Asked::from_hook(&other).unwrap().is_none());
-        let mut bash = input(deploy());
-        bash.tool_name = Some("Bash".into());
+        let bash = event(PERMISSION_REQUEST, "Bash", deploy());
         assert!(Asked::from_hook(&bash).unwrap().is_none());
+        // An event of a name not read here, whatever it carries.
+        let stop: HookEvent =
+            serde_json::from_value(json!({"hook_event_name": "Stop", "session_id": 3})).unwrap();
+        assert!(matches!(stop, HookEvent::Other));
+        assert!(Ask::from_hook(&stop).unwrap().is_none());
         let error = Asked::from_hook(&input(json!({"questions": [{"header": "x"}]}))).unwrap_err();
         assert!(
             error.contains("question 1") && error.contains("question"),
@@ -496,16 +589,16 @@ mod tests {
 
     #[test]
     fn only_a_sub_agents_call_of_our_tool_is_noted_with_a_plain_name() {
-        let pre = |tool: &str, agent: Option<&str>, kind: Option<&str>| HookInput {
-            hook_event_name: PRE_TOOL_USE.into(),
-            session_id: Some("0b9d3c6e".into()),
-            tool_name: Some(tool.into()),
-            tool_use_id: Some("toolu_01".into()),
-            agent_id: agent.map(str::to_owned),
-            agent_type: kind.map(str::to_owned),
-            prompt_id: Some("p1".into()),
-            ..HookInput::default()
-        };
+        let named =
+            |name: &str, tool: &str, agent: Option<&str>, kind: Option<&str>| -> HookEvent {
+                serde_json::from_value(json!({
+                    "hook_event_name": name, "session_id": "0b9d3c6e", "tool_name": tool,
+                    "tool_input": {}, "tool_use_id": "toolu_01", "agent_id": agent,
+                    "agent_type": kind, "prompt_id": "p1",
+                }))
+                .unwrap()
+            };
+        let pre = |tool: &str, agent, kind| named(PRE_TOOL_USE, tool, agent, kind);
         let ours = "mcp__ask-user__ask_user_question";
         let input = pre(ours, Some("a70dee6c5f1e"), Some("general-purpose"));
         let (call, sub) = input.sub_agent_call().unwrap();
@@ -525,8 +618,7 @@ mod tests {
                 .sub_agent_call()
                 .is_none()
         );
-        let mut post = pre(ours, Some("a1"), None);
-        post.hook_event_name = POST_TOOL_USE.into();
+        let post = named(POST_TOOL_USE, ours, Some("a1"), None);
         assert!(post.sub_agent_call().is_none());
         // A kind that is not plain text is not shown.
         let odd = pre(ours, Some("a1"), Some("x\u{1b}[2J"));

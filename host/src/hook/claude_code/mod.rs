@@ -21,7 +21,7 @@ use super::{Answerers, Headless, HookClient, Way, calls, waiting};
 use crate::CliError;
 
 pub use headless::SERVED_ENV;
-pub use input::{Ask, Asked, HookInput, asker, fingerprint};
+pub use input::{Ask, Asked, HookEvent, asker, fingerprint};
 
 /// Claude Code.
 pub struct ClaudeCode;
@@ -92,7 +92,7 @@ async fn hook(
     answerers: &dyn Answerers,
     stop: CancellationToken,
 ) -> Result<Option<String>, CliError> {
-    let input: HookInput = serde_json::from_slice(input).map_err(|e| {
+    let input: HookEvent = serde_json::from_slice(input).map_err(|e| {
         CliError::new(format!(
             "the hook's input is not what Claude Code sends: {e}"
         ))
@@ -125,7 +125,7 @@ async fn hook(
     // (Claude Code leaves this one running): listening before it
     // registers, and registered before the answerers start, so that it
     // can be stopped as soon as anything of it shows.
-    let _waiting = match (&state_dir, &input.session_id, &asked) {
+    let _waiting = match (&state_dir, input.session_id(), &asked) {
         (Some(state_dir), Some(session), Ask::Questions(questions)) => {
             let mut told = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::from_raw(
                 waiting::ANSWERED_ELSEWHERE,
@@ -148,13 +148,7 @@ async fn hook(
     let request = asked.request().clone();
     Ok(
         match answerers
-            .ask(
-                &ClaudeCode,
-                input.session_id.as_deref(),
-                asker,
-                request,
-                &stop,
-            )
+            .ask(&ClaudeCode, input.session_id(), asker, request, &stop)
             .await?
         {
             Some(Ok(answers)) => Some(asked.output(&answers).to_string()),
