@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use futures_util::{SinkExt, StreamExt};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::net::UnixStream;
 use tokio::sync::mpsc;
@@ -17,19 +18,126 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 /// thread's settings.
 pub const MAX_MESSAGE_BYTES: usize = 4 << 20;
 
-/// What the app server sent.
+/// A JSON-RPC request's id: a number or a string, compared as sent.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    Number(i64),
+    Text(String),
+}
+
+/// What the app server sent, as far as it is read here.
 #[derive(Debug)]
 pub enum Incoming {
-    /// A request of the server's, to be answered with [`Outgoing::respond`].
-    Request {
-        id: Value,
-        method: String,
+    /// A question of the model's (`item/tool/requestUserInput`), to be
+    /// answered with [`Outgoing::respond`]: the request's parameters, read
+    /// by the question's own reader, and its thread and turn.
+    UserInput {
+        id: RequestId,
         params: Value,
+        turn: Turn,
     },
+    /// A request of another kind (an approval): Codex's UI's.
+    OtherRequest,
     /// A notification.
-    Notification { method: String, params: Value },
+    Notification(Notification),
     /// The answer to a request of ours.
     Response { id: u64, error: Option<Value> },
+}
+
+/// The thread and turn a message belongs to.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Turn {
+    #[serde(rename = "threadId")]
+    pub thread: Option<String>,
+    #[serde(rename = "turnId")]
+    pub turn: Option<String>,
+}
+
+/// A notification: what happened, and the thread it is of (any
+/// notification's `threadId`, or its `thread.id`).
+#[derive(Debug)]
+pub struct Notification {
+    pub event: Event,
+    pub thread: Option<String>,
+}
+
+/// What a notification says, as far as it is read here.
+#[derive(Debug, PartialEq)]
+pub enum Event {
+    /// `thread/started`: a thread Codex keeps (not an ephemeral one, such
+    /// as its title's).
+    ThreadStarted { thread: String },
+    /// `turn/completed` with the status `interrupted`: Esc or Ctrl-C.
+    TurnInterrupted { turn: String },
+    /// `serverRequest/resolved`: a request of the server's was settled.
+    RequestResolved(RequestId),
+    /// Anything else.
+    Other,
+}
+
+#[derive(Deserialize)]
+struct ThreadStarted {
+    thread: Thread,
+}
+
+#[derive(Deserialize)]
+struct Thread {
+    id: String,
+    #[serde(default)]
+    ephemeral: bool,
+}
+
+#[derive(Deserialize)]
+struct TurnCompleted {
+    turn: TurnStatus,
+}
+
+#[derive(Deserialize)]
+struct TurnStatus {
+    id: String,
+    status: String,
+}
+
+#[derive(Deserialize)]
+struct Resolved {
+    #[serde(rename = "requestId")]
+    request_id: RequestId,
+}
+
+impl Notification {
+    /// `method`'s notification with `params`; what cannot be read as the
+    /// method's is [`Event::Other`].
+    fn of(method: &str, params: Value) -> Notification {
+        fn read<T: serde::de::DeserializeOwned>(params: &Value) -> Option<T> {
+            serde_json::from_value(params.clone()).ok()
+        }
+        let event = match method {
+            "thread/started" => read::<ThreadStarted>(&params)
+                .filter(|started| !started.thread.ephemeral)
+                .map(|started| Event::ThreadStarted {
+                    thread: started.thread.id,
+                }),
+            "turn/completed" => read::<TurnCompleted>(&params)
+                .filter(|completed| completed.turn.status == "interrupted")
+                .map(|completed| Event::TurnInterrupted {
+                    turn: completed.turn.id,
+                }),
+            "serverRequest/resolved" => read::<Resolved>(&params)
+                .map(|resolved| Event::RequestResolved(resolved.request_id)),
+            _ => None,
+        };
+        // Where it is: its `threadId`, or its `thread.id`, whatever else
+        // it carries.
+        let thread = params
+            .get("threadId")
+            .and_then(Value::as_str)
+            .or_else(|| params.get("thread")?.get("id")?.as_str());
+        Notification {
+            event: event.unwrap_or(Event::Other),
+            thread: thread.map(str::to_owned),
+        }
+    }
 }
 
 /// What is sent to the app server (cheap to clone; the connection's writer
@@ -50,7 +158,7 @@ impl Outgoing {
     }
 
     /// Answers the server's request `id`.
-    pub fn respond(&self, id: &Value, result: Value) {
+    pub fn respond(&self, id: &RequestId, result: Value) {
         let _ = self.0.send(json!({"id": id, "result": result}));
     }
 }
@@ -112,8 +220,20 @@ fn incoming_of(message: Value) -> Option<Incoming> {
     };
     let params = message.remove("params").unwrap_or(Value::Null);
     match (message.remove("id"), message.remove("method")) {
-        (Some(id), Some(Value::String(method))) => Some(Incoming::Request { id, method, params }),
-        (None, Some(Value::String(method))) => Some(Incoming::Notification { method, params }),
+        (Some(id), Some(Value::String(method))) => {
+            let id: RequestId = serde_json::from_value(id).ok()?;
+            Some(match method.as_str() {
+                USER_INPUT => Incoming::UserInput {
+                    id,
+                    turn: serde_json::from_value(params.clone()).unwrap_or_default(),
+                    params,
+                },
+                _ => Incoming::OtherRequest,
+            })
+        }
+        (None, Some(Value::String(method))) => {
+            Some(Incoming::Notification(Notification::of(&method, params)))
+        }
         (Some(id), None) => Some(Incoming::Response {
             id: id.as_u64()?,
             error: message.remove("error"),
@@ -122,23 +242,34 @@ fn incoming_of(message: Value) -> Option<Incoming> {
     }
 }
 
+/// The method of the model's questions.
+const USER_INPUT: &str = "item/tool/requestUserInput";
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn messages_are_told_apart_and_anything_else_is_dropped() {
-        let request = json!({"id": 7, "method": "item/tool/requestUserInput", "params": {"a": 1}});
+        let request = json!({"id": 7, "method": USER_INPUT,
+            "params": {"a": 1, "threadId": "t1", "turnId": "u1"}});
         assert!(matches!(
             incoming_of(request),
-            Some(Incoming::Request { id, method, params })
-                if id == 7 && method == "item/tool/requestUserInput" && params["a"] == 1
+            Some(Incoming::UserInput { id: RequestId::Number(7), params, turn })
+                if params["a"] == 1 && turn.thread.as_deref() == Some("t1")
+                    && turn.turn.as_deref() == Some("u1")
         ));
-        let note = json!({"method": "serverRequest/resolved", "params": {"requestId": 7}});
+        let approval = json!({"id": "a", "method": "item/commandExecution/requestApproval"});
         assert!(matches!(
-            incoming_of(note),
-            Some(Incoming::Notification { .. })
+            incoming_of(approval),
+            Some(Incoming::OtherRequest)
         ));
+        let note = json!({"method": "serverRequest/resolved", "params": {"requestId": 7, "threadId": "t1"}});
+        let Some(Incoming::Notification(note)) = incoming_of(note) else {
+            panic!("a notification");
+        };
+        assert_eq!(note.event, Event::RequestResolved(RequestId::Number(7)));
+        assert_eq!(note.thread.as_deref(), Some("t1"));
         let answer = json!({"id": 3, "error": {"code": -32600}});
         assert!(matches!(
             incoming_of(answer),
@@ -152,8 +283,44 @@ mod tests {
             json!("x"),
             json!({"method": 5}),
             json!({"id": "x"}),
+            json!({"id": [1], "method": USER_INPUT}),
         ] {
             assert!(incoming_of(odd.clone()).is_none(), "{odd}");
         }
+    }
+
+    #[test]
+    fn notifications_say_what_happened_and_where() {
+        let of = |method, params| Notification::of(method, params);
+        let started = of(
+            "thread/started",
+            json!({"thread": {"id": "t1", "ephemeral": false}}),
+        );
+        assert_eq!(
+            started.event,
+            Event::ThreadStarted {
+                thread: "t1".into()
+            }
+        );
+        assert_eq!(started.thread.as_deref(), Some("t1"));
+        let title = of(
+            "thread/started",
+            json!({"thread": {"id": "t2", "ephemeral": true}}),
+        );
+        assert_eq!(title.event, Event::Other);
+        let interrupted = of(
+            "turn/completed",
+            json!({"threadId": "t1", "turn": {"id": "u1", "status": "interrupted"}}),
+        );
+        assert_eq!(
+            interrupted.event,
+            Event::TurnInterrupted { turn: "u1".into() }
+        );
+        let done = of(
+            "turn/completed",
+            json!({"threadId": "t1", "turn": {"id": "u1", "status": "completed"}}),
+        );
+        assert_eq!(done.event, Event::Other);
+        assert_eq!(of("item/started", json!({"threadId": 5})).thread, None);
     }
 }

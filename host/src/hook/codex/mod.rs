@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Answerers, Attached, HookClient, Way};
 use crate::{CliError, Context};
-use app_server::{Incoming, Outgoing};
+use app_server::{Event, Incoming, Notification, Outgoing, RequestId, Turn};
 use ask_user_inbox::StopReason;
 use ask_user_seam::ErrorCode;
 use questions::Asked;
@@ -221,7 +221,7 @@ async fn watch(
     // The questions being asked, by the app server's request id: how to
     // withdraw each, what the inbox is told when Codex settled it first, and
     // the turn that asked it.
-    let mut asking: HashMap<String, Asking> = HashMap::new();
+    let mut asking: HashMap<RequestId, Asking> = HashMap::new();
     let mut next_id = 1;
     let mut asks = futures_util::stream::FuturesUnordered::new();
     loop {
@@ -244,8 +244,7 @@ async fn watch(
             break;
         };
         match message {
-            Incoming::Request { id, method, params } if method == "item/tool/requestUserInput" => {
-                let key = id.to_string();
+            Incoming::UserInput { id, params, turn } => {
                 let asked = match Asked::from_params(&params) {
                     Ok(asked) => asked,
                     Err(why) => {
@@ -261,9 +260,8 @@ async fn watch(
                     None,
                     ask_user_inbox::WhenDown::Pass,
                 );
-                let turn = Turn::of(&params);
                 asking.insert(
-                    key,
+                    id.clone(),
                     Asking {
                         withdrawn: withdrawn.clone(),
                         reason: asker.stop_reason.clone(),
@@ -276,50 +274,48 @@ async fn watch(
                 });
             }
             // A request of another kind (an approval) is Codex's UI's.
-            Incoming::Request { .. } => {}
-            Incoming::Notification { method, params } => {
-                if method == "thread/started"
-                    && params["thread"]["ephemeral"] != true
-                    && let Some(thread) = params["thread"]["id"].as_str()
-                {
-                    *session.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread.to_owned());
-                }
-                if method == "turn/completed" && params["turn"]["status"] == "interrupted" {
-                    // Esc or Ctrl-C in Codex (it says so before it resolves
-                    // the turn's questions): cancelled, not answered.
-                    let turn = params["turn"]["id"].as_str();
-                    asking.retain(|_, asked| {
-                        let ended = turn.is_some() && asked.turn.turn.as_deref() == turn;
-                        if ended {
-                            asked.reason.set("cancelled in Codex");
+            Incoming::OtherRequest => {}
+            Incoming::Notification(Notification { event, thread }) => {
+                match event {
+                    Event::ThreadStarted { thread } => {
+                        *session.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
+                    }
+                    Event::TurnInterrupted { turn } => {
+                        // Esc or Ctrl-C in Codex (it says so before it
+                        // resolves the turn's questions): cancelled, not
+                        // answered.
+                        asking.retain(|_, asked| {
+                            let ended = asked.turn.turn.as_deref() == Some(turn.as_str());
+                            if ended {
+                                asked.reason.set("cancelled in Codex");
+                                asked.withdrawn.cancel();
+                            }
+                            !ended
+                        });
+                    }
+                    Event::RequestResolved(id) => {
+                        // Answered (in Codex, or by us): stop asking
+                        // elsewhere.
+                        if let Some(asked) = asking.remove(&id) {
+                            asked.reason.set("answered in Codex");
                             asked.withdrawn.cancel();
                         }
-                        !ended
-                    });
-                }
-                if method == "serverRequest/resolved" {
-                    // Answered (in Codex, or by us): stop asking elsewhere.
-                    if let Some(asked) = asking.remove(&params["requestId"].to_string()) {
-                        asked.reason.set("answered in Codex");
-                        asked.withdrawn.cancel();
                     }
+                    Event::Other => {}
                 }
                 // A thread not joined yet: join it, to be sent its
                 // questions (a new thread can be joined once it has a
                 // turn: until then Codex has nothing of it to resume).
-                let thread = params["threadId"]
-                    .as_str()
-                    .or(params["thread"]["id"].as_str());
                 if let Some(thread) = thread
-                    && !joined.contains(thread)
-                    && !joining.values().any(|t| t == thread)
+                    && !joined.contains(&thread)
+                    && !joining.values().any(|t| *t == thread)
                 {
                     outgoing.request(
                         next_id,
                         "thread/resume",
                         json!({"threadId": thread, "excludeTurns": true}),
                     );
-                    joining.insert(next_id, thread.to_owned());
+                    joining.insert(next_id, thread);
                     next_id += 1;
                 }
             }
@@ -345,23 +341,6 @@ struct Asking {
     turn: Turn,
 }
 
-/// The thread and turn a request of the app server's belongs to.
-#[derive(Clone)]
-struct Turn {
-    thread: Option<String>,
-    turn: Option<String>,
-}
-
-impl Turn {
-    fn of(params: &Value) -> Turn {
-        let text = |key: &str| params[key].as_str().map(str::to_owned);
-        Turn {
-            thread: text("threadId"),
-            turn: text("turnId"),
-        }
-    }
-}
-
 /// Asks one question of Codex's through `answerers`; answers the app
 /// server's request `id` with what they give, unless `withdrawn` first
 /// (answered or cancelled in Codex, or Codex's UI ended). A person's
@@ -370,7 +349,7 @@ async fn ask(
     asked: Asked,
     asker: ask_user_inbox::Asker,
     turn: Turn,
-    id: Value,
+    id: RequestId,
     outgoing: Outgoing,
     answerers: &dyn Answerers,
     withdrawn: CancellationToken,
