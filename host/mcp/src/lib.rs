@@ -19,6 +19,7 @@
 //! client's answer, the component runs again (it is deterministic) and the
 //! answerer claims with it.
 
+mod client;
 mod elicitation;
 mod http;
 mod keys;
@@ -33,8 +34,8 @@ use ask_user_seam::ErrorCode;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
     ElicitResult, Implementation, InputRequest, InputRequests, InputRequiredResult, JsonObject,
-    ListToolsResult, MetaObject, PaginatedRequestParams, ProtocolVersion, RequestStateCodec,
-    SealOptions, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    ListToolsResult, MetaObject, PaginatedRequestParams, RequestStateCodec, SealOptions,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
@@ -43,7 +44,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use ask_user_answerers::form::Renders;
+use client::Client;
 use elicitation::{Channel, ElicitationAnswerer};
 pub use http::McpHttp;
 use keys::{CallIds, Keys};
@@ -259,9 +260,8 @@ impl McpServer {
             .of(&arguments)
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;
         let arguments = arguments.to_string();
-        let rounds = context
-            .protocol_version()
-            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+        let client = Client::of(&context);
+        let rounds = client.rounds;
         let answered = match &request.request_state {
             Some(sealed) => Some(self.answered(sealed, &arguments, &request)?),
             None => None,
@@ -271,7 +271,6 @@ impl McpServer {
         let elicits = capability
             .as_ref()
             .is_some_and(|e| e.form.is_some() || e.url.is_none());
-        let client = Client::of(&context);
         // A page beats a form where the client can send the human to one
         // (a form holds a plan under review poorly). Not over 2026-07-28:
         // its first round ends the call, and the page's question with it.
@@ -398,34 +397,6 @@ impl McpServer {
     }
 }
 
-/// What a client does with what it declared it can do: its protocol says
-/// whether its forms show lists (they came with 2025-11-25); where that
-/// says too little, its name does. Codex (0.169) shows no lists, cannot leave
-/// an empty last text field, and declines a page offer without showing it.
-struct Client {
-    renders: Renders,
-    follows_pages: bool,
-}
-
-impl Client {
-    fn of(context: &RequestContext<RoleServer>) -> Client {
-        // From the request (2026-07-28) or the handshake (before).
-        let codex = context
-            .client_info()
-            .is_some_and(|info| info.name.to_lowercase().contains("codex"));
-        let lists = context
-            .protocol_version()
-            .is_some_and(|version| version >= ProtocolVersion::V_2025_11_25);
-        Client {
-            renders: Renders {
-                arrays: lists && !codex,
-                text_last: !codex,
-            },
-            follows_pages: !codex,
-        }
-    }
-}
-
 /// The tool result as MCP carries it: the code visible to the model in the
 /// text (`Error [CODE]: …`) and to the client in `_meta`.
 fn to_mcp(result: ToolResult, elicits: bool) -> CallToolResult {
@@ -469,7 +440,7 @@ impl ServerHandler for McpServer {
             .enable_logging()
             .build();
         let mut info = ServerConfig::new(capabilities);
-        info.protocol_version = ProtocolVersion::V_2026_07_28;
+        info.protocol_version = client::PROTOCOL;
         info.server_info = Implementation::new("ask-user", env!("CARGO_PKG_VERSION"));
         info.instructions = Some(
             "ask_user_question pauses and asks the user a question, shown as a form in this \

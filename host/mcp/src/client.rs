@@ -1,0 +1,101 @@
+//! What a client can do, decided in one place, once a request: from the
+//! protocol it speaks, and, where that says too little, from a table of
+//! clients whose forms do less than their protocol says, by the exact name
+//! each gives (`clientInfo.name`).
+
+use rmcp::model::ProtocolVersion;
+use rmcp::service::{RequestContext, RoleServer};
+
+use ask_user_answerers::form::Renders;
+
+/// The newest protocol this server speaks, offered in the handshake.
+pub const PROTOCOL: ProtocolVersion = ProtocolVersion::V_2026_07_28;
+
+/// The first protocol whose forms show lists (a multi-select question as
+/// one field).
+const LISTS: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+
+/// The first protocol whose form ends the call and comes back as a second
+/// round of it (the answer sealed in the call's `requestState`).
+const ROUNDS: ProtocolVersion = ProtocolVersion::V_2026_07_28;
+
+/// What a known client's form cannot do, whatever its protocol says.
+struct Quirks {
+    lists: bool,
+    text_last: bool,
+    pages: bool,
+}
+
+/// The clients known to do less, by their exact name. Codex (0.169 to
+/// 0.171) shows no lists, cannot leave an empty last text field, and
+/// declines a page offer without showing it.
+const KNOWN: &[(&str, Quirks)] = &[(
+    "codex-mcp-client",
+    Quirks {
+        lists: false,
+        text_last: false,
+        pages: false,
+    },
+)];
+
+/// A client, as this server serves it.
+pub(crate) struct Client {
+    /// Its form comes back as a second round of the call.
+    pub rounds: bool,
+    /// What its form shows.
+    pub renders: Renders,
+    /// It sends its person to a page it is offered.
+    pub follows_pages: bool,
+}
+
+impl Client {
+    /// The client of `context`: its protocol from the request (2026-07-28)
+    /// or the handshake (before), and its name.
+    pub fn of(context: &RequestContext<RoleServer>) -> Client {
+        let version = context.protocol_version();
+        let name = context.client_info().map(|info| info.name.clone());
+        Client::from(version, name.as_deref())
+    }
+
+    fn from(version: Option<ProtocolVersion>, name: Option<&str>) -> Client {
+        let at_least = |first: ProtocolVersion| version.as_ref().is_some_and(|v| *v >= first);
+        let quirks = KNOWN
+            .iter()
+            .find(|(known, _)| Some(*known) == name)
+            .map(|(_, quirks)| quirks);
+        Client {
+            rounds: at_least(ROUNDS),
+            renders: Renders {
+                arrays: at_least(LISTS) && quirks.is_none_or(|q| q.lists),
+                text_last: quirks.is_none_or(|q| q.text_last),
+            },
+            follows_pages: quirks.is_none_or(|q| q.pages),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_protocol_decides_and_a_known_clients_quirks_narrow_it() {
+        let newest = Client::from(Some(PROTOCOL), Some("claude-code"));
+        assert!(newest.rounds && newest.renders.arrays && newest.follows_pages);
+        let older = Client::from(Some(ProtocolVersion::V_2025_11_25), Some("vscode"));
+        assert!(!older.rounds && older.renders.arrays && older.renders.text_last);
+        let oldest = Client::from(Some(ProtocolVersion::V_2025_06_18), None);
+        assert!(!oldest.renders.arrays);
+        let codex = Client::from(
+            Some(ProtocolVersion::V_2025_11_25),
+            Some("codex-mcp-client"),
+        );
+        assert!(!codex.renders.arrays && !codex.renders.text_last && !codex.follows_pages);
+        // A name is matched whole: another client that mentions Codex is not it.
+        let other = Client::from(
+            Some(ProtocolVersion::V_2025_11_25),
+            Some("my-codex-wrapper"),
+        );
+        assert!(other.renders.arrays && other.follows_pages);
+    }
+}
