@@ -24,7 +24,7 @@ use crate::{
 
 use super::pages::{departure, report};
 use super::rejection::{ApiError, Body, Shape};
-use super::{HISTORY, Inbox, MAX_BODY_BYTES, MAX_HISTORY, MAX_WAIT, Mode, Unanswered};
+use super::{HISTORY, Inbox, MAX_BODY_BYTES, MAX_HISTORY, MAX_WAIT, Unanswered};
 
 /// The API's routes; each request carries its [`Caller`].
 /// Who may call each route is said here, by a guard layered on its
@@ -88,14 +88,7 @@ impl Attached {
             false => inbox.waiters.watch(id),
             true => {
                 let watch = inbox.waiters.attach(id);
-                if let Mode::Team(..) = inbox.mode {
-                    match inbox.store.seen(id.to_owned(), crate::now()).await {
-                        Ok(record) => read = record,
-                        Err(error) => {
-                            tracing::warn!(%error, "the inbox could not note that an agent waits")
-                        }
-                    }
-                }
+                read = inbox.mode.waits(inbox.store.as_ref(), id).await;
                 inbox.agent_back(id);
                 watch
             }

@@ -44,6 +44,7 @@
 
 mod api;
 mod channels;
+mod mode;
 mod pages;
 mod rejection;
 mod start;
@@ -62,11 +63,10 @@ use ask_user_seam::remote::{Outcome, Unsettled};
 use ask_user_seam::{AskError, ErrorCode};
 
 use crate::notify::{Desk, Escalation, Event, Notifications, Notifier};
-use crate::sessions::Sessions;
 use crate::store::team::Heard;
 use crate::store::{
     NewQuestion, Person, Record, Settled, SettledBy, Settlement, State as QuestionState, Store,
-    StoreError, TeamStore,
+    StoreError,
 };
 use crate::waiters::Waiters;
 use crate::{AskBody, AskReply, QuestionView};
@@ -75,6 +75,7 @@ use ask_user_web::serve::client_host;
 
 pub use start::InboxServer;
 
+use mode::Mode;
 use pages::{departure, frame};
 
 /// The largest ask taken, in bytes: the host's largest request by default
@@ -167,7 +168,7 @@ struct Inbox {
     waiters: Arc<Waiters>,
     notifier: Arc<Notifier>,
     /// One user's, or one of a team's servers.
-    mode: Mode,
+    mode: Box<dyn Mode>,
     retention: Duration,
     closing: CancellationToken,
     /// The questions whose agent's wait here ended without a reply (its
@@ -184,31 +185,12 @@ struct Inbox {
 /// every question again.
 const EVENT_BACKLOG: usize = 1024;
 
-/// One user's inbox, or one of a team's servers: what differs.
-enum Mode {
-    /// One user's: its owner is admitted by the page's gate, and every
-    /// change happens in this process.
-    Local,
-    /// A team's: people sign in ([`Sessions`]); the store is shared with
-    /// other servers, and announces every change to each.
-    Team(Arc<Sessions>, Arc<dyn TeamStore>),
-}
-
-impl Mode {
-    /// Whether this server's pages (and the other servers) hear of a
-    /// question asked or settled through the store's announcements, rather
-    /// than from this process.
-    fn announces(&self) -> bool {
-        matches!(self, Mode::Team(..))
-    }
-}
-
 impl Inbox {
     /// The inbox over `store`, its page (or a team's API) at `bound`.
     fn new(
         config: &InboxConfig,
         store: Arc<dyn Store>,
-        mode: Mode,
+        mode: Box<dyn Mode>,
         bound: std::net::SocketAddr,
     ) -> std::io::Result<Arc<Self>> {
         let address = format!("http://{}:{}", client_host(bound), bound.port());
@@ -399,10 +381,7 @@ impl Inbox {
     /// for: between two waits; in a team, also through a whole wait open on
     /// another server (a wait is written when it starts and ends).
     fn presence_millis(&self) -> i64 {
-        match self.mode {
-            Mode::Team(..) => AGENT_GAP_MILLIS + MAX_WAIT.as_millis() as i64,
-            Mode::Local => AGENT_GAP_MILLIS,
-        }
+        self.mode.presence_millis()
     }
 
     fn view(&self, record: Record) -> QuestionView {
@@ -480,28 +459,11 @@ impl Desk for Inbox {
     }
 
     fn team(&self) -> bool {
-        matches!(self.mode, Mode::Team(..))
+        self.mode.is_team()
     }
 
     fn person(&self, name: String) -> crate::store::StoreFuture<'_, Option<Person>> {
-        Box::pin(async move {
-            let Mode::Team(_, store) = &self.mode else {
-                return Ok(None);
-            };
-            Ok(store
-                .tokens()
-                .await?
-                .into_iter()
-                .find(|row| {
-                    row.identity.name == name
-                        && row.revoked_at.is_none()
-                        && row.identity.role == crate::store::team::Role::Person
-                })
-                .map(|row| Person {
-                    name: row.identity.name,
-                    groups: row.identity.groups,
-                }))
-        })
+        self.mode.person(name)
     }
 }
 

@@ -17,7 +17,7 @@ use crate::store::{Record, SettledBy, State as QuestionState, TeamStore};
 use ask_user_web::answer_page::{Audience, Desk, Left, PageFrame, Shown, cancel, withdrawn};
 use axum::http::request::Parts;
 
-use super::{Inbox, Mode, Unanswered};
+use super::{Inbox, Unanswered};
 
 /// A question's `waterfall` frame, with what asked it, whether its agent
 /// waits for it now, and who may answer it, for the pages of its audience.
@@ -151,17 +151,11 @@ impl Desk for Inbox {
     type Viewer = Caller;
 
     async fn admit(&self, parts: &Parts) -> Result<Caller, Response> {
-        match &self.mode {
-            Mode::Team(sessions, _) => sessions.admit(parts).await.map(Caller::Person),
-            Mode::Local => self.gate.admit(parts).map(|()| Caller::Owner),
-        }
+        self.mode.admit(&self.gate, parts).await
     }
 
     async fn front(&self, parts: Parts) -> Response {
-        match &self.mode {
-            Mode::Team(sessions, _) => sessions.front(&parts).await,
-            Mode::Local => self.gate.front(&parts),
-        }
+        self.mode.front(&self.gate, parts).await
     }
 
     fn signed_in(&self, viewer: &Caller) -> Option<String> {

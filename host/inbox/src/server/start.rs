@@ -19,9 +19,10 @@ use ask_user_web::serve::{PrivateSocket, Serving, listen};
 
 use super::api::api;
 use super::channels;
+use super::mode::{Local, Team};
 use super::pages::{presence, tell_pages};
 use super::sweep::sweep;
-use super::{Inbox, InboxConfig, MAX_API_CONNECTIONS, Mode};
+use super::{Inbox, InboxConfig, MAX_API_CONNECTIONS};
 
 /// A running inbox.
 pub struct InboxServer {
@@ -107,7 +108,12 @@ impl InboxServer {
             }
         };
         let listener = listen_where_it_was(&dir, &config).await?;
-        let inbox = Inbox::new(&config, store.clone(), Mode::Local, listener.local_addr()?)?;
+        let inbox = Inbox::new(
+            &config,
+            store.clone(),
+            Box::new(Local),
+            listener.local_addr()?,
+        )?;
         let socket = PrivateSocket::bind(&dir.join(SOCKET_FILE))?;
         // Only this user reaches the socket: every caller is the owner.
         let api_for_owner = api(inbox.clone()).layer(Extension(Caller::Owner));
@@ -130,17 +136,7 @@ impl InboxServer {
             ));
             serving.push(Serving::start_with(listener, app, MAX_API_CONNECTIONS));
         }
-        let mut tasks = vec![
-            tokio::spawn(sweep(inbox.clone())),
-            tokio::spawn(presence(inbox.clone())),
-        ];
-        for channel in config.notify.two_way() {
-            tasks.push(tokio::spawn(channels::run(
-                inbox.clone(),
-                channel.clone(),
-                None,
-            )));
-        }
+        let tasks = every_inbox_runs(&inbox, &config, None);
         Ok(InboxServer {
             serving,
             tasks,
@@ -175,7 +171,10 @@ impl InboxServer {
         let inbox = Inbox::new(
             &config,
             store.clone(),
-            Mode::Team(sessions.clone(), store.clone()),
+            Box::new(Team {
+                sessions: sessions.clone(),
+                people: store.clone(),
+            }),
             listener.local_addr()?,
         )?;
         // Tokens are checked from memory while announcements are heard.
@@ -199,15 +198,9 @@ impl InboxServer {
             }
         };
         let pages = tell_pages(inbox.clone(), store.clone(), announced);
-        let mut tasks = Vec::new();
-        for channel in config.notify.two_way() {
-            let run = channels::run(inbox.clone(), channel.clone(), Some(store.clone()));
-            tasks.push(tokio::spawn(run));
-        }
+        let mut tasks = every_inbox_runs(&inbox, &config, Some(store.clone()));
         let outbox = crate::outbox::dispatch(store, inbox.notifier.clone(), inbox.closing.clone());
         tasks.extend([
-            tokio::spawn(sweep(inbox.clone())),
-            tokio::spawn(presence(inbox.clone())),
             tokio::spawn(listening),
             tokio::spawn(pages),
             tokio::spawn(outbox),
@@ -223,7 +216,7 @@ impl InboxServer {
 
     /// Whether this is one of a team's servers (its store shared).
     pub fn is_team(&self) -> bool {
-        matches!(self.inbox.mode, Mode::Team(..))
+        self.inbox.mode.is_team()
     }
 
     /// The page's address, without the token.
@@ -300,6 +293,25 @@ fn write_private(path: &FilePath, text: &str) -> std::io::Result<()> {
         .mode(0o600)
         .open(path)?
         .write_all(text.as_bytes())
+}
+
+/// What every inbox runs beside its serving: the sweeper, the pages'
+/// presence, and each two-way channel (a team's under its lease in
+/// `leases`, one server at a time).
+fn every_inbox_runs(
+    inbox: &Arc<Inbox>,
+    config: &InboxConfig,
+    leases: Option<Arc<dyn TeamStore>>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let mut tasks = vec![
+        tokio::spawn(sweep(inbox.clone())),
+        tokio::spawn(presence(inbox.clone())),
+    ];
+    for channel in config.notify.two_way() {
+        let run = channels::run(inbox.clone(), channel.clone(), leases.clone());
+        tasks.push(tokio::spawn(run));
+    }
+    tasks
 }
 
 /// Takes the state directory's lock and writes this process's id in it,

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use crate::store::State as QuestionState;
 
+use super::Inbox;
 use super::pages::departure;
-use super::{Inbox, Mode};
 
 /// Expires the questions whose agent has been gone past the retention
 /// period: every minute (or tenth of the period), once this server has
@@ -23,11 +23,7 @@ pub(super) async fn sweep(inbox: Arc<Inbox>) {
         // period: on this server, attached; on another of a team's, seen
         // within the longest wait (each wait writes its start).
         let attached = inbox.waiters.attached();
-        let mut gone = retention.as_millis() as i64;
-        if let Mode::Team(..) = inbox.mode {
-            gone = gone.max(inbox.presence_millis());
-        }
-        let before = crate::now() - gone;
+        let before = crate::now() - inbox.mode.expires_after(retention);
         match inbox.store.expire(before, crate::now(), attached).await {
             Ok(expired) => {
                 for id in expired {
