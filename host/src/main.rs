@@ -82,7 +82,7 @@ fn main() -> ExitCode {
     code
 }
 
-async fn run(cli: Cli) -> commands::Outcome {
+async fn run(cli: Cli) -> commands::Exit {
     let component = match &cli.component {
         Some(path) => Some(std::fs::read(path).map_err(|e| {
             commands::CliError::new(format!("cannot read the component {}: {e}", path.display()))

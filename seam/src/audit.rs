@@ -49,13 +49,13 @@ struct Record<'a> {
     asked_by: &'a [String],
     questions: &'a [Question],
     answerer: Option<&'a str>,
-    outcome: Outcome<'a>,
+    outcome: Ended<'a>,
     duration_ms: f64,
 }
 
 #[derive(Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
-enum Outcome<'a> {
+enum Ended<'a> {
     Answered {
         answers: &'a [Answer],
     },
@@ -107,8 +107,8 @@ impl AuditLog {
         duration: Duration,
     ) {
         let outcome = match outcome {
-            Ok(answers) => Outcome::Answered { answers },
-            Err(error) => Outcome::Failed {
+            Ok(answers) => Ended::Answered { answers },
+            Err(error) => Ended::Failed {
                 name: error.name(),
                 code: error.code().map(|c| c.as_str()),
                 message: error.message(),

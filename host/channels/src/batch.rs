@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use ask_user_inbox::notify::Desk;
+use ask_user_inbox::notify::ChannelHost;
 use ask_user_inbox::store::{Person, Record};
 use ask_user_seam::Answer;
 use ask_user_seam::remote::Unsettled;
@@ -103,11 +103,11 @@ impl Batch {
 
     /// `answer` to question `question` of `record` (this batch's), from
     /// `person` on `channel`: kept, and once every question has one, the
-    /// batch is answered through `desk`, by the page's rules. A person
+    /// batch is answered through `host`, by the page's rules. A person
     /// outside the question's audience is refused first.
     pub async fn give(
         &mut self,
-        desk: &dyn Desk,
+        host: &dyn ChannelHost,
         record: &Record,
         channel: &'static str,
         question: usize,
@@ -134,7 +134,7 @@ impl Batch {
         let Some(answers) = self.answers.iter().cloned().collect::<Option<Vec<_>>>() else {
             return Given::Noted(self.answers.iter().filter(|a| a.is_none()).count());
         };
-        match desk.answer(self.id.clone(), answers, channel, person).await {
+        match host.answer(self.id.clone(), answers, channel, person).await {
             Ok(()) => Given::Answered,
             Err(Unsettled::NotPending) => {
                 Given::Refused("it was answered elsewhere or withdrawn.".to_owned())

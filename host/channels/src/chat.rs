@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use ask_user_seam::Answer;
 
-use ask_user_inbox::notify::{ChannelError, Desk};
+use ask_user_inbox::notify::{ChannelError, ChannelHost};
 use ask_user_inbox::store::{Person, Record};
 
 use crate::batch::{Batch, Given};
@@ -50,8 +50,8 @@ pub trait Chat: Work {
     /// under.
     fn posted(&self) -> &BTreeMap<u64, Posted<Self::Message>>;
 
-    /// The same, to change, and the inbox's desk beside it.
-    fn parts(&mut self) -> (&mut BTreeMap<u64, Posted<Self::Message>>, &dyn Desk);
+    /// The same, to change, and the channel's host (the inbox) beside it.
+    fn parts(&mut self) -> (&mut BTreeMap<u64, Posted<Self::Message>>, &dyn ChannelHost);
 
     /// A key never used before.
     fn new_key(&mut self) -> u64;
@@ -140,10 +140,10 @@ pub async fn left<C: Chat>(chat: &mut C, id: &str) -> Result<(), ChannelError> {
     let Some(key) = key_of(chat, id) else {
         return Ok(());
     };
-    let record = chat.desk().get(id.to_owned()).await?;
+    let record = chat.host().get(id.to_owned()).await?;
     if let Some(record) = record {
         let answers = answers_of(&record);
-        let outcome = outcome_line(&record, chat.desk());
+        let outcome = outcome_line(&record, chat.host());
         let messages = chat.posted()[&key].messages.clone();
         for (question, message) in messages.iter().enumerate() {
             let answer = record
@@ -190,13 +190,13 @@ pub async fn give<C: Chat>(
 ) -> Given {
     let name = chat.name();
     let line = answer_line(&answer);
-    let (posted, desk) = chat.parts();
+    let (posted, host) = chat.parts();
     let Some(posted) = posted.get_mut(&key) else {
         return Given::Refused("this question is no longer waiting.".to_owned());
     };
     let given = posted
         .batch
-        .give(desk, record, name, question, answer, Some(person))
+        .give(host, record, name, question, answer, Some(person))
         .await;
     if let Given::Noted(_) = given {
         let posted = &chat.posted()[&key];

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio::sync::broadcast;
 
-use ask_user_inbox::notify::{Backoff, ChannelError, Desk, ErrorKind, Event};
+use ask_user_inbox::notify::{Backoff, ChannelError, ChannelHost, ErrorKind, Event};
 use ask_user_inbox::store::{BoxFuture, Record, State};
 
 /// A two-way channel at work, as [`serve`] drives it: it shows questions,
@@ -24,7 +24,7 @@ pub trait Work: Send {
     /// Its kind's name, for the log.
     fn name(&self) -> &'static str;
 
-    fn desk(&self) -> &dyn Desk;
+    fn host(&self) -> &dyn ChannelHost;
 
     /// Whether `record` is shown here: its audience is the channel's.
     fn shows(&self, record: &Record) -> bool;
@@ -160,7 +160,7 @@ pub async fn serve<W: Work, S: Source<Item = W::Item>>(
 /// Every waiting question shown here shown in full, and every one shown
 /// that left said so.
 async fn catch_up<W: Work>(work: &mut W) -> Result<(), ChannelError> {
-    let mut waiting = work.desk().waiting().await?;
+    let mut waiting = work.host().waiting().await?;
     waiting.retain(|record| work.shows(record));
     for id in work.shown() {
         if !waiting.iter().any(|record| record.id == id) {
@@ -194,7 +194,7 @@ async fn show<W: Work>(work: &mut W, record: &Record) -> Result<(), ChannelError
 
 /// Question `id` was asked or left: shown, or said to have left.
 async fn refresh<W: Work>(work: &mut W, id: &str) -> Result<(), ChannelError> {
-    match work.desk().get(id.to_owned()).await {
+    match work.host().get(id.to_owned()).await {
         Ok(Some(record)) if record.state == State::Waiting && work.shows(&record) => {
             show(work, &record).await
         }
@@ -209,7 +209,7 @@ pub async fn still_waiting<W: Work>(
     work: &mut W,
     id: &str,
 ) -> Result<Option<Record>, ChannelError> {
-    match work.desk().get(id.to_owned()).await {
+    match work.host().get(id.to_owned()).await {
         Ok(Some(record)) if record.state == State::Waiting => Ok(Some(record)),
         Ok(_) => work.left(id).await.map(|()| None),
         Err(error) => Err(error.into()),

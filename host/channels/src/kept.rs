@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use ask_user_inbox::notify::{Backoff, Desk};
+use ask_user_inbox::notify::{Backoff, ChannelHost};
 use ask_user_inbox::store::StoreError;
 
 /// A channel's state, kept as JSON in the inbox's store: written whole,
@@ -21,9 +21,9 @@ impl Kept {
     /// (logged), is the default.
     pub async fn load<T: DeserializeOwned + Default>(
         &self,
-        desk: &dyn Desk,
+        host: &dyn ChannelHost,
     ) -> Result<T, StoreError> {
-        let Some(text) = desk.kept(self.name).await? else {
+        let Some(text) = host.kept(self.name).await? else {
             return Ok(T::default());
         };
         Ok(serde_json::from_str(&text).unwrap_or_else(|error| {
@@ -34,10 +34,10 @@ impl Kept {
 
     /// What was kept, reading again (after a backoff) while the store
     /// cannot be read.
-    pub async fn load_surely<T: DeserializeOwned + Default>(&self, desk: &dyn Desk) -> T {
+    pub async fn load_surely<T: DeserializeOwned + Default>(&self, host: &dyn ChannelHost) -> T {
         let mut backoff = Backoff::new();
         loop {
-            match self.load(desk).await {
+            match self.load(host).await {
                 Ok(state) => return state,
                 Err(error) => {
                     let wait = backoff.failed();
@@ -50,9 +50,9 @@ impl Kept {
 
     /// Keeps `state`, trying again (after a backoff) until the store takes
     /// it: what was taken is confirmed to the service only once it is kept.
-    pub async fn save_surely<T: Serialize>(&self, desk: &dyn Desk, state: &T) {
+    pub async fn save_surely<T: Serialize>(&self, host: &dyn ChannelHost, state: &T) {
         let mut backoff = Backoff::new();
-        while let Err(error) = self.save(desk, state).await {
+        while let Err(error) = self.save(host, state).await {
             let wait = backoff.failed();
             tracing::warn!(channel = self.name, %error, ?wait, "a channel's state could not be kept; trying again");
             tokio::time::sleep(wait).await;
@@ -60,8 +60,12 @@ impl Kept {
     }
 
     /// Keeps `state`.
-    pub async fn save<T: Serialize>(&self, desk: &dyn Desk, state: &T) -> Result<(), StoreError> {
+    pub async fn save<T: Serialize>(
+        &self,
+        host: &dyn ChannelHost,
+        state: &T,
+    ) -> Result<(), StoreError> {
         let text = serde_json::to_string(state).map_err(StoreError::backend)?;
-        desk.keep(self.name, text).await
+        host.keep(self.name, text).await
     }
 }

@@ -2,7 +2,7 @@
 //! ([`words`], [`short`]) and escaped ([`escape`]), an answer
 //! ([`answer_line`]) and what became of a question ([`outcome_line`]).
 
-use ask_user_inbox::notify::Desk;
+use ask_user_inbox::notify::ChannelHost;
 use ask_user_inbox::store::{Record, SettledBy, State};
 use ask_user_seam::Answer;
 
@@ -53,11 +53,11 @@ pub fn answer_line(answer: &Answer) -> String {
 /// What became of `record`, which left the waiting state, in a line: how,
 /// where and by whom ("Answered in Telegram by @ana", "Withdrawn: the
 /// call was aborted").
-pub fn outcome_line(record: &Record, desk: &dyn Desk) -> String {
+pub fn outcome_line(record: &Record, host: &dyn ChannelHost) -> String {
     let place = match &record.settled_by {
         Some(SettledBy::Page) => " on the page".to_owned(),
         Some(SettledBy::Command) => " from the command line".to_owned(),
-        Some(SettledBy::Channel(name)) => format!(" in {}", desk.title(name)),
+        Some(SettledBy::Channel(name)) => format!(" in {}", host.title(name)),
         Some(SettledBy::Agent(_) | SettledBy::Retention) | None => String::new(),
     };
     let by = record

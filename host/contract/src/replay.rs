@@ -22,7 +22,7 @@ pub type Answered = Result<Vec<Answer>, AskError>;
 
 /// An ask of an earlier run and what it got.
 #[derive(Debug, Clone)]
-pub struct Asked {
+pub struct EarlierAsk {
     pub request: AskRequest,
     pub answered: Answered,
 }
@@ -30,7 +30,7 @@ pub struct Asked {
 /// The asks of the earlier runs of one call, in order.
 #[derive(Debug, Clone, Default)]
 pub struct Replay {
-    pub(crate) asked: Vec<Asked>,
+    pub(crate) asked: Vec<EarlierAsk>,
 }
 
 impl Replay {
@@ -40,13 +40,13 @@ impl Replay {
     }
 
     /// The asks recorded so far.
-    pub fn asked(&self) -> &[Asked] {
+    pub fn asked(&self) -> &[EarlierAsk] {
         &self.asked
     }
 
     /// Records what the ask of `request` got, for the next run.
     pub fn record(&mut self, request: AskRequest, answered: Answered) {
-        self.asked.push(Asked { request, answered });
+        self.asked.push(EarlierAsk { request, answered });
     }
 }
 

@@ -1,7 +1,7 @@
 //! Who is asking the inbox's API, and what they may do.
 //!
 //! One user's inbox serves its API on a socket only that user can reach:
-//! every caller there is [`Caller::Owner`]. A team's inbox serves it over
+//! every caller there is [`Principal::Owner`]. A team's inbox serves it over
 //! the network, and every request carries a token (`Authorization: Bearer
 //! askusr_…`), looked up in the database, or in the server's memory of the
 //! tokens it found while it hears the database's announcements
@@ -23,7 +23,7 @@ use crate::store::{Person, Record};
 
 /// Who made a request.
 #[derive(Debug, Clone)]
-pub enum Caller {
+pub enum Principal {
     /// The user of a one-user inbox: everything.
     Owner,
     /// A team's agent, by its token's name.
@@ -32,20 +32,20 @@ pub enum Caller {
     Person(Person),
 }
 
-impl Caller {
+impl Principal {
     /// Whether the caller may read `record` (and an agent, wait for it).
     pub fn may_see(&self, record: &Record) -> bool {
         match self {
-            Caller::Owner => true,
-            Caller::Agent(name) => record.owner.as_deref() == Some(name),
-            Caller::Person(person) => record.answerable_by(&person.groups),
+            Principal::Owner => true,
+            Principal::Agent(name) => record.owner.as_deref() == Some(name),
+            Principal::Person(person) => record.answerable_by(&person.groups),
         }
     }
 
     /// The identity questions asked by this caller belong to.
     pub fn owner(&self) -> Option<String> {
         match self {
-            Caller::Agent(name) => Some(name.clone()),
+            Principal::Agent(name) => Some(name.clone()),
             _ => None,
         }
     }
@@ -53,7 +53,7 @@ impl Caller {
     /// The person settling a question, checked against its audience.
     pub fn person(&self) -> Option<Person> {
         match self {
-            Caller::Person(person) => Some(person.clone()),
+            Principal::Person(person) => Some(person.clone()),
             _ => None,
         }
     }
@@ -70,13 +70,13 @@ pub enum Only {
 }
 
 /// A route's guard (a layer of its handler): the request goes on when its
-/// [`Caller`] may do what `only` says, else 403 saying who does.
+/// [`Principal`] may do what `only` says, else 403 saying who does.
 pub async fn only(State(only): State<Only>, request: Request, next: Next) -> Response {
-    let refused = match (only, request.extensions().get::<Caller>()) {
-        (Only::Agents(what), Some(Caller::Person(_))) => Some(format!(
+    let refused = match (only, request.extensions().get::<Principal>()) {
+        (Only::Agents(what), Some(Principal::Person(_))) => Some(format!(
             "a person's token cannot {what}: agents do, with an agent's token"
         )),
-        (Only::People(what), Some(Caller::Agent(_))) => Some(format!(
+        (Only::People(what), Some(Principal::Agent(_))) => Some(format!(
             "an agent's token cannot {what}: people do, with a person's token"
         )),
         _ => None,
@@ -93,7 +93,7 @@ pub fn forbidden(why: String) -> Response {
 }
 
 /// The team's middleware: the request's token, looked up, becomes its
-/// [`Caller`]; 401 without a token, or with one unknown or revoked.
+/// [`Principal`]; 401 without a token, or with one unknown or revoked.
 pub async fn authenticate(
     State(store): State<Arc<dyn Tokens>>,
     mut request: Request,
@@ -111,8 +111,8 @@ pub async fn authenticate(
     };
     let caller = match store.identify(&token).await {
         Ok(Some(identity)) => match identity.role {
-            Role::Agent => Caller::Agent(identity.name),
-            Role::Person => Caller::Person(Person {
+            Role::Agent => Principal::Agent(identity.name),
+            Role::Person => Principal::Person(Person {
                 name: identity.name,
                 groups: identity.groups,
             }),

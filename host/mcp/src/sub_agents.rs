@@ -38,10 +38,10 @@ pub trait SubAgents: Send + Sync {
 
 /// The roots kept for the clients' sessions.
 #[derive(Clone, Default)]
-pub(crate) struct Sessions(Arc<Mutex<Kept>>);
+pub(crate) struct Sessions(Arc<Mutex<Known>>);
 
 #[derive(Default)]
-struct Kept {
+struct Known {
     roots: HashMap<String, Root>,
     seen: u64,
 }

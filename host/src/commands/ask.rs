@@ -11,7 +11,7 @@ use ask_user::answerers::{race, ready};
 use ask_user::{AnswererEntry, ErrorCode, HostBuilder, ToolResult};
 use ask_user_seam::AskRequest;
 
-use super::{CliError, Component, Context, Outcome, emit, load_config, start, stop_signal};
+use super::{CliError, Component, Context, Exit, emit, load_config, start, stop_signal};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -62,7 +62,7 @@ pub struct Args {
 }
 
 /// Runs the call and prints its result.
-pub async fn run(args: Args, component: Component) -> Outcome {
+pub async fn run(args: Args, component: Component) -> Exit {
     let Args {
         file,
         answers,
@@ -204,7 +204,7 @@ fn arguments_text(bytes: Vec<u8>, limit: usize) -> Result<String, String> {
 }
 
 /// Prints the tool result; the exit code says whether it is an error.
-fn finish(result: &ToolResult) -> Outcome {
+fn finish(result: &ToolResult) -> Exit {
     emit(result)?;
     Ok(if result.is_error {
         ExitCode::FAILURE

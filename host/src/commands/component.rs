@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use ask_user::HostBuilder;
 use ask_user::plugs::{Face, Plug, compose};
 
-use super::{CliError, Component, Context, Outcome, emit, start};
+use super::{CliError, Component, Context, Exit, emit, start};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -31,7 +31,7 @@ pub struct Args {
 
 /// Prints the tool definition of the component (the built-in one, or
 /// `component`).
-pub async fn schema(component: Component) -> Outcome {
+pub async fn schema(component: Component) -> Exit {
     let host = start(HostBuilder::new(), component).await?;
     emit(host.runtime().definition())?;
     Ok(ExitCode::SUCCESS)
@@ -40,7 +40,7 @@ pub async fn schema(component: Component) -> Outcome {
 /// `ask-user component`: writes the built-in component, or it composed
 /// with `plug` in the form `world`, to `out`, or to standard output unless
 /// that is a terminal.
-pub async fn write(Args { out, plug, world }: Args) -> Outcome {
+pub async fn write(Args { out, plug, world }: Args) -> Exit {
     use std::io::{IsTerminal, Write};
     let composed;
     let component = match plug {

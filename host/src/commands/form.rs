@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::ask::read_arguments;
-use super::{CliError, Outcome, emit};
+use super::{CliError, Exit, emit};
 
 /// The largest input read: the most questions one call may ask, and their
 /// answers.
@@ -56,7 +56,7 @@ struct Answered {
     content: Map<String, Value>,
 }
 
-pub fn run(command: Command) -> Outcome {
+pub fn run(command: Command) -> Exit {
     let input = read_arguments(Path::new("-"), MAX_INPUT_BYTES)?;
     let read = |what: &str, e: serde_json::Error| {
         CliError::new(format!("standard input is not {what}: {e}"))

@@ -16,7 +16,7 @@ use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use super::ask::read_arguments;
-use super::{CliError, Component, Outcome, say, start, stop_signal, user_config};
+use super::{CliError, Component, Exit, say, start, stop_signal, user_config};
 
 #[derive(Subcommand)]
 pub enum Command {
@@ -161,7 +161,7 @@ fn client_parser(
         .map(|name| hook::client(&name).expect("one of the names"))
 }
 
-pub async fn run(command: Command, component: Component) -> Outcome {
+pub async fn run(command: Command, component: Component) -> Exit {
     let settings_path = |client: &dyn HookClient, path: Option<PathBuf>| {
         path.or_else(|| client.settings_path())
             .ok_or_else(|| CliError::new("no home folder: give --settings FILE"))

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::service;
 use super::token::{self, DATABASE_ENV};
-use super::{CliError, Outcome, emit, listing, load_config, say, stop_requested};
+use super::{CliError, Exit, emit, listing, load_config, say, stop_requested};
 
 #[derive(Subcommand)]
 pub enum Command {
@@ -100,7 +100,7 @@ pub struct TeamArgs {
 }
 
 /// `ask-user inbox …`.
-pub async fn run(command: Command) -> Outcome {
+pub async fn run(command: Command) -> Exit {
     let state_dir = ask_user::inbox::state_dir().ok_or_else(|| {
         CliError::new("no state directory for the inbox: set ASK_USER_STATE_DIR or HOME")
     })?;

@@ -29,7 +29,7 @@ pub use ask_user::{CliError, Context};
 pub use signals::{stop_requested, stop_signal};
 
 /// What a command returns: its exit status, or why it failed.
-pub type Outcome = Result<std::process::ExitCode, CliError>;
+pub type Exit = Result<std::process::ExitCode, CliError>;
 
 /// Says why a command failed, on one line; its exit status.
 pub fn report(error: CliError) -> std::process::ExitCode {

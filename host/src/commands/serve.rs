@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use ask_user::HostBuilder;
 use ask_user::front_end::FrontEnd;
 
-use super::{Component, Outcome, say, start, stop_requested, user_config};
+use super::{Component, Exit, say, start, stop_requested, user_config};
 
 #[derive(clap::Args)]
 pub struct Serve<F: FrontEnd + clap::Args> {
@@ -21,7 +21,7 @@ pub struct Serve<F: FrontEnd + clap::Args> {
 }
 
 impl<F: FrontEnd + clap::Args> Serve<F> {
-    pub async fn run(mut self, component: Component) -> Outcome {
+    pub async fn run(mut self, component: Component) -> Exit {
         let config = user_config(
             self.config.as_deref(),
             &ask_user::config::Registries::builtin(),

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use super::{CliError, Context, Outcome, say};
+use super::{CliError, Context, Exit, say};
 
 /// The first line of every file this writes: what uninstall takes back,
 /// and install may write over.
@@ -107,7 +107,7 @@ fn user_manager_runs() -> bool {
 }
 
 /// Writes this user's service of the inbox.
-pub fn install() -> Outcome {
+pub fn install() -> Exit {
     let program = super::program::lasting()?;
     if !cfg!(target_os = "macos") && !user_manager_runs() {
         return Err(CliError::new(
@@ -153,7 +153,7 @@ pub fn install() -> Outcome {
 }
 
 /// Takes out the service `install` wrote, and nothing else.
-pub fn uninstall() -> Outcome {
+pub fn uninstall() -> Exit {
     // Only the file's place matters here, not the program it runs.
     let service = service(Path::new("ask-user"))?;
     match std::fs::read_to_string(&service.path) {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use ask_user::text::clean;
 use clap::Subcommand;
 
-use super::{CliError, Outcome, say};
+use super::{CliError, Exit, say};
 
 /// The variable that may hold a team's database URL.
 pub const DATABASE_ENV: &str = "ASK_USER_INBOX_DATABASE";
@@ -54,7 +54,7 @@ pub enum TokenRole {
 
 /// `ask-user inbox token …`, for the inbox whose database is named, or
 /// this user's, serving from `state_dir`.
-pub async fn run(command: Command, state_dir: &Path) -> Outcome {
+pub async fn run(command: Command, state_dir: &Path) -> Exit {
     use ask_user::inbox::store::team::{Role, Tokens};
     use ask_user::inbox::store::{self, Opened, SqliteStore};
     let connect = async |url: Option<String>| -> Result<Arc<dyn Tokens>, CliError> {

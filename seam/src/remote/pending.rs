@@ -17,7 +17,7 @@ use crate::waterfall::Ask;
 
 /// What an open question ends with: the far side's outcome, or why the far
 /// side failed it (a malformed frame, the peer went away).
-pub type Settlement = Result<Outcome, String>;
+pub type Resolution = Result<Outcome, String>;
 
 /// What a remote answerer does with a question withdrawn: its id, and how
 /// it was settled elsewhere when it was.
@@ -53,7 +53,7 @@ struct Entry {
     id: String,
     frame: Value,
     request: AskRequest,
-    reply: oneshot::Sender<Settlement>,
+    reply: oneshot::Sender<Resolution>,
 }
 
 /// The far side is gone; the string says why.
@@ -136,7 +136,7 @@ impl PendingQuestions {
     }
 
     /// Settles question `id`: the first settlement wins.
-    pub fn settle(&self, id: &str, settlement: Settlement) -> Result<(), NotPending> {
+    pub fn settle(&self, id: &str, settlement: Resolution) -> Result<(), NotPending> {
         let entry = self.take(id).ok_or(NotPending)?;
         // The ticket may be dropping at this very moment: then it is withdrawn.
         entry.reply.send(settlement).map_err(|_| NotPending)
@@ -228,7 +228,7 @@ pub struct Pending<'a> {
     questions: &'a PendingQuestions,
     id: String,
     frame: Value,
-    settled: oneshot::Receiver<Settlement>,
+    settled: oneshot::Receiver<Resolution>,
     open: bool,
     /// How another answerer racing this one settled it, once it did.
     elsewhere: Option<crate::waterfall::Elsewhere>,
@@ -253,7 +253,7 @@ impl Pending<'_> {
     }
 
     /// Waits for the settlement. `None` when the list itself went away.
-    pub async fn settled(&mut self) -> Option<Settlement> {
+    pub async fn settled(&mut self) -> Option<Resolution> {
         let settlement = (&mut self.settled).await.ok();
         self.open = false;
         settlement

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-use ask_user_inbox::notify::{ChannelError, ChannelKind, Desk};
+use ask_user_inbox::notify::{ChannelError, ChannelHost, ChannelKind};
 use ask_user_inbox::store::{Person, Record};
 use ask_user_seam::Answer;
 
@@ -44,7 +44,7 @@ pub(super) struct Run<'a> {
     api: Api,
     /// The bot's own user id: its events are passed over.
     bot: String,
-    desk: &'a dyn Desk,
+    host: &'a dyn ChannelHost,
     state: State,
     kept: Kept,
 }
@@ -58,13 +58,13 @@ enum Act {
 }
 
 impl<'a> Run<'a> {
-    /// `channel` at work as `bot`, calling `api`, answering through `desk`,
+    /// `channel` at work as `bot`, calling `api`, answering through `host`,
     /// from `state`, kept as `kept`.
     pub(super) fn new(
         channel: &'a MatrixChannel,
         api: Api,
         bot: String,
-        desk: &'a dyn Desk,
+        host: &'a dyn ChannelHost,
         state: State,
         kept: Kept,
     ) -> Self {
@@ -72,7 +72,7 @@ impl<'a> Run<'a> {
             channel,
             api,
             bot,
-            desk,
+            host,
             state,
             kept,
         }
@@ -194,7 +194,7 @@ impl Run<'_> {
             },
         };
         let person = people::person(
-            self.desk,
+            self.host,
             Matrix::NAME,
             self.channel.people.get(&event.sender),
             &format!("your Matrix user, {},", event.sender),
@@ -223,7 +223,7 @@ impl Run<'_> {
     }
 
     async fn save(&self) {
-        if let Err(error) = self.kept.save(self.desk, &self.state).await {
+        if let Err(error) = self.kept.save(self.host, &self.state).await {
             tracing::warn!(%error, "matrix: its state could not be kept");
         }
     }
@@ -247,8 +247,8 @@ impl Work for Run<'_> {
         Matrix::NAME
     }
 
-    fn desk(&self) -> &dyn Desk {
-        self.desk
+    fn host(&self) -> &dyn ChannelHost {
+        self.host
     }
 
     fn shows(&self, record: &Record) -> bool {
@@ -298,7 +298,7 @@ impl Work for Run<'_> {
 
     /// Kept before the next `/sync` starts after it.
     async fn taken(&mut self) {
-        self.kept.save_surely(self.desk, &self.state).await;
+        self.kept.save_surely(self.host, &self.state).await;
     }
 }
 
@@ -309,8 +309,8 @@ impl chat::Chat for Run<'_> {
         &self.state.posted
     }
 
-    fn parts(&mut self) -> (&mut BTreeMap<u64, Posted<String>>, &dyn Desk) {
-        (&mut self.state.posted, self.desk)
+    fn parts(&mut self) -> (&mut BTreeMap<u64, Posted<String>>, &dyn ChannelHost) {
+        (&mut self.state.posted, self.host)
     }
 
     fn new_key(&mut self) -> u64 {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use ask_user_inbox::answerer::TokenSource;
-use ask_user_inbox::notify::{ChannelError, ChannelKind, Desk, TwoWay};
+use ask_user_inbox::notify::{ChannelError, ChannelHost, ChannelKind, TwoWay};
 use ask_user_inbox::store::{BoxFuture, Person, Record, State as Stage};
 use ask_user_seam::Answer;
 
@@ -106,7 +106,7 @@ impl TwoWay for NtfyAnswers {
         self.token().map(drop)
     }
 
-    fn run(self: Arc<Self>, desk: Arc<dyn Desk>) -> BoxFuture<'static, ()> {
+    fn run(self: Arc<Self>, host: Arc<dyn ChannelHost>) -> BoxFuture<'static, ()> {
         Box::pin(async move {
             let (token, http) = match self.client() {
                 Ok(client) => client,
@@ -117,9 +117,9 @@ impl TwoWay for NtfyAnswers {
                     );
                 }
             };
-            let mut events = desk.events();
+            let mut events = host.events();
             let kept = Kept::new(Ntfy::NAME);
-            let mut state: State = kept.load_surely(&*desk).await;
+            let mut state: State = kept.load_surely(&*host).await;
             if state.key.is_empty() {
                 match (
                     ask_user_seam::secret::token(),
@@ -141,7 +141,7 @@ impl TwoWay for NtfyAnswers {
                 channel: &self,
                 token,
                 http,
-                desk: &*desk,
+                host: &*host,
                 state,
                 kept,
             };
@@ -154,7 +154,7 @@ struct Run<'a> {
     channel: &'a NtfyAnswers,
     token: Option<Secret>,
     http: reqwest::Client,
-    desk: &'a dyn Desk,
+    host: &'a dyn ChannelHost,
     state: State,
     kept: Kept,
 }
@@ -166,8 +166,8 @@ impl Work for Run<'_> {
         Ntfy::NAME
     }
 
-    fn desk(&self) -> &dyn Desk {
-        self.desk
+    fn host(&self) -> &dyn ChannelHost {
+        self.host
     }
 
     /// Every question may be: which reach the topic, [`post`](Self::post)
@@ -188,7 +188,7 @@ impl Work for Run<'_> {
     /// the topic (whoever reads the topic sees it): none while nobody is
     /// named, or the person's token is revoked.
     async fn post(&mut self, record: &Record) -> Result<(), ChannelError> {
-        if self.desk.team() {
+        if self.host.team() {
             let for_them = match self.person().await {
                 Some(Some(person)) => record.answerable_by(&person.groups),
                 _ => false,
@@ -221,7 +221,7 @@ impl Work for Run<'_> {
 
 impl Run<'_> {
     async fn save(&self) {
-        if let Err(error) = self.kept.save(self.desk, &self.state).await {
+        if let Err(error) = self.kept.save(self.host, &self.state).await {
             tracing::warn!(%error, "ntfy: its state could not be kept");
         }
     }
@@ -260,7 +260,7 @@ impl Run<'_> {
             words(&record.agent, 100),
             words(&record.session, 100)
         );
-        let address = self.desk.address();
+        let address = self.host.address();
         let mut messages = Vec::new();
         if buttons {
             for (question, asked) in questions.iter().enumerate() {
@@ -339,7 +339,7 @@ impl Run<'_> {
         let Some((&key, _)) = self.state.posted.iter().find(|(_, p)| p.batch.id == id) else {
             return Ok(());
         };
-        let record = match self.desk.get(id.to_owned()).await {
+        let record = match self.host.get(id.to_owned()).await {
             Ok(Some(record)) => record,
             Ok(None) => {
                 self.state.posted.remove(&key);
@@ -363,7 +363,7 @@ impl Run<'_> {
             })
             .collect();
         self.publish(json!({
-            "title": words(&outcome_line(&record, self.desk), 200),
+            "title": words(&outcome_line(&record, self.host), 200),
             "message": lines.join("\n"),
             "tags": ["white_check_mark"],
         }))
@@ -397,7 +397,7 @@ impl Run<'_> {
             return;
         }
         let id = posted.batch.id.clone();
-        let record = match self.desk.get(id.clone()).await {
+        let record = match self.host.get(id.clone()).await {
             Ok(Some(record)) if record.state == Stage::Waiting => record,
             Ok(_) => return,
             Err(error) => {
@@ -425,7 +425,7 @@ impl Run<'_> {
         let posted = self.state.posted.get_mut(&reply.k).expect("found above");
         let given = posted
             .batch
-            .give(self.desk, &record, Ntfy::NAME, reply.q, answer, person)
+            .give(self.host, &record, Ntfy::NAME, reply.q, answer, person)
             .await;
         if let Given::Refused(why) = given {
             tracing::info!(why, "ntfy: a reply counts for nothing");
@@ -436,7 +436,7 @@ impl Run<'_> {
     /// phone), or `person`; in a team's, the person `person` names, while
     /// their token holds. `None`: nobody may.
     async fn person(&self) -> Option<Option<Person>> {
-        if !self.desk.team() {
+        if !self.host.team() {
             return Some(self.channel.person.clone().map(|name| Person {
                 name,
                 groups: Vec::new(),
@@ -448,7 +448,7 @@ impl Run<'_> {
             );
             return None;
         };
-        match self.desk.person(name.clone()).await {
+        match self.host.person(name.clone()).await {
             Ok(Some(person)) => Some(Some(person)),
             Ok(None) => {
                 tracing::warn!(

@@ -38,7 +38,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use ask_user_inbox::answerer::TokenSource;
-use ask_user_inbox::notify::{ChannelError, ChannelKind, Configured, Desk, TwoWay};
+use ask_user_inbox::notify::{ChannelError, ChannelHost, ChannelKind, Configured, TwoWay};
 use ask_user_inbox::store::BoxFuture;
 
 use crate::driver;
@@ -192,7 +192,7 @@ impl TwoWay for SlackChannel {
         self.tokens().map(drop)
     }
 
-    fn run(self: Arc<Self>, desk: Arc<dyn Desk>) -> BoxFuture<'static, ()> {
+    fn run(self: Arc<Self>, host: Arc<dyn ChannelHost>) -> BoxFuture<'static, ()> {
         Box::pin(async move {
             let api = match self.api() {
                 Ok(api) => api,
@@ -203,11 +203,11 @@ impl TwoWay for SlackChannel {
                     );
                 }
             };
-            let mut events = desk.events();
+            let mut events = host.events();
             let kept = Kept::new(Slack::NAME);
             let socket = Socket::new(api.clone());
-            let state = kept.load_surely(&*desk).await;
-            let mut run = Run::new(&self, api, &*desk, state, kept);
+            let state = kept.load_surely(&*host).await;
+            let mut run = Run::new(&self, api, &*host, state, kept);
             driver::serve(&mut run, socket, &mut events).await;
         })
     }

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use ask_user_inbox::notify::{ChannelError, ChannelKind, Desk, ErrorKind};
+use ask_user_inbox::notify::{ChannelError, ChannelHost, ChannelKind, ErrorKind};
 use ask_user_inbox::store::{Person, Record};
 use ask_user_seam::Answer;
 
@@ -36,25 +36,25 @@ pub(super) struct State {
 pub(super) struct Run<'a> {
     channel: &'a SlackChannel,
     api: Api,
-    desk: &'a dyn Desk,
+    host: &'a dyn ChannelHost,
     state: State,
     kept: Kept,
 }
 
 impl<'a> Run<'a> {
-    /// `channel` at work, calling `api`, answering through `desk`, from
+    /// `channel` at work, calling `api`, answering through `host`, from
     /// `state`, kept as `kept`.
     pub(super) fn new(
         channel: &'a SlackChannel,
         api: Api,
-        desk: &'a dyn Desk,
+        host: &'a dyn ChannelHost,
         state: State,
         kept: Kept,
     ) -> Self {
         Run {
             channel,
             api,
-            desk,
+            host,
             state,
             kept,
         }
@@ -68,8 +68,8 @@ impl Work for Run<'_> {
         Slack::NAME
     }
 
-    fn desk(&self) -> &dyn Desk {
-        self.desk
+    fn host(&self) -> &dyn ChannelHost {
+        self.host
     }
 
     fn shows(&self, record: &Record) -> bool {
@@ -118,8 +118,8 @@ impl chat::Chat for Run<'_> {
         &self.state.posted
     }
 
-    fn parts(&mut self) -> (&mut BTreeMap<u64, Posted<String>>, &dyn Desk) {
-        (&mut self.state.posted, self.desk)
+    fn parts(&mut self) -> (&mut BTreeMap<u64, Posted<String>>, &dyn ChannelHost) {
+        (&mut self.state.posted, self.host)
     }
 
     fn new_key(&mut self) -> u64 {
@@ -196,7 +196,7 @@ impl chat::Chat for Run<'_> {
 
 impl Run<'_> {
     async fn save(&self) {
-        if let Err(error) = self.kept.save(self.desk, &self.state).await {
+        if let Err(error) = self.kept.save(self.host, &self.state).await {
             tracing::warn!(%error, "slack: its state could not be kept");
         }
     }
@@ -365,7 +365,7 @@ impl Run<'_> {
         user: &User,
     ) -> Result<(), ChannelError> {
         let person = people::person(
-            self.desk,
+            self.host,
             Slack::NAME,
             self.channel.people.get(&user.id),
             &format!("your Slack user, {},", user.id),

@@ -41,7 +41,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use ask_user_inbox::answerer::TokenSource;
-use ask_user_inbox::notify::{ChannelError, ChannelKind, Configured, Desk, TwoWay};
+use ask_user_inbox::notify::{ChannelError, ChannelHost, ChannelKind, Configured, TwoWay};
 use ask_user_inbox::store::BoxFuture;
 
 use crate::driver;
@@ -185,7 +185,7 @@ impl TwoWay for TelegramChannel {
         self.token().map(drop)
     }
 
-    fn run(self: Arc<Self>, desk: Arc<dyn Desk>) -> BoxFuture<'static, ()> {
+    fn run(self: Arc<Self>, host: Arc<dyn ChannelHost>) -> BoxFuture<'static, ()> {
         Box::pin(async move {
             let api = match self.api() {
                 Ok(api) => api,
@@ -196,14 +196,14 @@ impl TwoWay for TelegramChannel {
                     );
                 }
             };
-            let mut events = desk.events();
+            let mut events = host.events();
             let kept = Kept::new(Telegram::NAME);
-            let state: State = kept.load_surely(&*desk).await;
+            let state: State = kept.load_surely(&*host).await;
             let poller = Poller {
                 api: api.clone(),
                 offset: state.offset,
             };
-            let mut run = Run::new(&self, api, &*desk, state, kept);
+            let mut run = Run::new(&self, api, &*host, state, kept);
             driver::serve(&mut run, poller, &mut events).await;
         })
     }

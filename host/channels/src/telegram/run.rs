@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use ask_user_inbox::notify::{ChannelError, ChannelKind, Desk};
+use ask_user_inbox::notify::{ChannelError, ChannelHost, ChannelKind};
 use ask_user_inbox::store::{Person, Record};
 use ask_user_seam::Answer;
 
@@ -43,25 +43,25 @@ pub(super) struct State {
 pub(super) struct Run<'a> {
     channel: &'a TelegramChannel,
     api: Api,
-    desk: &'a dyn Desk,
+    host: &'a dyn ChannelHost,
     state: State,
     kept: Kept,
 }
 
 impl<'a> Run<'a> {
-    /// `channel` at work, calling `api`, answering through `desk`, from
+    /// `channel` at work, calling `api`, answering through `host`, from
     /// `state`, kept as `kept`.
     pub(super) fn new(
         channel: &'a TelegramChannel,
         api: Api,
-        desk: &'a dyn Desk,
+        host: &'a dyn ChannelHost,
         state: State,
         kept: Kept,
     ) -> Self {
         Run {
             channel,
             api,
-            desk,
+            host,
             state,
             kept,
         }
@@ -72,7 +72,7 @@ impl Run<'_> {
     /// Keeps the state; a store that fails is logged (what it kept is
     /// read at the next start).
     async fn save(&self) {
-        if let Err(error) = self.kept.save(self.desk, &self.state).await {
+        if let Err(error) = self.kept.save(self.host, &self.state).await {
             tracing::warn!(%error, "telegram: its state could not be kept");
         }
     }
@@ -266,7 +266,7 @@ impl Run<'_> {
     ) -> Given {
         // Checked first: nobody else's answer counts, even in part.
         let person = people::person(
-            self.desk,
+            self.host,
             Telegram::NAME,
             self.channel.people.get(&from.id),
             &format!("your Telegram id, {},", from.id),
@@ -304,8 +304,8 @@ impl Work for Run<'_> {
         Telegram::NAME
     }
 
-    fn desk(&self) -> &dyn Desk {
-        self.desk
+    fn host(&self) -> &dyn ChannelHost {
+        self.host
     }
 
     fn shows(&self, record: &Record) -> bool {
@@ -336,7 +336,7 @@ impl Work for Run<'_> {
         self.state
             .prompts
             .retain(|_, (key, _)| posted.contains_key(key));
-        self.kept.save_surely(self.desk, &self.state).await;
+        self.kept.save_surely(self.host, &self.state).await;
     }
 }
 
@@ -347,8 +347,8 @@ impl chat::Chat for Run<'_> {
         &self.state.posted
     }
 
-    fn parts(&mut self) -> (&mut BTreeMap<u64, Posted<i64>>, &dyn Desk) {
-        (&mut self.state.posted, self.desk)
+    fn parts(&mut self) -> (&mut BTreeMap<u64, Posted<i64>>, &dyn ChannelHost) {
+        (&mut self.state.posted, self.host)
     }
 
     fn new_key(&mut self) -> u64 {

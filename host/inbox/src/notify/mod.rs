@@ -11,7 +11,7 @@
 //! notification runs on its own task within [`NOTIFY_TIMEOUT`]; one that
 //! fails is logged, and never delays or fails an ask) or is two-way
 //! ([`TwoWay`]: it runs while the inbox serves, shows each question where
-//! the human is, and answers it through the inbox's [`Desk`], by the same
+//! the human is, and answers it through the inbox's [`ChannelHost`], by the same
 //! rules as the page). Every failure is a [`ChannelError`], typed by what
 //! the inbox does next.
 //!
@@ -39,7 +39,7 @@ mod two_way;
 
 pub use backoff::Backoff;
 pub use error::{ChannelError, ErrorKind};
-pub use two_way::{Desk, Event, TwoWay};
+pub use two_way::{ChannelHost, Event, TwoWay};
 
 /// How long one notification may take.
 pub const NOTIFY_TIMEOUT: Duration = Duration::from_secs(10);

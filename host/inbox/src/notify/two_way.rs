@@ -1,5 +1,5 @@
 //! The inbox's side of a two-way channel: the [`TwoWay`] channel it runs,
-//! the [`Desk`] it answers through (the page's rules: first answer wins,
+//! the [`ChannelHost`] it answers through (the page's rules: first answer wins,
 //! answers checked against the question, a person against its audience),
 //! and the [`Event`]s it hears. The channels themselves, and what they
 //! share (the driver, a batch's answers, a button's data), are the
@@ -32,14 +32,14 @@ pub trait TwoWay: Send + Sync + Debug + 'static {
     fn check(&self) -> Result<(), ChannelError>;
 
     /// Runs while the inbox serves (it is dropped when the inbox stops):
-    /// shows every waiting question, answers them through `desk`, and says
+    /// shows every waiting question, answers them through `host`, and says
     /// on what it showed when a question left. A failure to reach its
     /// service is logged and tried again; it never ends the inbox.
-    fn run(self: Arc<Self>, desk: Arc<dyn Desk>) -> BoxFuture<'static, ()>;
+    fn run(self: Arc<Self>, host: Arc<dyn ChannelHost>) -> BoxFuture<'static, ()>;
 }
 
-/// What the inbox gives a two-way channel.
-pub trait Desk: Send + Sync + 'static {
+/// What the inbox gives a two-way channel: the channel's host.
+pub trait ChannelHost: Send + Sync + 'static {
     /// The questions waiting now.
     fn waiting(&self) -> StoreFuture<'_, Vec<Record>>;
 
@@ -73,7 +73,7 @@ pub trait Desk: Send + Sync + 'static {
     fn address(&self) -> String;
 
     /// Whether this is a team's inbox: who answers must be one of its
-    /// people ([`Desk::person`]).
+    /// people ([`ChannelHost::person`]).
     fn team(&self) -> bool;
 
     /// In a team's inbox, its person `name` (with their token's groups),

@@ -1,5 +1,5 @@
 //! The API, for agents and commands: ask, list, wait for, answer, confirm
-//! and withdraw questions; every request carries its [`Caller`].
+//! and withdraw questions; every request carries its [`Principal`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,7 +15,7 @@ use serde::Deserialize;
 use ask_user_seam::remote::{Outcome, ResultValue};
 use ask_user_seam::{Answer, ErrorCode, TransportedError};
 
-use crate::access::{self, Caller, Credential, Only};
+use crate::access::{self, Credential, Only, Principal};
 use crate::store::{Record, Settled, SettledBy, Settlement, State as QuestionState};
 use crate::waiters::Watch;
 use crate::{
@@ -26,7 +26,7 @@ use super::pages::{departure, report};
 use super::rejection::{ApiError, Body, Shape};
 use super::{HISTORY, Inbox, MAX_BODY_BYTES, MAX_HISTORY, MAX_WAIT, Unanswered};
 
-/// The API's routes; each request carries its [`Caller`].
+/// The API's routes; each request carries its [`Principal`].
 /// Who may call each route is said here, by a guard layered on its
 /// handler ([`access::only`]).
 pub(super) fn api(inbox: Arc<Inbox>) -> Router {
@@ -137,7 +137,7 @@ impl Shape for AskBody {
 
 async fn ask(
     State(inbox): State<Arc<Inbox>>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Principal>,
     Body(body): Body<AskBody>,
 ) -> Result<Json<AskReply>, ApiError> {
     if body.session.is_empty() || body.request.questions.is_empty() {
@@ -157,7 +157,7 @@ struct ListQuery {
 
 async fn list(
     State(inbox): State<Arc<Inbox>>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Principal>,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<QuestionList>, ApiError> {
     let limit = query.limit.unwrap_or(HISTORY);
@@ -188,7 +188,7 @@ async fn list(
 
 /// The question `id`, when `caller` may see it; else 404, as for one that
 /// does not exist: it learns nothing of it.
-async fn visible(inbox: &Inbox, caller: &Caller, id: &str) -> Result<Record, ApiError> {
+async fn visible(inbox: &Inbox, caller: &Principal, id: &str) -> Result<Record, ApiError> {
     match inbox.store.get(id.to_owned()).await? {
         Some(record) if caller.may_see(&record) => Ok(record),
         _ => Err(ApiError::NotFound(id.to_owned())),
@@ -203,7 +203,7 @@ struct WaitQuery {
 
 async fn question(
     State(inbox): State<Arc<Inbox>>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Principal>,
     credential: Option<Extension<Credential>>,
     Path(id): Path<String>,
     Query(query): Query<WaitQuery>,
@@ -222,7 +222,7 @@ async fn question(
     // Only its agent (or one user's owner) waiting keeps a question from
     // expiring and counts as its agent being here: a person polling it
     // does neither.
-    let presence = !matches!(caller, Caller::Person(_));
+    let presence = !matches!(caller, Principal::Person(_));
     // Watching once the question is found waiting (a question the caller
     // may not see is never held from expiry by it); read again right after,
     // so that nothing settled in between is missed.
@@ -277,7 +277,7 @@ impl Shape for AnswerBody {
 
 async fn answer(
     State(inbox): State<Arc<Inbox>>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Principal>,
     Path(id): Path<String>,
     Body(body): Body<AnswerBody>,
 ) -> Result<(), ApiError> {
@@ -293,7 +293,7 @@ async fn answer(
 /// ends `ASK_CANCELLED`, as a dismissal on the page does.
 async fn dismiss(
     State(inbox): State<Arc<Inbox>>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Result<(), ApiError> {
     let outcome = Outcome::Rejected {
@@ -312,7 +312,7 @@ async fn dismiss(
 /// Settles `id` with `outcome`, as `caller` did it from the command line.
 async fn settle_here(
     inbox: &Inbox,
-    caller: &Caller,
+    caller: &Principal,
     id: String,
     outcome: Outcome,
 ) -> Result<(), ApiError> {
@@ -331,7 +331,7 @@ async fn settle_here(
 
 async fn delivered(
     State(inbox): State<Arc<Inbox>>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
     visible(&inbox, &caller, &id).await?;
@@ -345,7 +345,7 @@ impl Shape for WithdrawBody {
 
 async fn withdraw(
     State(inbox): State<Arc<Inbox>>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Principal>,
     Path(id): Path<String>,
     Body(body): Body<WithdrawBody>,
 ) -> Result<StatusCode, ApiError> {
@@ -375,9 +375,9 @@ async fn withdraw(
 
 async fn page_link(
     State(inbox): State<Arc<Inbox>>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Principal>,
 ) -> Result<Json<PageLink>, ApiError> {
-    if !matches!(caller, Caller::Owner) {
+    if !matches!(caller, Principal::Owner) {
         return Err(ApiError::Forbidden(
             "a team's inbox has no one-time links: people open its address and sign in with \
              their person token"

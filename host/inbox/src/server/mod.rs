@@ -62,7 +62,7 @@ use tokio_util::sync::CancellationToken;
 use ask_user_seam::remote::{Outcome, Unsettled};
 use ask_user_seam::{AskError, ErrorCode};
 
-use crate::notify::{Desk, Escalation, Event, Notifications, Notifier};
+use crate::notify::{ChannelHost, Escalation, Event, Notifications, Notifier};
 use crate::store::team::Heard;
 use crate::store::{
     NewQuestion, Person, Record, Settled, SettledBy, Settlement, State as QuestionState, Store,
@@ -404,7 +404,7 @@ impl Inbox {
     }
 }
 
-impl Desk for Inbox {
+impl ChannelHost for Inbox {
     fn waiting(&self) -> crate::store::StoreFuture<'_, Vec<Record>> {
         Box::pin(async move {
             let listing = self.store.list(false, 0).await?;

@@ -11,7 +11,7 @@ use axum::response::Response;
 use ask_user_web::answer_page::Gate;
 
 use super::{AGENT_GAP_MILLIS, MAX_WAIT};
-use crate::access::Caller;
+use crate::access::Principal;
 use crate::sessions::Sessions;
 use crate::store::team::Role;
 use crate::store::{BoxFuture, Person, Record, Store, StoreFuture, TeamStore};
@@ -33,7 +33,7 @@ pub(super) trait Mode: Send + Sync + 'static {
         &'a self,
         gate: &'a Gate,
         parts: &'a Parts,
-    ) -> BoxFuture<'a, Result<Caller, Response>>;
+    ) -> BoxFuture<'a, Result<Principal, Response>>;
 
     /// The page's front door: the page, or how to get in.
     fn front<'a>(&'a self, gate: &'a Gate, parts: Parts) -> BoxFuture<'a, Response>;
@@ -72,8 +72,8 @@ impl Mode for Local {
         &'a self,
         gate: &'a Gate,
         parts: &'a Parts,
-    ) -> BoxFuture<'a, Result<Caller, Response>> {
-        Box::pin(async move { gate.admit(parts).map(|()| Caller::Owner) })
+    ) -> BoxFuture<'a, Result<Principal, Response>> {
+        Box::pin(async move { gate.admit(parts).map(|()| Principal::Owner) })
     }
 
     fn front<'a>(&'a self, gate: &'a Gate, parts: Parts) -> BoxFuture<'a, Response> {
@@ -114,8 +114,8 @@ impl Mode for Team {
         &'a self,
         _: &'a Gate,
         parts: &'a Parts,
-    ) -> BoxFuture<'a, Result<Caller, Response>> {
-        Box::pin(async move { self.sessions.admit(parts).await.map(Caller::Person) })
+    ) -> BoxFuture<'a, Result<Principal, Response>> {
+        Box::pin(async move { self.sessions.admit(parts).await.map(Principal::Person) })
     }
 
     fn front<'a>(&'a self, _: &'a Gate, parts: Parts) -> BoxFuture<'a, Response> {

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use ask_user_seam::remote::{self, Outcome, Unsettled};
 
-use crate::access::Caller;
+use crate::access::Principal;
 use crate::store::{Record, SettledBy, State as QuestionState, TeamStore};
 use ask_user_web::answer_page::{Audience, Desk, Left, PageFrame, Shown, cancel, withdrawn};
 use axum::http::request::Parts;
@@ -148,9 +148,9 @@ pub(super) async fn tell_pages(
 
 impl Desk for Inbox {
     /// The owner on one user's page; a signed-in person on a team's.
-    type Viewer = Caller;
+    type Viewer = Principal;
 
-    async fn admit(&self, parts: &Parts) -> Result<Caller, Response> {
+    async fn admit(&self, parts: &Parts) -> Result<Principal, Response> {
         self.mode.admit(&self.gate, parts).await
     }
 
@@ -158,15 +158,15 @@ impl Desk for Inbox {
         self.mode.front(&self.gate, parts).await
     }
 
-    fn signed_in(&self, viewer: &Caller) -> Option<String> {
+    fn signed_in(&self, viewer: &Principal) -> Option<String> {
         viewer.person().map(|person| person.name)
     }
 
     /// A person sees the questions of their audience.
-    fn shows(&self, viewer: &Caller, audience: &Audience) -> bool {
+    fn shows(&self, viewer: &Principal, audience: &Audience) -> bool {
         match viewer {
-            Caller::Person(person) => crate::store::answerable(&audience.0, &person.groups),
-            Caller::Owner | Caller::Agent(_) => true,
+            Principal::Person(person) => crate::store::answerable(&audience.0, &person.groups),
+            Principal::Owner | Principal::Agent(_) => true,
         }
     }
 
@@ -201,7 +201,7 @@ impl Desk for Inbox {
 
     async fn settle(
         &self,
-        viewer: &Caller,
+        viewer: &Principal,
         event_id: &str,
         outcome: Outcome,
     ) -> Result<(), Unsettled> {

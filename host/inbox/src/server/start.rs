@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use axum::extract::Extension;
 
-use crate::access::{self, Caller};
+use crate::access::{self, Principal};
 use crate::sessions::Sessions;
 use crate::store::team::{Heard, Tokens};
 use crate::store::token_cache::TokenCache;
@@ -116,7 +116,7 @@ impl InboxServer {
         )?;
         let socket = PrivateSocket::bind(&dir.join(SOCKET_FILE))?;
         // Only this user reaches the socket: every caller is the owner.
-        let api_for_owner = api(inbox.clone()).layer(Extension(Caller::Owner));
+        let api_for_owner = api(inbox.clone()).layer(Extension(Principal::Owner));
         let pages = answer_page::routes(inbox.clone());
         let mut serving = vec![
             Serving::start(listener, pages),

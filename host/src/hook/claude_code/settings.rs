@@ -109,10 +109,10 @@ pub fn install(path: &Path, command: &str, state: Option<&Path>) -> io::Result<b
     }
     // Where the file's past is kept, checked (a state folder of this
     // user's alone) before the file is touched.
-    let kept_at = state.map(|state| Kept::at(state, path)).transpose()?;
+    let kept_at = state.map(|state| Before::at(state, path)).transpose()?;
     let written = write(path, &settings, newline)?;
     if let Some(at) = kept_at {
-        let kept = Kept {
+        let kept = Before {
             before,
             installed: ask_user_inbox::digest(&written),
         };
@@ -134,7 +134,7 @@ pub fn install(path: &Path, command: &str, state: Option<&Path>) -> io::Result<b
 /// of ours is taken out, with the lists and table that only held them.
 /// Returns false when there was none.
 pub fn uninstall(path: &Path, state: Option<&Path>) -> io::Result<bool> {
-    let kept = state.and_then(|state| Kept::take(state, path));
+    let kept = state.and_then(|state| Before::take(state, path));
     let now = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
@@ -298,19 +298,19 @@ fn replace_whole(path: &Path, text: &str) -> io::Result<()> {
 /// install wrote, kept in this user's state folder under a digest of the
 /// file's path.
 #[derive(serde::Serialize, serde::Deserialize)]
-struct Kept {
+struct Before {
     /// `None`: there was no file.
     before: Option<String>,
     installed: String,
 }
 
-impl Kept {
+impl Before {
     /// Where what is kept for `path` goes, in the state folder: made and
     /// checked to be this user's alone, resolved.
     fn at(state: &Path, path: &Path) -> io::Result<PathBuf> {
         let state = ask_user_seam::files::private_dir(state)?;
         let folder = ask_user_seam::files::private_dir(&state.join(KEPT_FOLDER))?;
-        Ok(folder.join(Kept::name(path)?))
+        Ok(folder.join(Before::name(path)?))
     }
 
     /// Its file's name: a digest of `path`.
@@ -328,16 +328,16 @@ impl Kept {
 
     /// What was kept for `path`, taken out of the state folder (when it is
     /// this user's alone); `None` when nothing was, or it cannot be read.
-    fn take(state: &Path, path: &Path) -> Option<Kept> {
+    fn take(state: &Path, path: &Path) -> Option<Before> {
         let folder = ask_user_seam::files::trusted_dir(&state.join(KEPT_FOLDER)).ok()?;
-        let at = folder.join(Kept::name(path).ok()?);
+        let at = folder.join(Before::name(path).ok()?);
         let text = std::fs::read_to_string(&at).ok();
         let _ = std::fs::remove_file(&at);
         serde_json::from_str(&text?).ok()
     }
 }
 
-/// The folder of [`Kept`] settings, in the state folder.
+/// The folder of [`Before`] settings, in the state folder.
 const KEPT_FOLDER: &str = "claude-code-settings";
 
 #[cfg(test)]
