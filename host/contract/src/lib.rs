@@ -4,7 +4,9 @@
 //!
 //! A component's version is read from the name of its `tool` export
 //! (`dsh:ask-user/tool@0.1.0`); [`ToolPre`] dispatches on it, so the rest of
-//! the host never sees a WIT type.
+//! the host never sees a WIT type. A new version is its module (its
+//! bindings and its table, with the same items as `v0_1_0`) and one line
+//! in the `versions!` below, which makes every dispatch.
 //!
 //! An embedder with a [`Linker`] of its own provides the seam import with
 //! [`add_to_linker`]: its store's data implements [`UserQuestionsView`],
@@ -13,6 +15,109 @@
 
 pub mod replay;
 pub mod v0_1_0;
+
+/// The versions this host loads, oldest first: each as its variant, its
+/// module, and its version as WIT writes it. Makes [`Version`],
+/// [`add_to_linker`], [`ToolPre`] and [`Tool`].
+macro_rules! versions {
+    ($($variant:ident => $module:ident, $text:literal;)+) => {
+        /// The WIT package versions this host can load.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Version {
+            $(
+                #[doc = concat!("`dsh:ask-user@", $text, "`.")]
+                $variant,
+            )+
+        }
+
+        impl Version {
+            /// Every version this host knows, oldest first.
+            pub const KNOWN: &'static [Version] = &[$(Version::$variant),+];
+
+            /// As written after the `@` in WIT names.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Version::$variant => $text,)+
+                }
+            }
+        }
+
+        /// Provides `dsh:ask-user/user-questions` of every known version (and
+        /// the `types` interface it uses) to components instantiated with
+        /// `linker`.
+        pub fn add_to_linker<T: UserQuestionsView + 'static>(
+            linker: &mut Linker<T>,
+        ) -> wasmtime::Result<()> {
+            $($module::add_to_linker(linker)?;)+
+            Ok(())
+        }
+
+        /// A component linked and ready to instantiate, of whichever version.
+        pub enum ToolPre<T: 'static> {
+            $($variant($module::AskUserToolPre<T>),)+
+        }
+
+        impl<T: Send + 'static> ToolPre<T> {
+            pub fn new(linker: &Linker<T>, component: &Component) -> wasmtime::Result<Self> {
+                let version = Version::of(component)?;
+                let pre = linker.instantiate_pre(component)?;
+                let checked = |e: wasmtime::Error| {
+                    e.context(format!(
+                        "the component does not have the ask-user-tool world of dsh:ask-user@{}",
+                        version.as_str()
+                    ))
+                };
+                Ok(match version {
+                    $(Version::$variant => {
+                        ToolPre::$variant($module::AskUserToolPre::new(pre).map_err(checked)?)
+                    })+
+                })
+            }
+
+            pub fn version(&self) -> Version {
+                match self {
+                    $(ToolPre::$variant(_) => Version::$variant,)+
+                }
+            }
+
+            pub async fn instantiate(&self, store: &mut Store<T>) -> wasmtime::Result<Tool> {
+                Ok(match self {
+                    $(ToolPre::$variant(pre) => Tool::$variant(pre.instantiate_async(store).await?),)+
+                })
+            }
+        }
+
+        /// An instance of the tool, of whichever version.
+        pub enum Tool {
+            $($variant($module::AskUserTool),)+
+        }
+
+        impl Tool {
+            pub async fn definition<T: Send>(
+                &self,
+                store: &mut Store<T>,
+            ) -> wasmtime::Result<RawDefinition> {
+                match self {
+                    $(Tool::$variant(tool) => $module::definition(tool, store).await,)+
+                }
+            }
+
+            pub async fn execute<T: Send>(
+                &self,
+                store: &mut Store<T>,
+                arguments: &str,
+            ) -> wasmtime::Result<Result<ToolOutput, ToolFailure>> {
+                match self {
+                    $(Tool::$variant(tool) => $module::execute(tool, store, arguments).await,)+
+                }
+            }
+        }
+    };
+}
+
+versions! {
+    V0_1_0 => v0_1_0, "0.1.0";
+}
 
 use std::sync::Arc;
 use std::task::Poll;
@@ -24,24 +129,7 @@ use wasmtime::component::{Component, Linker};
 
 use replay::{Answered, PendingAnswer, Replay, Suspended};
 
-/// The WIT package versions this host can load.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Version {
-    /// `dsh:ask-user@0.1.0`.
-    V0_1_0,
-}
-
 impl Version {
-    /// Every version this host knows, oldest first.
-    pub const KNOWN: &'static [Version] = &[Version::V0_1_0];
-
-    /// As written after the `@` in WIT names.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Version::V0_1_0 => "0.1.0",
-        }
-    }
-
     /// The version of the `dsh:ask-user/tool` interface `component` exports.
     pub fn of(component: &Component) -> wasmtime::Result<Version> {
         const TOOL: &str = "dsh:ask-user/tool@";
@@ -79,14 +167,6 @@ impl Version {
 fn known() -> String {
     let versions: Vec<&str> = Version::KNOWN.iter().map(|v| v.as_str()).collect();
     versions.join(", ")
-}
-
-/// Provides `dsh:ask-user/user-questions` of every known version (and the
-/// `types` interface it uses) to components instantiated with `linker`.
-pub fn add_to_linker<T: UserQuestionsView + 'static>(
-    linker: &mut Linker<T>,
-) -> wasmtime::Result<()> {
-    v0_1_0::add_to_linker(linker)
 }
 
 /// A store's data that can hand the seam import its [`AskContext`].
@@ -347,63 +427,4 @@ pub struct ToolFailure {
     pub name: String,
     pub code: Option<ErrorCode>,
     pub message: String,
-}
-
-/// A component linked and ready to instantiate, of whichever version.
-pub enum ToolPre<T: 'static> {
-    V0_1_0(v0_1_0::AskUserToolPre<T>),
-}
-
-impl<T: Send + 'static> ToolPre<T> {
-    pub fn new(linker: &Linker<T>, component: &Component) -> wasmtime::Result<Self> {
-        let version = Version::of(component)?;
-        let pre = linker.instantiate_pre(component)?;
-        let checked = |e: wasmtime::Error| {
-            e.context(format!(
-                "the component does not have the ask-user-tool world of dsh:ask-user@{}",
-                version.as_str()
-            ))
-        };
-        Ok(match version {
-            Version::V0_1_0 => ToolPre::V0_1_0(v0_1_0::AskUserToolPre::new(pre).map_err(checked)?),
-        })
-    }
-
-    pub fn version(&self) -> Version {
-        match self {
-            ToolPre::V0_1_0(_) => Version::V0_1_0,
-        }
-    }
-
-    pub async fn instantiate(&self, store: &mut Store<T>) -> wasmtime::Result<Tool> {
-        Ok(match self {
-            ToolPre::V0_1_0(pre) => Tool::V0_1_0(pre.instantiate_async(store).await?),
-        })
-    }
-}
-
-/// An instance of the tool, of whichever version.
-pub enum Tool {
-    V0_1_0(v0_1_0::AskUserTool),
-}
-
-impl Tool {
-    pub async fn definition<T: Send>(
-        &self,
-        store: &mut Store<T>,
-    ) -> wasmtime::Result<RawDefinition> {
-        match self {
-            Tool::V0_1_0(tool) => v0_1_0::definition(tool, store).await,
-        }
-    }
-
-    pub async fn execute<T: Send>(
-        &self,
-        store: &mut Store<T>,
-        arguments: &str,
-    ) -> wasmtime::Result<Result<ToolOutput, ToolFailure>> {
-        match self {
-            Tool::V0_1_0(tool) => v0_1_0::execute(tool, store, arguments).await,
-        }
-    }
 }
