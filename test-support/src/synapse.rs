@@ -374,14 +374,16 @@ fn unchunked(mut body: &str) -> String {
     joined
 }
 
-/// `text` percent-encoded for a path segment or a query's value.
+/// Everything but letters, digits and `-._~`: what is percent-encoded in
+/// a path's segment or a query's value (a room id's `!` and `:`, and
+/// anything that would leave the segment).
+const RESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// `text` as one segment of a path or a query's value.
 fn encoded(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    percent_encoding::utf8_percent_encode(text, RESERVED).to_string()
 }

@@ -41,10 +41,35 @@ pub enum Said<'a> {
     },
 }
 
-/// A channel that posts a message per question.
-pub trait Chat: Work {
+/// A channel that posts a message per question. It is a [`Work`] as every
+/// chat is one: its questions posted, shown and said to have left here.
+pub trait Chat: Send {
     /// The service's id of a message.
     type Message: Clone + Send + Sync + 'static;
+
+    /// What its service delivers: an update, an interaction, a sync.
+    type Item: Send;
+
+    /// Its kind's name, for the log and as who settled a question.
+    fn name(&self) -> &'static str;
+
+    fn host(&self) -> &dyn ChannelHost;
+
+    /// Whether `record` is shown here: its audience is the chat's.
+    fn shows(&self, record: &Record) -> bool;
+
+    /// Takes what the service delivered.
+    fn take(&mut self, item: Self::Item) -> impl Future<Output = Result<(), ChannelError>> + Send;
+
+    /// One delivery was taken: what must be kept before the next is asked
+    /// for is kept.
+    fn taken(&mut self) -> impl Future<Output = ()> + Send;
+
+    /// The messages of a question that left, each edited to say so: what
+    /// the chat remembers of them (nothing, unless it tells a late answer).
+    fn forget(&mut self, messages: Vec<Self::Message>) {
+        drop(messages);
+    }
 
     /// The batches posted and still waiting, by the key they were posted
     /// under.
@@ -83,9 +108,40 @@ pub trait Chat: Work {
     fn keep(&self) -> impl Future<Output = ()> + Send;
 }
 
-/// The questions shown.
-pub fn shown<C: Chat>(chat: &C) -> Vec<String> {
-    chat.posted().values().map(|p| p.batch.id.clone()).collect()
+impl<C: Chat> Work for C {
+    type Item = C::Item;
+
+    fn name(&self) -> &'static str {
+        Chat::name(self)
+    }
+
+    fn host(&self) -> &dyn ChannelHost {
+        Chat::host(self)
+    }
+
+    fn shows(&self, record: &Record) -> bool {
+        Chat::shows(self, record)
+    }
+
+    fn shown(&self) -> Vec<String> {
+        self.posted().values().map(|p| p.batch.id.clone()).collect()
+    }
+
+    async fn post(&mut self, record: &Record) -> Result<(), ChannelError> {
+        post(self, record).await
+    }
+
+    async fn left(&mut self, id: &str) -> Result<(), ChannelError> {
+        left(self, id).await
+    }
+
+    async fn take(&mut self, item: C::Item) -> Result<(), ChannelError> {
+        Chat::take(self, item).await
+    }
+
+    async fn taken(&mut self) {
+        Chat::taken(self).await;
+    }
 }
 
 /// The key `id` is posted under.
@@ -98,7 +154,7 @@ fn key_of<C: Chat>(chat: &C, id: &str) -> Option<u64> {
 
 /// Posts what is not posted yet of `record`: a message per question. What
 /// was posted is kept when the rest fails, to be posted later.
-pub async fn post<C: Chat>(chat: &mut C, record: &Record) -> Result<(), ChannelError> {
+async fn post<C: Chat>(chat: &mut C, record: &Record) -> Result<(), ChannelError> {
     let count = record.request.questions.len();
     let key = match key_of(chat, &record.id) {
         Some(key) => key,
@@ -136,14 +192,14 @@ pub async fn post<C: Chat>(chat: &mut C, record: &Record) -> Result<(), ChannelE
 /// Question `id` left: each of its messages says how, and loses its
 /// buttons. A message that cannot be edited any more (deleted) is passed
 /// over.
-pub async fn left<C: Chat>(chat: &mut C, id: &str) -> Result<(), ChannelError> {
+async fn left<C: Chat>(chat: &mut C, id: &str) -> Result<(), ChannelError> {
     let Some(key) = key_of(chat, id) else {
         return Ok(());
     };
-    let record = chat.host().get(id.to_owned()).await?;
+    let record = Chat::host(chat).get(id.to_owned()).await?;
     if let Some(record) = record {
         let answers = answers_of(&record);
-        let outcome = outcome_line(&record, chat.host());
+        let outcome = outcome_line(&record, Chat::host(chat));
         let messages = chat.posted()[&key].messages.clone();
         for (question, message) in messages.iter().enumerate() {
             let answer = record
@@ -162,7 +218,9 @@ pub async fn left<C: Chat>(chat: &mut C, id: &str) -> Result<(), ChannelError> {
             shown.or_else(driver::refused_is_done)?;
         }
     }
-    chat.parts().0.remove(&key);
+    if let Some(posted) = chat.parts().0.remove(&key) {
+        chat.forget(posted.messages);
+    }
     chat.keep().await;
     Ok(())
 }
@@ -188,7 +246,7 @@ pub async fn give<C: Chat>(
     answer: Answer,
     person: Person,
 ) -> Given {
-    let name = chat.name();
+    let name = Chat::name(chat);
     let line = answer_line(&answer);
     let (posted, host) = chat.parts();
     let Some(posted) = posted.get_mut(&key) else {

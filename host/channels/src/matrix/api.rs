@@ -328,18 +328,18 @@ fn read<T: DeserializeOwned>(reply: http::Reply) -> Read<T> {
     }))
 }
 
-/// `text` as one segment of a path or a query's value: every byte but
-/// letters, digits and `-._~` percent-encoded (a room id's `!` and `:`,
-/// and anything that would leave the segment).
+/// Everything but letters, digits and `-._~`: what is percent-encoded in
+/// a path's segment or a query's value (a room id's `!` and `:`, and
+/// anything that would leave the segment).
+const RESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// `text` as one segment of a path or a query's value.
 fn encoded(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    percent_encoding::utf8_percent_encode(text, RESERVED).to_string()
 }
 
 /// The room's events, from where the last delivery ended (`since`), read

@@ -15,7 +15,7 @@ use super::message::{self, Reply};
 use super::{Matrix, MatrixChannel};
 use crate::batch::Given;
 use crate::chat::{self, Posted, Said};
-use crate::driver::{self, Work};
+use crate::driver;
 use crate::kept::Kept;
 use crate::people;
 
@@ -240,7 +240,9 @@ fn transaction(prefix: &str) -> Result<String, ChannelError> {
         .map_err(|e| ChannelError::down("no transaction id can be made").because(e))
 }
 
-impl Work for Run<'_> {
+impl chat::Chat for Run<'_> {
+    type Message = String;
+
     type Item = Delivery;
 
     fn name(&self) -> &'static str {
@@ -253,32 +255,6 @@ impl Work for Run<'_> {
 
     fn shows(&self, record: &Record) -> bool {
         ask_user_inbox::store::answerable(&record.audience, &self.channel.groups)
-    }
-
-    fn shown(&self) -> Vec<String> {
-        chat::shown(self)
-    }
-
-    async fn post(&mut self, record: &Record) -> Result<(), ChannelError> {
-        chat::post(self, record).await
-    }
-
-    /// Its messages say how it left; an answer to one later is told so.
-    async fn left(&mut self, id: &str) -> Result<(), ChannelError> {
-        let messages: Vec<String> = self
-            .state
-            .posted
-            .values()
-            .filter(|posted| posted.batch.id == id)
-            .flat_map(|posted| posted.messages.clone())
-            .collect();
-        chat::left(self, id).await?;
-        let gone = &mut self.state.gone;
-        gone.extend(messages);
-        while gone.len() > MOST_GONE {
-            gone.pop_front();
-        }
-        Ok(())
     }
 
     async fn take(&mut self, delivery: Delivery) -> Result<(), ChannelError> {
@@ -300,10 +276,16 @@ impl Work for Run<'_> {
     async fn taken(&mut self) {
         self.kept.save_surely(self.host, &self.state).await;
     }
-}
 
-impl chat::Chat for Run<'_> {
-    type Message = String;
+    /// Remembered (the last [`MOST_GONE`]): an answer to one is told it
+    /// came too late.
+    fn forget(&mut self, messages: Vec<String>) {
+        let gone = &mut self.state.gone;
+        gone.extend(messages);
+        while gone.len() > MOST_GONE {
+            gone.pop_front();
+        }
+    }
 
     fn posted(&self) -> &BTreeMap<u64, Posted<String>> {
         &self.state.posted

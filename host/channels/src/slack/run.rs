@@ -17,7 +17,7 @@ use super::events::{Action, Container, Interaction, PostedMessage, User, View};
 use super::{Slack, SlackChannel};
 use crate::batch::Given;
 use crate::chat::{self, Posted, Said};
-use crate::driver::{self, Work};
+use crate::driver;
 use crate::kept::Kept;
 use crate::people;
 use crate::press::Press;
@@ -61,7 +61,9 @@ impl<'a> Run<'a> {
     }
 }
 
-impl Work for Run<'_> {
+impl chat::Chat for Run<'_> {
+    type Message = String;
+
     type Item = Interaction;
 
     fn name(&self) -> &'static str {
@@ -74,18 +76,6 @@ impl Work for Run<'_> {
 
     fn shows(&self, record: &Record) -> bool {
         ask_user_inbox::store::answerable(&record.audience, &self.channel.groups)
-    }
-
-    fn shown(&self) -> Vec<String> {
-        chat::shown(self)
-    }
-
-    async fn post(&mut self, record: &Record) -> Result<(), ChannelError> {
-        chat::post(self, record).await
-    }
-
-    async fn left(&mut self, id: &str) -> Result<(), ChannelError> {
-        chat::left(self, id).await
     }
 
     async fn take(&mut self, interaction: Interaction) -> Result<(), ChannelError> {
@@ -109,10 +99,6 @@ impl Work for Run<'_> {
     async fn taken(&mut self) {
         self.save().await;
     }
-}
-
-impl chat::Chat for Run<'_> {
-    type Message = String;
 
     fn posted(&self) -> &BTreeMap<u64, Posted<String>> {
         &self.state.posted

@@ -15,7 +15,7 @@ use super::api::{Api, CALL_TIMEOUT, CallbackQuery, Message, SentMessage, Update,
 use super::{Telegram, TelegramChannel};
 use crate::batch::Given;
 use crate::chat::{self, Posted, Said};
-use crate::driver::{self, Work};
+use crate::driver;
 use crate::kept::Kept;
 use crate::people;
 use crate::press::Press;
@@ -297,7 +297,9 @@ impl Run<'_> {
     }
 }
 
-impl Work for Run<'_> {
+impl chat::Chat for Run<'_> {
+    type Message = i64;
+
     type Item = Update;
 
     fn name(&self) -> &'static str {
@@ -310,18 +312,6 @@ impl Work for Run<'_> {
 
     fn shows(&self, record: &Record) -> bool {
         ask_user_inbox::store::answerable(&record.audience, &self.channel.groups)
-    }
-
-    fn shown(&self) -> Vec<String> {
-        chat::shown(self)
-    }
-
-    async fn post(&mut self, record: &Record) -> Result<(), ChannelError> {
-        chat::post(self, record).await
-    }
-
-    async fn left(&mut self, id: &str) -> Result<(), ChannelError> {
-        chat::left(self, id).await
     }
 
     async fn take(&mut self, update: Update) -> Result<(), ChannelError> {
@@ -338,10 +328,6 @@ impl Work for Run<'_> {
             .retain(|_, (key, _)| posted.contains_key(key));
         self.kept.save_surely(self.host, &self.state).await;
     }
-}
-
-impl chat::Chat for Run<'_> {
-    type Message = i64;
 
     fn posted(&self) -> &BTreeMap<u64, Posted<i64>> {
         &self.state.posted
