@@ -19,6 +19,60 @@ use crate::batch::{Batch, Given};
 use crate::driver::{self, Work};
 use crate::text::{answer_line, answers_of, outcome_line};
 
+/// What every chat keeps (flattened into its state): the batches posted
+/// and still waiting, by the key each was posted under, and the next key.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(bound = "M: Serialize + serde::de::DeserializeOwned")]
+pub struct Board<M> {
+    next_key: u64,
+    /// By key, written as JSON writes a map's keys (strings): flattened,
+    /// a state is read through serde's buffer, which reads no number from
+    /// a key.
+    #[serde(with = "by_key")]
+    pub posted: BTreeMap<u64, Posted<M>>,
+}
+
+/// A map by number, its keys written and read as strings.
+mod by_key {
+    use std::collections::BTreeMap;
+
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer, V: Serialize>(
+        map: &BTreeMap<u64, V>,
+        to: S,
+    ) -> Result<S::Ok, S::Error> {
+        to.collect_map(map.iter().map(|(key, value)| (key.to_string(), value)))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, V: Deserialize<'de>>(
+        from: D,
+    ) -> Result<BTreeMap<u64, V>, D::Error> {
+        BTreeMap::<String, V>::deserialize(from)?
+            .into_iter()
+            .map(|(key, value)| Ok((key.parse().map_err(D::Error::custom)?, value)))
+            .collect()
+    }
+}
+
+impl<M> Default for Board<M> {
+    fn default() -> Self {
+        Board {
+            next_key: 0,
+            posted: BTreeMap::new(),
+        }
+    }
+}
+
+impl<M> Board<M> {
+    /// A key never used before.
+    fn new_key(&mut self) -> u64 {
+        self.next_key += 1;
+        self.next_key - 1
+    }
+}
+
 /// A batch posted: its messages (each a service's id of one, in the
 /// questions' order: fewer while posting failed half-way), and what was
 /// answered and ticked so far.
@@ -71,15 +125,11 @@ pub trait Chat: Send {
         drop(messages);
     }
 
-    /// The batches posted and still waiting, by the key they were posted
-    /// under.
-    fn posted(&self) -> &BTreeMap<u64, Posted<Self::Message>>;
+    /// What it posted ([`Board`], kept in its state).
+    fn board(&self) -> &Board<Self::Message>;
 
     /// The same, to change, and the channel's host (the inbox) beside it.
-    fn parts(&mut self) -> (&mut BTreeMap<u64, Posted<Self::Message>>, &dyn ChannelHost);
-
-    /// A key never used before.
-    fn new_key(&mut self) -> u64;
+    fn parts(&mut self) -> (&mut Board<Self::Message>, &dyn ChannelHost);
 
     /// Sends the message of question `question` of `record`, posted under
     /// `key`, with its buttons (`chosen` ticked).
@@ -124,7 +174,11 @@ impl<C: Chat> Work for C {
     }
 
     fn shown(&self) -> Vec<String> {
-        self.posted().values().map(|p| p.batch.id.clone()).collect()
+        self.board()
+            .posted
+            .values()
+            .map(|p| p.batch.id.clone())
+            .collect()
     }
 
     async fn post(&mut self, record: &Record) -> Result<(), ChannelError> {
@@ -146,7 +200,8 @@ impl<C: Chat> Work for C {
 
 /// The key `id` is posted under.
 fn key_of<C: Chat>(chat: &C, id: &str) -> Option<u64> {
-    chat.posted()
+    chat.board()
+        .posted
         .iter()
         .find(|(_, p)| p.batch.id == id)
         .map(|(&key, _)| key)
@@ -159,23 +214,23 @@ async fn post<C: Chat>(chat: &mut C, record: &Record) -> Result<(), ChannelError
     let key = match key_of(chat, &record.id) {
         Some(key) => key,
         None => {
-            let key = chat.new_key();
+            let key = chat.parts().0.new_key();
             let posted = Posted {
                 messages: Vec::new(),
                 batch: Batch::new(record),
             };
-            chat.parts().0.insert(key, posted);
+            chat.parts().0.posted.insert(key, posted);
             key
         }
     };
-    while let Some(posted) = chat.posted().get(&key)
+    while let Some(posted) = chat.board().posted.get(&key)
         && posted.messages.len() < count
     {
         let question = posted.messages.len();
         let chosen = posted.batch.chosen(question).clone();
         match chat.send(record, key, question, &chosen).await {
             Ok(message) => {
-                if let Some(posted) = chat.parts().0.get_mut(&key) {
+                if let Some(posted) = chat.parts().0.posted.get_mut(&key) {
                     posted.messages.push(message);
                 }
             }
@@ -200,7 +255,7 @@ async fn left<C: Chat>(chat: &mut C, id: &str) -> Result<(), ChannelError> {
     if let Some(record) = record {
         let answers = answers_of(&record);
         let outcome = outcome_line(&record, Chat::host(chat));
-        let messages = chat.posted()[&key].messages.clone();
+        let messages = chat.board().posted[&key].messages.clone();
         for (question, message) in messages.iter().enumerate() {
             let answer = record
                 .request
@@ -218,7 +273,7 @@ async fn left<C: Chat>(chat: &mut C, id: &str) -> Result<(), ChannelError> {
             shown.or_else(driver::refused_is_done)?;
         }
     }
-    if let Some(posted) = chat.parts().0.remove(&key) {
+    if let Some(posted) = chat.parts().0.posted.remove(&key) {
         chat.forget(posted.messages);
     }
     chat.keep().await;
@@ -228,7 +283,7 @@ async fn left<C: Chat>(chat: &mut C, id: &str) -> Result<(), ChannelError> {
 /// The batch posted under `key`, while it waits; one that left is said so
 /// on its messages, and is `None`.
 pub async fn waiting<C: Chat>(chat: &mut C, key: u64) -> Result<Option<Record>, ChannelError> {
-    let Some(id) = chat.posted().get(&key).map(|p| p.batch.id.clone()) else {
+    let Some(id) = chat.board().posted.get(&key).map(|p| p.batch.id.clone()) else {
         return Ok(None);
     };
     driver::still_waiting(chat, &id).await
@@ -248,8 +303,8 @@ pub async fn give<C: Chat>(
 ) -> Given {
     let name = Chat::name(chat);
     let line = answer_line(&answer);
-    let (posted, host) = chat.parts();
-    let Some(posted) = posted.get_mut(&key) else {
+    let (board, host) = chat.parts();
+    let Some(posted) = board.posted.get_mut(&key) else {
         return Given::Refused("this question is no longer waiting.".to_owned());
     };
     let given = posted
@@ -257,7 +312,7 @@ pub async fn give<C: Chat>(
         .give(host, record, name, question, answer, Some(person))
         .await;
     if let Given::Noted(_) = given {
-        let posted = &chat.posted()[&key];
+        let posted = &chat.board().posted[&key];
         let (message, chosen) = (
             posted.messages[question].clone(),
             posted.batch.chosen(question).clone(),
@@ -281,4 +336,46 @@ pub async fn give<C: Chat>(
     chat.keep().await;
     // Answered: its messages are edited when the inbox says it left.
     given
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chat's state as it keeps it: its own fields beside the board's.
+    #[derive(Debug, Default, Serialize, Deserialize)]
+    struct State {
+        offset: i64,
+        #[serde(flatten)]
+        board: Board<i64>,
+    }
+
+    #[test]
+    fn a_board_flattened_in_a_state_is_read_back_as_it_was_written() {
+        let mut state = State {
+            offset: 7,
+            ..State::default()
+        };
+        let record = crate::record_of(ask_user_seam::AskRequest {
+            questions: vec![ask_user_seam::Question::new("q", "Why?")],
+        });
+        let key = state.board.new_key();
+        state.board.posted.insert(
+            key,
+            Posted {
+                messages: vec![42],
+                batch: Batch::new(&record),
+            },
+        );
+        state.board.new_key();
+        let text = serde_json::to_string(&state).unwrap();
+        assert!(
+            text.contains(r#""next_key":2"#) && text.contains(r#""posted":{"0":"#),
+            "{text}"
+        );
+        let read: State = serde_json::from_str(&text).unwrap();
+        assert_eq!(read.offset, 7);
+        assert_eq!(read.board.posted[&0].messages, [42]);
+        assert_eq!(read.board.next_key, 2);
+    }
 }

@@ -2,7 +2,7 @@
 //! replies taken as answers, each told what became of it in a notice, and
 //! each message edited to say what became of its question.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
@@ -14,7 +14,7 @@ use super::api::{Api, Delivery, RoomEvent};
 use super::message::{self, Reply};
 use super::{Matrix, MatrixChannel};
 use crate::batch::Given;
-use crate::chat::{self, Posted, Said};
+use crate::chat::{self, Board, Said};
 use crate::driver;
 use crate::kept::Kept;
 use crate::people;
@@ -24,11 +24,9 @@ use crate::people;
 pub(super) struct State {
     /// Where the next `/sync` starts: every event before it was handled.
     pub(super) since: Option<String>,
-    /// The key the next question posted gets.
-    next_key: u64,
-    /// The questions posted and still waiting, by key: each question's
-    /// message is its event id.
-    posted: BTreeMap<u64, Posted<String>>,
+    /// What it posted.
+    #[serde(flatten)]
+    board: Board<String>,
     /// The messages of the questions that left last (at most
     /// [`MOST_GONE`]): an answer to one is told it came too late.
     #[serde(default)]
@@ -82,7 +80,7 @@ impl<'a> Run<'a> {
 impl Run<'_> {
     /// The question message `event` is (its batch's key and question).
     fn question_of(&self, event: &str) -> Option<(u64, usize)> {
-        self.state.posted.iter().find_map(|(&key, posted)| {
+        self.state.board.posted.iter().find_map(|(&key, posted)| {
             let question = posted.messages.iter().position(|m| m == event)?;
             Some((key, question))
         })
@@ -287,17 +285,12 @@ impl chat::Chat for Run<'_> {
         }
     }
 
-    fn posted(&self) -> &BTreeMap<u64, Posted<String>> {
-        &self.state.posted
+    fn board(&self) -> &Board<String> {
+        &self.state.board
     }
 
-    fn parts(&mut self) -> (&mut BTreeMap<u64, Posted<String>>, &dyn ChannelHost) {
-        (&mut self.state.posted, self.host)
-    }
-
-    fn new_key(&mut self) -> u64 {
-        self.state.next_key += 1;
-        self.state.next_key - 1
+    fn parts(&mut self) -> (&mut Board<String>, &dyn ChannelHost) {
+        (&mut self.state.board, self.host)
     }
 
     /// Sent under a transaction id of the question's own: sent again

@@ -2,7 +2,7 @@
 //! checkboxes and the own-words modal taken as answers, and each message
 //! edited to say what became of its question.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -16,7 +16,7 @@ use super::blocks::{self, OWN_WORDS};
 use super::events::{Action, Container, Interaction, PostedMessage, User, View};
 use super::{Slack, SlackChannel};
 use crate::batch::Given;
-use crate::chat::{self, Posted, Said};
+use crate::chat::{self, Board, Said};
 use crate::driver;
 use crate::kept::Kept;
 use crate::people;
@@ -26,10 +26,9 @@ use crate::text::{escape, words};
 /// What the channel keeps across restarts.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub(super) struct State {
-    next_key: u64,
-    /// The questions posted and still waiting, by key: each question's
-    /// message is its `ts`.
-    posted: BTreeMap<u64, Posted<String>>,
+    /// What it posted.
+    #[serde(flatten)]
+    board: Board<String>,
 }
 
 /// The channel at work.
@@ -100,17 +99,12 @@ impl chat::Chat for Run<'_> {
         self.save().await;
     }
 
-    fn posted(&self) -> &BTreeMap<u64, Posted<String>> {
-        &self.state.posted
+    fn board(&self) -> &Board<String> {
+        &self.state.board
     }
 
-    fn parts(&mut self) -> (&mut BTreeMap<u64, Posted<String>>, &dyn ChannelHost) {
-        (&mut self.state.posted, self.host)
-    }
-
-    fn new_key(&mut self) -> u64 {
-        self.state.next_key += 1;
-        self.state.next_key - 1
+    fn parts(&mut self) -> (&mut Board<String>, &dyn ChannelHost) {
+        (&mut self.state.board, self.host)
     }
 
     async fn send(
@@ -230,7 +224,7 @@ impl Run<'_> {
         };
         let found = press.filter(|press| {
             in_channel
-                && self.state.posted.get(&press.key()).is_some_and(|p| {
+                && self.state.board.posted.get(&press.key()).is_some_and(|p| {
                     p.messages.get(press.question()) == container.message_ts.as_ref()
                 })
         });
@@ -263,13 +257,15 @@ impl Run<'_> {
                         _ => None,
                     })
                     .collect();
-                let posted = self.state.posted.get_mut(&key).expect("found above");
+                let posted = self.state.board.posted.get_mut(&key).expect("found above");
                 posted.batch.tick(question, range, &chosen);
                 return Ok(());
             }
             Press::Send { .. } => Answer {
                 id: asked.id.clone(),
-                selected: self.state.posted[&key].batch.ticked(&record, question),
+                selected: self.state.board.posted[&key]
+                    .batch
+                    .ticked(&record, question),
                 custom: None,
             },
             Press::Skip { .. } => Answer::skipped(asked.id.clone()),
@@ -328,7 +324,9 @@ impl Run<'_> {
         // Own words add to a multi-select question's ticks, and replace a
         // single choice.
         let selected = match asked.multi_select.unwrap_or(false) {
-            true => self.state.posted[&key].batch.ticked(&record, question),
+            true => self.state.board.posted[&key]
+                .batch
+                .ticked(&record, question),
             false => Vec::new(),
         };
         let answer = Answer {

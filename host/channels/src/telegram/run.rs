@@ -14,7 +14,7 @@ use ask_user_seam::Answer;
 use super::api::{Api, CALL_TIMEOUT, CallbackQuery, Message, SentMessage, Update, User};
 use super::{Telegram, TelegramChannel};
 use crate::batch::Given;
-use crate::chat::{self, Posted, Said};
+use crate::chat::{self, Board, Said};
 use crate::driver;
 use crate::kept::Kept;
 use crate::people;
@@ -30,10 +30,9 @@ const MAX_MESSAGE_CHARS: usize = 3900;
 pub(super) struct State {
     /// The next update to ask for: every one before it was handled.
     pub(super) offset: i64,
-    /// The key the next question posted gets.
-    next_key: u64,
-    /// The questions posted and still waiting, by key.
-    posted: BTreeMap<u64, Posted<i64>>,
+    /// What it posted.
+    #[serde(flatten)]
+    board: Board<i64>,
     /// The prompts for own words: the prompt's message, and the batch
     /// (its key) and question it asks for.
     prompts: BTreeMap<i64, (u64, usize)>,
@@ -112,7 +111,7 @@ impl Run<'_> {
             .filter(|message| message.chat.id == self.channel.chat);
         let press = query.data.as_deref().and_then(Press::parse);
         let found = press.as_ref().zip(message).and_then(|(press, message)| {
-            let posted = self.state.posted.get(&press.key())?;
+            let posted = self.state.board.posted.get(&press.key())?;
             (posted.messages.get(press.question()) == Some(&message.message_id)).then_some(press)
         });
         let Some(press) = found else {
@@ -136,7 +135,7 @@ impl Run<'_> {
             .map(|o| o.label.as_str())
             .collect();
         let label = |option: usize| labels.get(option).map(|l| (*l).to_owned());
-        let posted = self.state.posted.get_mut(&key).expect("found above");
+        let posted = self.state.board.posted.get_mut(&key).expect("found above");
         let answer = match *press {
             Press::Choose { option, .. } => match label(option) {
                 Some(label) => Answer {
@@ -228,7 +227,9 @@ impl Run<'_> {
         // Own words add to a multi-select question's ticks, and replace a
         // single choice.
         let selected = match asked.multi_select.unwrap_or(false) {
-            true => self.state.posted[&key].batch.ticked(&record, question),
+            true => self.state.board.posted[&key]
+                .batch
+                .ticked(&record, question),
             false => Vec::new(),
         };
         let answer = Answer {
@@ -322,24 +323,19 @@ impl chat::Chat for Run<'_> {
     /// Kept before the next poll confirms them.
     async fn taken(&mut self) {
         // A prompt of a batch that left asks for nothing.
-        let posted = &self.state.posted;
+        let posted = &self.state.board.posted;
         self.state
             .prompts
             .retain(|_, (key, _)| posted.contains_key(key));
         self.kept.save_surely(self.host, &self.state).await;
     }
 
-    fn posted(&self) -> &BTreeMap<u64, Posted<i64>> {
-        &self.state.posted
+    fn board(&self) -> &Board<i64> {
+        &self.state.board
     }
 
-    fn parts(&mut self) -> (&mut BTreeMap<u64, Posted<i64>>, &dyn ChannelHost) {
-        (&mut self.state.posted, self.host)
-    }
-
-    fn new_key(&mut self) -> u64 {
-        self.state.next_key += 1;
-        self.state.next_key - 1
+    fn parts(&mut self) -> (&mut Board<i64>, &dyn ChannelHost) {
+        (&mut self.state.board, self.host)
     }
 
     async fn send(
