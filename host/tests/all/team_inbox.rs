@@ -1143,3 +1143,40 @@ fn a_teams_ntfy_topic_gets_only_what_its_person_may_answer() {
     ntfy.tap(&message, "Yes");
     assert_eq!(dev.chose(), json!(["Yes"]));
 }
+
+/// What stays on one machine is one user's: a team's server with a desktop
+/// notification, or one user's agents' endpoint, is refused at start,
+/// saying why.
+#[test]
+fn a_teams_server_refuses_what_is_one_users() {
+    let team = Team::new();
+    for (config, why) in [
+        (
+            "[inbox.notify]\ndesktop = true\n",
+            "desktop notifications stay on one machine",
+        ),
+        (
+            "[inbox]\nagents = \"127.0.0.1:0\"\n",
+            "agents is one user's inbox's",
+        ),
+    ] {
+        let file = team.dir.path().join(format!("refused-{}.toml", nanos()));
+        std::fs::write(&file, config).unwrap();
+        let mut command = ask_user();
+        command
+            .args([
+                "inbox",
+                "serve",
+                "--database",
+                &team.database,
+                "--listen",
+                "127.0.0.1:0",
+            ])
+            .arg("--config")
+            .arg(&file);
+        let output = run(command);
+        assert!(!output.status.success(), "{config}");
+        let said = stderr(&output);
+        assert!(said.contains(why), "{config}: {said}");
+    }
+}

@@ -244,6 +244,12 @@ impl Notifications {
             .collect()
     }
 
+    /// The name of a channel that stays on this machine
+    /// ([`Channel::local`]), when one is configured.
+    pub fn local(&self) -> Option<&'static str> {
+        self.channels.iter().find(|c| c.local()).map(|c| c.name())
+    }
+
     /// The two-way channels.
     pub fn two_way(&self) -> &[Arc<dyn TwoWay>] {
         &self.two_way

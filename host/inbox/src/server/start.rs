@@ -155,10 +155,13 @@ impl InboxServer {
                  at its own address already",
             ));
         }
-        if config.notify.names().contains(&"desktop") {
+        if let Some(local) = config.notify.local() {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::Unsupported,
-                "desktop notifications are one user's: a team's inbox notifies by ntfy or webhook",
+                format!(
+                    "{local} notifications stay on one machine, which is one user's: a team's \
+                     inbox notifies by ntfy or webhook"
+                ),
             ));
         }
 
