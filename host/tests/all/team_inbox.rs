@@ -1180,3 +1180,65 @@ fn a_teams_server_refuses_what_is_one_users() {
         assert!(said.contains(why), "{config}: {said}");
     }
 }
+
+/// A team's Matrix room, on a real homeserver: Ana answers as the person
+/// `alice`, Mallory may write in the room but is nobody of the team, and
+/// the room shows the questions for anyone and for `ops` only.
+#[test]
+fn a_teams_matrix_room_answers_as_a_person_of_the_team() {
+    use ask_user_test_support::synapse::Synapse;
+    use std::os::unix::fs::PermissionsExt;
+    let synapse = Synapse::start();
+    let team = Team::new();
+    let agent_token = team.token("ci-runner", "agent", &[]);
+    let alice = team.token("alice", "person", &["ops"]);
+    let token = team.dir.path().join("matrix-token");
+    std::fs::write(&token, &synapse.bot.token).unwrap();
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let config = format!(
+        "[inbox.channels.matrix]\nhomeserver = {:?}\nroom = {:?}\naccess_token_file = {:?}\n\
+         allow = [{:?}, {:?}]\ngroups = [\"ops\"]\npeople = {{ {:?} = \"alice\" }}\n",
+        synapse.url,
+        synapse.room,
+        token.display().to_string(),
+        synapse.ana.user,
+        synapse.mallory.user,
+        synapse.ana.user,
+    );
+    let server = team.serve_with("127.0.0.1:0", &config);
+    let _hr = team.agent(&server, &agent_token, &["hr"], "Raise?");
+    let agent = team.agent(&server, &agent_token, &["ops"], "Deploy?");
+    let message = synapse.posted("Deploy?");
+    let event = message["event_id"].as_str().unwrap();
+    let refused = synapse.react(&synapse.mallory, event, "2\u{fe0f}\u{20e3}");
+    assert!(
+        synapse
+            .told(&refused)
+            .contains("not one of this team's people"),
+        "{}",
+        synapse.told(&refused)
+    );
+    let chosen = synapse.react(&synapse.ana, event, "1\u{fe0f}\u{20e3}");
+    assert_eq!(synapse.told(&chosen), "Answered.");
+    assert_eq!(agent.chose(), json!(["Yes"]));
+    synapse.edited(event, "Answered in Matrix by alice");
+    let bot = synapse.bot.user.as_str();
+    assert!(
+        !synapse.events().iter().any(|e| e["sender"] == bot
+            && e["content"]["body"]
+                .as_str()
+                .is_some_and(|body| body.contains("Raise?"))),
+        "a question for hr never reaches a room for ops"
+    );
+    let listed = team.list(&server, &alice, true);
+    let list: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let deploy = list["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["questions"][0]["question"] == "Deploy?")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(deploy["settledBy"], "matrix", "{list}");
+    assert_eq!(deploy["answeredBy"], "alice", "{list}");
+}
