@@ -34,7 +34,8 @@ pub struct Synapse {
     pub url: String,
     address: String,
     child: Child,
-    dir: tempfile::TempDir,
+    /// Its config and database, removed when it is dropped.
+    _dir: tempfile::TempDir,
     pub room: String,
     pub bot: Account,
     pub ana: Account,
@@ -74,6 +75,16 @@ impl Synapse {
             .local_addr()
             .unwrap()
             .port();
+        // Its log on standard error, where the test reads that it listens.
+        let logging = dir.path().join("log.yaml");
+        std::fs::write(
+            &logging,
+            "version: 1\nformatters:\n  plain: {format: '%(name)s %(levelname)s %(message)s'}\n\
+             handlers:\n  console: {class: logging.StreamHandler, formatter: plain, \
+             stream: 'ext://sys.stderr'}\nroot: {level: INFO, handlers: [console]}\n\
+             disable_existing_loggers: false\n",
+        )
+        .unwrap();
         let limits = "{per_second: 1000, burst_count: 1000}";
         let test = dir.path().join("test.yaml");
         std::fs::write(
@@ -87,12 +98,12 @@ impl Synapse {
                  rc_message: {limits}\nrc_registration: {limits}\n\
                  rc_login: {{address: {limits}, account: {limits}, failed_attempts: {limits}}}\n\
                  rc_joins: {{local: {limits}, remote: {limits}}}\n\
-                 rc_invites: {{per_room: {limits}, per_user: {limits}, per_issuer: {limits}}}\n"
+                 rc_invites: {{per_room: {limits}, per_user: {limits}, per_issuer: {limits}}}\n\
+                 log_config: {logging:?}\n"
             ),
         )
         .unwrap();
-        let log = std::fs::File::create(dir.path().join("synapse.out")).unwrap();
-        let child = Command::new(&python)
+        let mut child = Command::new(&python)
             .args(["-m", "synapse.app.homeserver"])
             .arg("-c")
             .arg(&config)
@@ -100,10 +111,17 @@ impl Synapse {
             .arg(&test)
             .current_dir(dir.path())
             .stdin(Stdio::null())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        if let Err(said) =
+            crate::child::said_on_stderr(&mut child, "Synapse now listening on TCP port", BOUND)
+        {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("synapse did not listen within {BOUND:?}: {said}");
+        }
         let address = format!("127.0.0.1:{port}");
         let nobody = Account {
             user: String::new(),
@@ -113,14 +131,13 @@ impl Synapse {
             url: format!("http://{address}"),
             address,
             child,
-            dir,
+            _dir: dir,
             room: String::new(),
             bot: nobody.clone(),
             ana: nobody.clone(),
             mallory: nobody,
             seen: RefCell::new((Vec::new(), None)),
         };
-        synapse.wait_ready();
         synapse.bot = synapse.register("bot");
         synapse.ana = synapse.register("ana");
         synapse.mallory = synapse.register("mallory");
@@ -140,31 +157,6 @@ impl Synapse {
             );
         }
         synapse
-    }
-
-    fn wait_ready(&mut self) {
-        let start = Instant::now();
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("synapse ended ({status}) before it served: {}", self.log());
-            }
-            if TcpStream::connect(&self.address).is_ok()
-                && self.request("GET", "/_matrix/client/versions", "", None).0 == 200
-            {
-                return;
-            }
-            assert!(
-                start.elapsed() < BOUND,
-                "synapse did not serve within {BOUND:?}: {}",
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// What the homeserver wrote.
-    pub fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("synapse.out")).unwrap_or_default()
     }
 
     fn register(&self, name: &str) -> Account {
@@ -342,19 +334,10 @@ impl Synapse {
 }
 
 impl Drop for Synapse {
-    /// Stops the homeserver: asked to, then killed if it is still there
-    /// after ten seconds.
+    /// Stops the homeserver: its database is the test's, thrown away.
     fn drop(&mut self) {
-        crate::child::signal(&self.child, libc::SIGTERM);
-        let start = Instant::now();
-        while let Ok(None) = self.child.try_wait() {
-            if start.elapsed() > Duration::from_secs(10) {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

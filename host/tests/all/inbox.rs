@@ -43,6 +43,16 @@ pub(crate) struct Inbox {
     root: tempfile::TempDir,
     server: Option<Child>,
     hooks: Option<mpsc::Receiver<Hook>>,
+    /// Told each time the log grows.
+    said: std::sync::Arc<Said>,
+}
+
+/// The log's lock and its news: a line is written, and waiters told,
+/// under the lock.
+#[derive(Default)]
+struct Said {
+    lock: std::sync::Mutex<()>,
+    grew: std::sync::Condvar,
 }
 
 impl Inbox {
@@ -73,6 +83,7 @@ impl Inbox {
             root,
             server: None,
             hooks: None,
+            said: Default::default(),
         };
         inbox.serve();
         inbox
@@ -112,9 +123,13 @@ impl Inbox {
             .open(self.root.path().join("inbox.log"))
             .unwrap();
         let (serves, served) = mpsc::channel();
+        let said = self.said.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let held = said.lock.lock().unwrap_or_else(|e| e.into_inner());
                 let _ = writeln!(log, "{line}");
+                said.grew.notify_all();
+                drop(held);
                 if line.contains("the inbox serves") {
                     let _ = serves.send(());
                 }
@@ -129,6 +144,27 @@ impl Inbox {
     /// What every `inbox serve` of this inbox said on its standard error.
     pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(self.root.path().join("inbox.log")).unwrap_or_default()
+    }
+
+    /// The log, once it says `text`; the test fails after a bound.
+    pub(crate) fn said(&self, text: &str) -> String {
+        let deadline = Instant::now() + BOUND;
+        let mut held = self.said.lock.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let log = self.log();
+            if log.contains(text) {
+                return log;
+            }
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                panic!("the inbox never said {text:?} within {BOUND:?}: {log}");
+            };
+            held = self
+                .said
+                .grew
+                .wait_timeout(held, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
     }
 
     /// `kill -9` of the inbox.

@@ -9,7 +9,6 @@ use super::{Inbox, answers_of, choice};
 use ask_user_test_support::synapse::Synapse;
 
 use std::os::unix::fs::PermissionsExt;
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -239,16 +238,7 @@ fn an_encrypted_room_is_refused_saying_why_and_the_inbox_serves_on() {
         Some(json!({"algorithm": "m.megolm.v1.aes-sha2"})),
     );
     let (inbox, _secrets) = matrix_inbox(&synapse);
-    let start = Instant::now();
-    while !inbox.log().contains("end-to-end encrypted") {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the log never said why: {}",
-            inbox.log()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let log = inbox.log();
+    let log = inbox.said("end-to-end encrypted");
     assert!(log.contains("matrix: the channel cannot start"), "{log}");
     // The page and the command still answer.
     let agent = inbox.agent("s3", &choice("Still there?", &["Yes", "No"]), &[]);
