@@ -26,6 +26,26 @@ async def loaded(session: ClientSession):
         await asyncio.sleep(0.05)
 
 
+def not_loaded(result) -> bool:
+    """Whether wassette refused the call because it has not loaded the
+    component yet: it lists tools from the metadata it cached when the
+    component was loaded, before its background load of the component is
+    done, and a call in between finds no tool. Nothing ran."""
+    return result.is_error and any(
+        part.type == "text" and "Tool not found" in part.text for part in result.content
+    )
+
+
+async def called(session: ClientSession, tool: str, arguments: dict):
+    """The call's result, once the component is loaded: a call refused as
+    not loaded is made again every 50 ms."""
+    while True:
+        result = await session.call_tool(tool, arguments)
+        if not not_loaded(result):
+            return result
+        await asyncio.sleep(0.05)
+
+
 async def main() -> None:
     wassette, folder, tool, arguments, *env = sys.argv[1:]
     params = StdioServerParameters(
@@ -40,7 +60,7 @@ async def main() -> None:
             listed = await asyncio.wait_for(loaded(session), BOUND)
             tools = [tool.model_dump(mode="json", by_alias=True) for tool in listed.tools]
             print(json.dumps(tools), flush=True)
-            result = await asyncio.wait_for(session.call_tool(tool, json.loads(arguments)), BOUND)
+            result = await asyncio.wait_for(called(session, tool, json.loads(arguments)), BOUND)
             print(json.dumps(result.model_dump(mode="json", by_alias=True)), flush=True)
 
 

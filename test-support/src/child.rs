@@ -60,3 +60,33 @@ pub fn line_on_stderr(child: &mut Child, text: &str, wait: Duration) -> Result<S
         .map_err(|_| "nothing said in time".to_owned())
         .and_then(|said| said)
 }
+
+/// A file a child writes its standard error to, printed (to the test's
+/// captured output) if the test panics while it is alive: what a runtime
+/// nobody here wrote said, when a test of it fails.
+pub struct ShownOnPanic {
+    what: &'static str,
+    file: tempfile::NamedTempFile,
+}
+
+impl ShownOnPanic {
+    /// A new, empty file for what `what` says.
+    pub fn new(what: &'static str) -> Self {
+        let file = tempfile::NamedTempFile::new().expect("a temporary file");
+        Self { what, file }
+    }
+
+    /// The file, to give a child as its standard error.
+    pub fn file(&self) -> std::fs::File {
+        self.file.reopen().expect("the temporary file opens again")
+    }
+}
+
+impl Drop for ShownOnPanic {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let said = std::fs::read_to_string(self.file.path()).unwrap_or_default();
+            eprintln!("--- what {} said ---\n{said}", self.what);
+        }
+    }
+}

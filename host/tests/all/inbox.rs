@@ -284,7 +284,12 @@ impl Inbox {
     /// Waits until `found` finds something in the list (with `all`), and
     /// returns it. The list is another process's state, with no event to
     /// wait on from here: it is read again every 50 ms, for at most [`BOUND`].
-    fn wait_until<T>(&self, what: &str, all: bool, found: impl Fn(Vec<Value>) -> Option<T>) -> T {
+    pub(crate) fn wait_until<T>(
+        &self,
+        what: &str,
+        all: bool,
+        found: impl Fn(Vec<Value>) -> Option<T>,
+    ) -> T {
         let start = Instant::now();
         loop {
             if let Some(found) = found(self.list(all)) {

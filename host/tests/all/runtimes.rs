@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use crate::inbox::Inbox;
 use crate::team_inbox::{Team, ask_user, finish, run, stderr};
+use ask_user_test_support::child::ShownOnPanic;
 
 /// A program the test setup installs, named in `variable`.
 fn installed(variable: &str, what: &str) -> PathBuf {
@@ -594,6 +595,9 @@ fn wassette_lists_one_typed_tool_and_a_person_answers_it_in_the_inbox() {
     let arguments = json!({"questions": [{"id": "q", "question": "Ship it?", "header": "Ship",
         "options": [{"label": "Yes", "description": null}, {"label": "No", "description": "Not today."}],
         "multi-select": null}]});
+    // What the client and wassette write to standard error, shown if the
+    // test fails.
+    let said = ShownOnPanic::new("the client and wassette");
     let mut client = Command::new(python)
         .arg(concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -606,11 +610,28 @@ fn wassette_lists_one_typed_tool_and_a_person_answers_it_in_the_inbox() {
         .args(["--env", &format!("ASK_USER_AGENT_TOKEN={agent}")])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(said.file())
         .spawn()
         .unwrap();
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(client.stdout.take().unwrap()));
-    let listed: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    // The client's lines (the tools listed, then the call's result), read
+    // on a thread so that a result that comes early is seen at once.
+    let stdout = client.stdout.take().unwrap();
+    let (sent, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+            let Ok(line) = line else { break };
+            let line: Value = serde_json::from_str(&line).unwrap_or(Value::String(line));
+            if sent.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let next = || {
+        lines
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("the client printed its next line")
+    };
+    let listed = next();
     let tools = listed.as_array().unwrap();
     assert_eq!(tools.len(), 1, "one tool: {listed}");
     let tool = &tools[0];
@@ -633,8 +654,12 @@ fn wassette_lists_one_typed_tool_and_a_person_answers_it_in_the_inbox() {
     );
     assert_eq!(question["properties"]["question"]["type"], "string");
 
-    let waiting = inbox.wait_for("wassette's question", false, |q| {
-        q["questions"][0]["question"] == "Ship it?"
+    let waiting = inbox.wait_until("wassette's question", false, |list| {
+        if let Ok(early) = lines.try_recv() {
+            panic!("the call ended before a person answered: {early}");
+        }
+        list.into_iter()
+            .find(|q| q["questions"][0]["question"] == "Ship it?")
     });
     assert_eq!(
         waiting["questions"][0]["options"][1]["description"],
@@ -645,7 +670,7 @@ fn wassette_lists_one_typed_tool_and_a_person_answers_it_in_the_inbox() {
         &json!({"answers": [{"id": "q", "selected": ["Yes"]}]}),
     );
     assert!(answered.status.success(), "{}", stderr(&answered));
-    let result: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    let result = next();
     assert_eq!(
         result["structuredContent"]["result"]["ok"],
         json!([{"id": "q", "selected": ["Yes"], "custom": null}]),
