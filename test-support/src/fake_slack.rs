@@ -124,6 +124,8 @@ struct Inner {
     throttled: HashMap<String, (usize, u64)>,
     /// Calls: (method, when, status).
     calls: Vec<(String, Instant, u16)>,
+    /// A `chat.postMessage` whose text has one of these is refused.
+    refused: Vec<String>,
     down: bool,
 }
 
@@ -165,6 +167,23 @@ impl FakeSlack {
         self.inner()
             .throttled
             .insert(method.to_owned(), (times, retry_after));
+    }
+
+    /// Every `chat.postMessage` whose text has `text` is refused
+    /// (`invalid_blocks`), as Slack refuses blocks it cannot show.
+    pub fn refuse(&self, text: &str) {
+        self.inner().refused.push(text.to_owned());
+    }
+
+    /// The calls so far, of every method: which, when, and the status
+    /// answered.
+    pub fn all_calls(&self) -> Vec<(String, Instant, u16)> {
+        self.inner().calls.clone()
+    }
+
+    /// How many messages were posted (a refused one was not).
+    pub fn posts(&self) -> usize {
+        self.inner().posted.len()
     }
 
     /// The calls of `method`: when, and the status answered.
@@ -493,6 +512,10 @@ fn call(
             if let Err(why) = checked_blocks(&body["blocks"]) {
                 return error(why);
             }
+            let text = body["text"].as_str().unwrap_or_default();
+            if inner.refused.iter().any(|refused| text.contains(refused)) {
+                return error("invalid_blocks");
+            }
             inner.next_ts += 1;
             let ts = format!("1700000000.{:06}", inner.next_ts);
             inner.posted.push(Posted {
@@ -506,6 +529,10 @@ fn call(
         "chat.update" => {
             if let Err(why) = checked_blocks(&body["blocks"]) {
                 return error(why);
+            }
+            let text = body["text"].as_str().unwrap_or_default();
+            if inner.refused.iter().any(|refused| text.contains(refused)) {
+                return error("invalid_blocks");
             }
             let Some(message) = inner
                 .posted

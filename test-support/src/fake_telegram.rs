@@ -103,6 +103,8 @@ struct Inner {
     down: bool,
     /// Calls of a method to answer 429 (how many more, retry_after).
     throttled: HashMap<String, (usize, u64)>,
+    /// A `sendMessage` whose text has one of these is refused.
+    refused: Vec<String>,
     /// Counts `getUpdates` calls: a new one ends the one still waiting.
     polls: u64,
     /// `getUpdates` calls ended by another (two consumers of one bot).
@@ -158,6 +160,17 @@ impl FakeTelegram {
         self.inner()
             .throttled
             .insert(method.to_owned(), (times, retry_after));
+    }
+
+    /// Every `sendMessage` whose text has `text` is refused (400), as
+    /// Telegram refuses a message it cannot show.
+    pub fn refuse(&self, text: &str) {
+        self.inner().refused.push(text.to_owned());
+    }
+
+    /// The calls so far, of every method.
+    pub fn all_calls(&self) -> Vec<Call> {
+        self.inner().calls.clone()
     }
 
     /// The calls of `method` so far.
@@ -483,6 +496,9 @@ fn send_message(inner: &mut Inner, body: &Value) -> Result<Value, Refusal> {
         return Err(error(400, "Bad Request: chat not found"));
     }
     let text = checked_text(body)?;
+    if inner.refused.iter().any(|refused| text.contains(refused)) {
+        return Err(error(400, "Bad Request: message can't be shown"));
+    }
     let buttons = checked_keyboard(&body["reply_markup"])?;
     inner.next_message += 1;
     let sent = Sent {

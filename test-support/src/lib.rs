@@ -3,8 +3,8 @@
 //! pty), child processes stopped when dropped, `ask-user mcp --http` and
 //! an MCP peer on stdio, a fake model server for the real clients, the npm
 //! packages those clients come from, a Telegram Bot API, a Slack and an ntfy
-//! server of ours, a real Matrix homeserver (Synapse), and the hooks' state
-//! folder.
+//! server of ours, a real Matrix homeserver (Synapse) and a proxy that makes
+//! it fail on cue, and the hooks' state folder.
 
 pub mod browser;
 pub mod child;
@@ -12,6 +12,7 @@ pub mod fake_model;
 pub mod fake_ntfy;
 pub mod fake_slack;
 pub mod fake_telegram;
+pub mod fault_proxy;
 pub mod hooks;
 pub mod http_server;
 pub mod http_thread;

@@ -5,6 +5,7 @@
 //! after a [`Backoff`]; a call it refuses is passed over, and never holds
 //! up the rest.
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::time::Duration;
 
@@ -88,9 +89,11 @@ pub async fn serve<W: Work, S: Source<Item = W::Item>>(
     let mut reading: BoxFuture<'static, Delivered<S>> = Box::pin(source.next());
     let mut backoff = Backoff::new();
     let mut caught_up = false;
+    // The questions the service refused to show: not tried again.
+    let mut passed_over = HashSet::new();
     loop {
         if !caught_up {
-            match catch_up(work).await {
+            match catch_up(work, &mut passed_over).await {
                 Ok(()) => caught_up = true,
                 Err(error) => {
                     let wait = backoff.failed();
@@ -108,7 +111,7 @@ pub async fn serve<W: Work, S: Source<Item = W::Item>>(
         tokio::select! {
             event = events.recv() => {
                 let done = match event {
-                    Ok(Event::Question(id)) => refresh(work, &id).await,
+                    Ok(Event::Question(id)) => refresh(work, &id, &mut passed_over).await,
                     // Fell behind: everything is read again.
                     Ok(Event::Missed) | Err(RecvError::Lagged(_)) => {
                         Err(ChannelError::down("events were missed"))
@@ -157,28 +160,41 @@ pub async fn serve<W: Work, S: Source<Item = W::Item>>(
     }
 }
 
-/// Every waiting question shown here shown in full, and every one shown
-/// that left said so.
-async fn catch_up<W: Work>(work: &mut W) -> Result<(), ChannelError> {
+/// Every waiting question shown here shown in full, but those in
+/// `passed_over`, and every one shown that left said so.
+async fn catch_up<W: Work>(
+    work: &mut W,
+    passed_over: &mut HashSet<String>,
+) -> Result<(), ChannelError> {
     let mut waiting = work.host().waiting().await?;
     waiting.retain(|record| work.shows(record));
+    passed_over.retain(|id| waiting.iter().any(|record| &record.id == id));
     for id in work.shown() {
         if !waiting.iter().any(|record| record.id == id) {
             work.left(&id).await.or_else(refused_is_done)?;
         }
     }
     for record in &waiting {
-        show(work, record).await?;
+        show(work, record, passed_over).await?;
     }
     Ok(())
 }
 
 /// Shows `record`; one the service refuses for good is passed over, said
-/// in the log, so that one question never holds up the others (the page
-/// and the other channels still show it).
-async fn show<W: Work>(work: &mut W, record: &Record) -> Result<(), ChannelError> {
+/// in the log, kept in `passed_over` and not tried again, so that one
+/// question never holds up the others (the page and the other channels
+/// still show it).
+async fn show<W: Work>(
+    work: &mut W,
+    record: &Record,
+    passed_over: &mut HashSet<String>,
+) -> Result<(), ChannelError> {
+    if passed_over.contains(&record.id) {
+        return Ok(());
+    }
     match work.post(record).await {
         Err(error) if error.kind() == ErrorKind::Refused => {
+            passed_over.insert(record.id.clone());
             tracing::warn!(
                 channel = work.name(),
                 id = record.id,
@@ -193,10 +209,14 @@ async fn show<W: Work>(work: &mut W, record: &Record) -> Result<(), ChannelError
 }
 
 /// Question `id` was asked or left: shown, or said to have left.
-async fn refresh<W: Work>(work: &mut W, id: &str) -> Result<(), ChannelError> {
+async fn refresh<W: Work>(
+    work: &mut W,
+    id: &str,
+    passed_over: &mut HashSet<String>,
+) -> Result<(), ChannelError> {
     match work.host().get(id.to_owned()).await {
         Ok(Some(record)) if record.state == State::Waiting && work.shows(&record) => {
-            show(work, &record).await
+            show(work, &record, passed_over).await
         }
         Ok(_) => work.left(id).await,
         Err(error) => Err(error.into()),

@@ -141,13 +141,16 @@ impl Api {
     }
 
     /// Who the bot is, once it is in the room and the room is not
-    /// encrypted; tried again while the homeserver is down. A token the
-    /// homeserver refuses, a room the bot may not join, or an encrypted
-    /// one, is an error that says so.
-    pub(super) async fn ready(&self) -> Result<String, ChannelError> {
+    /// encrypted, and where its reading starts: `since`, kept from before,
+    /// or on the first start the room's present, taken before any question
+    /// is posted (so that no answer to one is in the past it skips). Tried
+    /// again while the homeserver is down. A token the homeserver refuses,
+    /// a room the bot may not join, or an encrypted one, is an error that
+    /// says so.
+    pub(super) async fn ready(&self, since: Option<String>) -> Result<Ready, ChannelError> {
         let mut backoff = Backoff::new();
         loop {
-            match self.try_ready().await {
+            match self.try_ready(since.clone()).await {
                 Err(error) if error.kind() == ErrorKind::Down => {
                     let wait = backoff.failed();
                     tracing::warn!(
@@ -162,7 +165,7 @@ impl Api {
         }
     }
 
-    async fn try_ready(&self) -> Result<String, ChannelError> {
+    async fn try_ready(&self, since: Option<String>) -> Result<Ready, ChannelError> {
         #[derive(Deserialize)]
         struct WhoAmI {
             user_id: String,
@@ -209,14 +212,24 @@ impl Api {
             )
             .await;
         match encryption {
-            Ok(_) => Err(ChannelError::config(format!(
-                "the room {} is end-to-end encrypted, and the bot holds no keys: it could read \
+            Ok(_) => {
+                return Err(ChannelError::config(format!(
+                    "the room {} is end-to-end encrypted, and the bot holds no keys: it could read \
                  no answer (post the questions in an unencrypted room)",
-                self.room
-            ))),
-            Err(error) if error.kind() == ErrorKind::Refused => Ok(me.user_id),
-            Err(error) => Err(error),
+                    self.room
+                )));
+            }
+            Err(error) if error.kind() == ErrorKind::Refused => {}
+            Err(error) => return Err(error),
         }
+        let since = match since {
+            Some(since) => since,
+            None => self.sync(None, Duration::ZERO).await?.next_batch,
+        };
+        Ok(Ready {
+            bot: me.user_id,
+            since,
+        })
     }
 
     /// Sends `content` to the room as an `m.room.message` under
@@ -342,16 +355,21 @@ fn encoded(text: &str) -> String {
     percent_encoding::utf8_percent_encode(text, RESERVED).to_string()
 }
 
+/// The bot, ready: who it is, and where its reading starts.
+pub(super) struct Ready {
+    pub bot: String,
+    pub since: String,
+}
+
 /// The room's events, from where the last delivery ended (`since`), read
-/// by `/sync`'s long poll. Without `since` (the first start), the room's
-/// past is skipped: a question is answered after it was posted.
+/// by `/sync`'s long poll.
 pub(super) struct Syncer {
     api: Api,
-    since: Option<String>,
+    since: String,
 }
 
 impl Syncer {
-    pub(super) fn new(api: Api, since: Option<String>) -> Self {
+    pub(super) fn new(api: Api, since: String) -> Self {
         Syncer { api, since }
     }
 }
@@ -360,20 +378,9 @@ impl Source for Syncer {
     type Item = Delivery;
 
     async fn next(mut self) -> (Self, Result<Vec<Delivery>, ChannelError>) {
-        let synced = match &self.since {
-            Some(since) => self.api.sync(Some(since), POLL).await,
-            None => self
-                .api
-                .sync(None, Duration::ZERO)
-                .await
-                .map(|past| Delivery {
-                    next_batch: past.next_batch,
-                    events: Vec::new(),
-                }),
-        };
-        match synced {
+        match self.api.sync(Some(&self.since), POLL).await {
             Ok(delivery) => {
-                self.since = Some(delivery.next_batch.clone());
+                self.since.clone_from(&delivery.next_batch);
                 (self, Ok(vec![delivery]))
             }
             Err(error) => (self, Err(error)),

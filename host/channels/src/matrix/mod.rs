@@ -194,10 +194,14 @@ impl TwoWay for MatrixChannel {
                     );
                 }
             };
+            let mut events = host.events();
+            let kept = Kept::new(Matrix::NAME);
+            let mut state: State = kept.load_surely(&*host).await;
             // Who the bot is (its own events are passed over), in the room,
-            // which is not encrypted: tried until the homeserver answers.
-            let bot = match api.ready().await {
-                Ok(bot) => bot,
+            // which is not encrypted, and where it reads from: tried until
+            // the homeserver answers.
+            let ready = match api.ready(state.since.clone()).await {
+                Ok(ready) => ready,
                 Err(error) => {
                     return tracing::error!(
                         error = error.report(),
@@ -205,11 +209,12 @@ impl TwoWay for MatrixChannel {
                     );
                 }
             };
-            let mut events = host.events();
-            let kept = Kept::new(Matrix::NAME);
-            let state: State = kept.load_surely(&*host).await;
-            let syncer = Syncer::new(api.clone(), state.since.clone());
-            let mut run = Run::new(&self, api, bot, &*host, state, kept);
+            if state.since.is_none() {
+                state.since = Some(ready.since.clone());
+                kept.save_surely(&*host, &state).await;
+            }
+            let syncer = Syncer::new(api.clone(), ready.since);
+            let mut run = Run::new(&self, api, ready.bot, &*host, state, kept);
             driver::serve(&mut run, syncer, &mut events).await;
         })
     }

@@ -6,6 +6,7 @@
 use super::suite::{self, Service, Who};
 use super::{Inbox, answers_of, choice};
 
+use ask_user_test_support::fault_proxy::{Fault, FaultProxy};
 use ask_user_test_support::synapse::Synapse;
 
 use std::os::unix::fs::PermissionsExt;
@@ -17,10 +18,10 @@ fn keycap(n: u8) -> String {
     format!("{n}\u{fe0f}\u{20e3}")
 }
 
-/// A one-user inbox whose questions go to `synapse`'s room, with the bot's
-/// token in a file of mode 0600 (kept for the test's life by the inbox's
-/// root).
-fn matrix_inbox(synapse: &Synapse) -> (Inbox, tempfile::TempDir) {
+/// A one-user inbox whose questions go to `synapse`'s room, reached at
+/// `homeserver` (its own address, or a proxy's), with the bot's token in a
+/// file of mode 0600 (kept for the test's life by the inbox's root).
+fn matrix_inbox(synapse: &Synapse, homeserver: &str) -> (Inbox, tempfile::TempDir) {
     let secrets = tempfile::tempdir().unwrap();
     let token = secrets.path().join("matrix-token");
     std::fs::write(&token, format!("{}\n", synapse.bot.token)).unwrap();
@@ -28,7 +29,7 @@ fn matrix_inbox(synapse: &Synapse) -> (Inbox, tempfile::TempDir) {
     let inbox = Inbox::with_config(&format!(
         "[inbox.channels.matrix]\nhomeserver = \"{}\"\nroom = \"{}\"\naccess_token_file = \"{}\"\n\
          allow = [\"{}\"]\n",
-        synapse.url,
+        homeserver,
         synapse.room,
         token.display(),
         synapse.ana.user,
@@ -42,8 +43,14 @@ fn id(event: &Value) -> String {
 
 /// Matrix, for the chat channels' suite: people react with an option's
 /// number, and reply with numbers, `skip` or their own words; the bot's
-/// notice in reply says what became of each.
-struct Matrix(Synapse);
+/// notice in reply says what became of each. The inbox reaches Synapse
+/// through a proxy that fails as Synapse would, on cue.
+struct Matrix(Synapse, FaultProxy);
+
+/// The path of a question's message: sent in a transaction of its own
+/// (`ask-user.{record}.{question}`), where notices and edits have random
+/// ones.
+const POST: &str = "/send/m.room.message/ask-user.";
 
 impl Matrix {
     fn account(&self, who: Who) -> &ask_user_test_support::synapse::Account {
@@ -62,8 +69,9 @@ impl Service for Matrix {
 
     fn start() -> (Self, Inbox, tempfile::TempDir) {
         let synapse = Synapse::start();
-        let (inbox, secrets) = matrix_inbox(&synapse);
-        (Matrix(synapse), inbox, secrets)
+        let proxy = FaultProxy::start(&synapse.url);
+        let (inbox, secrets) = matrix_inbox(&synapse, &proxy.url);
+        (Matrix(synapse, proxy), inbox, secrets)
     }
 
     fn shown(&self, text: &str) -> Value {
@@ -127,6 +135,44 @@ impl Service for Matrix {
             })
             .count()
     }
+
+    fn set_down(&self, down: bool) {
+        self.1.set_down(down);
+    }
+
+    /// Synapse says how long in `retry_after_ms`.
+    fn throttle_next_post(&self, seconds: u64) {
+        let body = json!({"errcode": "M_LIMIT_EXCEEDED", "error": "Too Many Requests",
+            "retry_after_ms": seconds * 1000});
+        let fault = Fault {
+            status: 429,
+            body: body.to_string(),
+            retry_after: None,
+        };
+        self.1.next(POST, fault);
+    }
+
+    /// As Synapse refuses an event over its size limit.
+    fn refuse_posts_with(&self, text: &str) {
+        let body = json!({"errcode": "M_TOO_LARGE", "error": "event too large"});
+        let fault = Fault {
+            status: 413,
+            body: body.to_string(),
+            retry_after: None,
+        };
+        self.1.always(text, fault);
+    }
+
+    fn calls(&self) -> Vec<suite::Call> {
+        let asked = self.1.asked("").into_iter();
+        asked
+            .map(|asked| suite::Call {
+                at: asked.at,
+                post: asked.path.contains(POST),
+                status: asked.status,
+            })
+            .collect()
+    }
 }
 
 suite::suite!(super::Matrix);
@@ -134,7 +180,7 @@ suite::suite!(super::Matrix);
 #[test]
 fn a_question_is_answered_by_a_reaction_and_nobody_else_may_answer() {
     let synapse = Synapse::start();
-    let (inbox, _secrets) = matrix_inbox(&synapse);
+    let (inbox, _secrets) = matrix_inbox(&synapse, &synapse.url);
     let mut question = choice("Deploy <main> & tag?", &["staging", "production"]);
     question["questions"][0]["header"] = json!("Release");
     question["questions"][0]["options"][1]["description"] = json!("the <real> one");
@@ -196,7 +242,7 @@ fn a_question_is_answered_by_a_reaction_and_nobody_else_may_answer() {
 #[test]
 fn several_choices_are_numbers_in_a_reply_and_a_reaction_is_told_so() {
     let synapse = Synapse::start();
-    let (inbox, _secrets) = matrix_inbox(&synapse);
+    let (inbox, _secrets) = matrix_inbox(&synapse, &synapse.url);
     let question = json!({"questions": [
         {"id": "q", "question": "Which checks?", "multiSelect": true,
          "options": [{"label": "Tests"}, {"label": "Lint"}, {"label": "Docs"}]},
@@ -237,7 +283,7 @@ fn an_encrypted_room_is_refused_saying_why_and_the_inbox_serves_on() {
         ),
         Some(json!({"algorithm": "m.megolm.v1.aes-sha2"})),
     );
-    let (inbox, _secrets) = matrix_inbox(&synapse);
+    let (inbox, _secrets) = matrix_inbox(&synapse, &synapse.url);
     let log = inbox.said("end-to-end encrypted");
     assert!(log.contains("matrix: the channel cannot start"), "{log}");
     // The page and the command still answer.

@@ -2,7 +2,8 @@
 //! ([`FakeSlack`]: its Web API and a Socket Mode WebSocket; no machine here
 //! reaches Slack): real `inbox serve` and `ask` processes, people pressing
 //! buttons, ticking checkboxes and sending the own-words modal, the inbox
-//! killed in the middle, Slack down and throttled.
+//! killed in the middle, Slack down and throttled and a message it
+//! refuses (the suite).
 
 use super::suite::{self, Service, Who};
 use super::{Inbox, answers_of, choice};
@@ -111,7 +112,31 @@ impl Service for Slack {
     }
 
     fn posts(&self) -> usize {
-        self.0.calls("chat.postMessage").len()
+        self.0.posts()
+    }
+
+    fn set_down(&self, down: bool) {
+        self.0.set_down(down);
+    }
+
+    /// Slack says how long in `Retry-After`.
+    fn throttle_next_post(&self, seconds: u64) {
+        self.0.throttle("chat.postMessage", 1, seconds);
+    }
+
+    fn refuse_posts_with(&self, text: &str) {
+        self.0.refuse(text);
+    }
+
+    fn calls(&self) -> Vec<suite::Call> {
+        let calls = self.0.all_calls().into_iter();
+        calls
+            .map(|(method, at, status)| suite::Call {
+                at,
+                post: method == "chat.postMessage",
+                status,
+            })
+            .collect()
     }
 }
 
@@ -248,67 +273,4 @@ fn a_batch_takes_checkboxes_own_words_in_a_modal_and_a_skip() {
     updated(&slack, &notes.ts, "by @ana*: “ship it &lt;now&gt;”");
     updated(&slack, &when.ts, "by @ana*: skipped");
     slack.all_acked();
-}
-
-#[test]
-fn slack_down_at_start_and_a_429_are_waited_out() {
-    let slack = FakeSlack::start();
-    slack.set_down(true);
-    let (inbox, _secrets) = slack_inbox(&slack);
-    let agent = inbox.agent("s5", &choice("Still there?", &["Yes", "No"]), &[]);
-    inbox.wait_for("the question", false, |_| true);
-    slack.throttle("chat.postMessage", 1, 1);
-    slack.set_down(false);
-    let message = posted(&slack, "Still there?");
-    let sends = slack.calls("chat.postMessage");
-    let throttled = sends
-        .iter()
-        .position(|(_, status)| *status == 429)
-        .expect("a chat.postMessage answered 429");
-    let (retried_at, status) = sends[throttled + 1];
-    assert_eq!(status, 200);
-    assert!(retried_at >= sends[throttled].0 + std::time::Duration::from_secs(1));
-    slack.press(ANA, &message, &message.button("Yes"));
-    assert_eq!(
-        answers_of(&agent.finish()),
-        json!([{"id": "q", "selected": ["Yes"]}])
-    );
-    assert!(inbox.log().contains("slack"), "the failures are reported");
-}
-
-#[test]
-fn a_question_slack_refuses_is_passed_over_and_the_next_is_answered() {
-    let slack = FakeSlack::start();
-    let (inbox, _secrets) = slack_inbox(&slack);
-    // A label of a control character alone is nothing once cleaned: Slack
-    // refuses its empty button (invalid_blocks), now and every time.
-    let _refused = inbox.agent("s-bell", &choice("Ring the bell?", &["\u{7}", "no"]), &[]);
-    inbox.wait_for("the refused question", false, |q| {
-        q["questions"][0]["question"] == "Ring the bell?"
-    });
-    let agent = inbox.agent(
-        "s-deploy",
-        &choice("Deploy?", &["staging", "production"]),
-        &[],
-    );
-    let message = posted(&slack, "Deploy?");
-    slack.press(ANA, &message, &message.button("production"));
-    assert_eq!(
-        answers_of(&agent.finish()),
-        json!([{"id": "q", "selected": ["production"]}])
-    );
-    let waiting = inbox.list(false);
-    assert!(
-        waiting
-            .iter()
-            .any(|q| q["questions"][0]["question"] == "Ring the bell?"),
-        "the refused question still waits for the page: {waiting:?}"
-    );
-    assert!(
-        inbox
-            .log()
-            .contains("the service refused to show a question"),
-        "{}",
-        inbox.log()
-    );
 }

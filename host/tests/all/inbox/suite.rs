@@ -3,18 +3,36 @@
 //! stranger refused; a batch of several choices, own words and a skip,
 //! sent once complete; a question answered elsewhere first, and an answer
 //! too late; a restart in the middle of a batch that loses no answer and
-//! posts nothing twice. A channel's own file
-//! implements [`Service`] for its service (a fake of ours, or a real
-//! homeserver) and names the suite ([`suite!`]); what only it does (its
-//! markup, its buttons, its limits, its service down or throttled) stays
-//! in its own tests.
+//! posts nothing twice; the service down and then busy (a 429), waited
+//! out; a question the service refuses to show, passed over for the next.
+//! A channel's own file implements [`Service`] for its service (a fake of
+//! ours, or a real homeserver behind a [`FaultProxy`] that fails on cue)
+//! and names the suite ([`suite!`]); what only it does (its markup, its
+//! buttons, its limits, its own form of a 429) stays in its own tests.
+//!
+//! [`FaultProxy`]: ask_user_test_support::fault_proxy::FaultProxy
 //!
 //! ntfy's buttons are not a chat (no own words, no several choices, no
 //! reply to whoever pressed): its own tests cover what it takes.
 
+use std::time::{Duration, Instant};
+
 use serde_json::json;
 
 use super::{Inbox, answers_of, choice};
+
+/// The longest anything of a service is waited for.
+const BOUND: Duration = Duration::from_secs(60);
+
+/// A call the channel made to its service.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Call {
+    pub(crate) at: Instant,
+    /// Whether it posted a question's message.
+    pub(crate) post: bool,
+    /// The HTTP status it got (0 while it waits: a long poll).
+    pub(crate) status: u16,
+}
 
 /// Who acts in the service.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -63,6 +81,29 @@ pub(crate) trait Service: Sized {
 
     /// How many questions' messages were posted.
     fn posts(&self) -> usize;
+
+    /// Every call fails (502) while `down`.
+    fn set_down(&self, down: bool);
+
+    /// The next post of a question is answered 429, saying to wait
+    /// `seconds`, in the service's own words.
+    fn throttle_next_post(&self, seconds: u64);
+
+    /// Every post of a question with `text` in it is refused, as the
+    /// service refuses what it will not show.
+    fn refuse_posts_with(&self, text: &str);
+
+    /// The calls so far.
+    fn calls(&self) -> Vec<Call>;
+
+    /// Waits until a call `holds`.
+    fn wait_for_call(&self, what: &str, holds: impl Fn(&Call) -> bool) {
+        let start = Instant::now();
+        while !self.calls().iter().any(&holds) {
+            assert!(start.elapsed() < BOUND, "waited {BOUND:?} for {what}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
 }
 
 /// The suite's tests for `$service`, in the module it is named in.
@@ -89,6 +130,16 @@ macro_rules! suite {
             #[test]
             fn a_restart_in_the_middle_of_a_batch_loses_no_answer_and_posts_nothing_twice() {
                 suite::a_restart_in_the_middle_of_a_batch_loses_no_answer_and_posts_nothing_twice::<$service>();
+            }
+
+            #[test]
+            fn the_service_down_and_then_busy_is_waited_out() {
+                suite::the_service_down_and_then_busy_is_waited_out::<$service>();
+            }
+
+            #[test]
+            fn a_question_the_service_refuses_is_passed_over_and_the_next_is_answered() {
+                suite::a_question_the_service_refuses_is_passed_over_and_the_next_is_answered::<$service>();
             }
         }
     };
@@ -196,4 +247,56 @@ pub(crate) fn a_restart_in_the_middle_of_a_batch_loses_no_answer_and_posts_nothi
     );
     service.settled(&second, &format!("Answered in {}", S::TITLE));
     assert_eq!(service.posts(), 2, "each question posted once");
+}
+
+pub(crate) fn the_service_down_and_then_busy_is_waited_out<S: Service>() {
+    let (service, inbox, _secrets) = S::start();
+    service.set_down(true);
+    // The inbox takes the question without its channel.
+    let agent = inbox.agent("s5", &choice("Still there?", &["Yes", "No"]), &[]);
+    inbox.wait_for("the question", false, |_| true);
+    service.wait_for_call("a call that failed", |call| call.status >= 500);
+    service.throttle_next_post(1);
+    service.set_down(false);
+    let shown = service.shown("Still there?");
+    let posts: Vec<Call> = service.calls().into_iter().filter(|c| c.post).collect();
+    let busy = posts
+        .iter()
+        .position(|call| call.status == 429)
+        .unwrap_or_else(|| panic!("a post was answered 429: {posts:#?}"));
+    let again = posts[busy + 1];
+    assert_eq!(again.status, 200, "{posts:#?}");
+    assert!(
+        again.at >= posts[busy].at + Duration::from_secs(1),
+        "posted again once the wait the 429 asked (1 s) was over: {posts:#?}"
+    );
+    service.choose(Who::Allowed, &shown, &["Yes"]);
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "q", "selected": ["Yes"]}])
+    );
+    assert_eq!(service.posts(), 1, "posted once");
+}
+
+pub(crate) fn a_question_the_service_refuses_is_passed_over_and_the_next_is_answered<S: Service>() {
+    let (service, inbox, _secrets) = S::start();
+    service.refuse_posts_with("Ring the bell?");
+    let _refused = inbox.agent("s6", &choice("Ring the bell?", &["Yes", "No"]), &[]);
+    inbox.said("the service refused to show a question");
+    let agent = inbox.agent("s7", &choice("Deploy?", &["staging", "production"]), &[]);
+    let shown = service.shown("Deploy?");
+    service.choose(Who::Allowed, &shown, &["production"]);
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "q", "selected": ["production"]}])
+    );
+    let waiting = inbox.list(false);
+    assert!(
+        waiting
+            .iter()
+            .any(|q| q["questions"][0]["question"] == "Ring the bell?"),
+        "the refused question still waits for the page: {waiting:?}"
+    );
+    let posts = service.calls().into_iter().filter(|c| c.post).count();
+    assert_eq!(posts, 2, "the refused question was not tried again");
 }

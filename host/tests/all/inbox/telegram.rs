@@ -2,7 +2,8 @@
 //! ([`FakeTelegram`]: no machine here reaches Telegram): real `inbox serve`
 //! and `ask` processes, a person pressing the bot's buttons and replying
 //! to its prompts, the inbox killed in the middle, the service down and
-//! throttled.
+//! throttled, a message it refuses (the suite), and what only Telegram
+//! does: its markup, its limits, its updates.
 
 use super::suite::{self, Service, Who};
 use super::{Inbox, answers_of, choice, stderr};
@@ -126,11 +127,34 @@ impl Service for Telegram {
     }
 
     fn posts(&self) -> usize {
-        self.0
-            .calls("sendMessage")
-            .into_iter()
-            .filter(|call| call.body["reply_markup"]["inline_keyboard"].is_array())
-            .count()
+        let calls = self.calls().into_iter();
+        calls.filter(|call| call.post && call.status == 200).count()
+    }
+
+    fn set_down(&self, down: bool) {
+        self.0.set_down(down);
+    }
+
+    /// Telegram says how long in the reply's `parameters.retry_after`.
+    fn throttle_next_post(&self, seconds: u64) {
+        self.0.throttle("sendMessage", 1, seconds);
+    }
+
+    fn refuse_posts_with(&self, text: &str) {
+        self.0.refuse(text);
+    }
+
+    /// A question's message is the one with a keyboard.
+    fn calls(&self) -> Vec<suite::Call> {
+        let calls = self.0.all_calls().into_iter();
+        calls
+            .map(|call| suite::Call {
+                at: call.at,
+                post: call.method == "sendMessage"
+                    && call.body["reply_markup"]["inline_keyboard"].is_array(),
+                status: call.status,
+            })
+            .collect()
     }
 }
 
@@ -312,43 +336,6 @@ fn a_batch_takes_a_multi_select_own_words_and_a_skip_and_is_sent_once_complete()
     );
     edited(&telegram, when.message_id, "by @ana</b>: skipped");
     edited(&telegram, parts.message_id, "by @ana</b>: Docs");
-}
-
-#[test]
-fn the_service_down_at_start_and_a_429_are_waited_out() {
-    let telegram = FakeTelegram::start();
-    telegram.set_down(true);
-    let (inbox, _secrets) = telegram_inbox(&telegram);
-    // The inbox serves without its channel.
-    let agent = inbox.agent("s5", &choice("Still there?", &["Yes", "No"]), &[]);
-    inbox.wait_for("the question", false, |_| true);
-    telegram.wait_for("a call that failed", |_| {
-        (telegram.calls("getUpdates").len() + telegram.calls("sendMessage").len() > 0).then_some(())
-    });
-    telegram.throttle("sendMessage", 1, 1);
-    telegram.set_down(false);
-    let message = posted(&telegram, "Still there?");
-    let sends = telegram.calls("sendMessage");
-    let throttled = sends
-        .iter()
-        .position(|call| call.status == 429)
-        .expect("a sendMessage was answered 429");
-    let retry = &sends[throttled + 1];
-    assert_eq!(retry.status, 200);
-    assert_eq!(retry.body, sends[throttled].body);
-    assert!(
-        retry.at >= sends[throttled].at + std::time::Duration::from_secs(1),
-        "the retry waits retry_after (1 s) after the 429: {sends:#?}"
-    );
-    let query = telegram.press(ANA, message.message_id, &message.button("Yes"));
-    assert_eq!(telegram.told(&query)["text"], "Answered.");
-    assert_eq!(
-        answers_of(&agent.finish()),
-        json!([{"id": "q", "selected": ["Yes"]}])
-    );
-    let log = inbox.log();
-    assert!(log.contains("telegram"), "the failures are reported: {log}");
-    assert!(!log.contains(TOKEN), "{log}");
 }
 
 #[test]
