@@ -265,10 +265,12 @@ fn answerer(
         )
         .into());
     };
+    let keys: Vec<_> = table.keys().map(|key| key.span()).collect();
     let own = KindTable::new(span, table);
     let setup = kind.configure(own, base).map_err(|mut problem| {
-        // The kind lists its own keys; these are every answerer's.
-        if problem.message.contains("unknown field") {
+        // A key the kind does not take: the kind lists its own keys, and
+        // these are every answerer's.
+        if problem.span.as_ref().is_some_and(|at| keys.contains(at)) {
             problem
                 .message
                 .push_str("; and every answerer takes `kind`, `scope` and `timeout`");
@@ -494,6 +496,10 @@ mod tests {
             "{said}"
         );
         assert!(said.contains("`bind`, `port`, `grace`"), "{said}");
+        assert!(said.contains("every answerer takes `kind`"), "{said}");
+        // A value of the wrong type is not a key it does not take.
+        let said = problem("[[answerer]]\nkind = \"web\"\nport = \"x\"");
+        assert!(!said.contains("every answerer takes"), "{said}");
     }
 
     #[test]
