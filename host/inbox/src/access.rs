@@ -16,7 +16,9 @@ use std::sync::Arc;
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
+
+use ask_user_web::refusal::refusal;
 
 use crate::store::team::{Role, Tokens};
 use crate::store::{Person, Record};
@@ -89,7 +91,7 @@ pub async fn only(State(only): State<Only>, request: Request, next: Next) -> Res
 
 /// 403 with why.
 pub fn forbidden(why: String) -> Response {
-    (StatusCode::FORBIDDEN, why).into_response()
+    refusal(StatusCode::FORBIDDEN, "forbidden", why)
 }
 
 /// The team's middleware: the request's token, looked up, becomes its
@@ -120,7 +122,11 @@ pub async fn authenticate(
         Ok(None) => return refused(request, "the token is unknown or revoked").await,
         Err(error) => {
             tracing::warn!(%error, "the inbox could not check a token");
-            return (StatusCode::SERVICE_UNAVAILABLE, error.to_string()).into_response();
+            return refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                error.to_string(),
+            );
         }
     };
     request.extensions_mut().insert(caller);
@@ -163,10 +169,10 @@ impl Credential {
 
 /// 401 with why.
 pub fn unauthorized(why: &str) -> Response {
-    (
-        StatusCode::UNAUTHORIZED,
-        [(header::WWW_AUTHENTICATE, "Bearer")],
-        why.to_owned(),
-    )
-        .into_response()
+    let mut refused = refusal(StatusCode::UNAUTHORIZED, "unauthorized", why);
+    let bearer = header::HeaderValue::from_static("Bearer");
+    refused
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, bearer);
+    refused
 }

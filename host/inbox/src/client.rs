@@ -19,6 +19,7 @@ use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 
 use ask_user_seam::Answer;
+use ask_user_web::refusal::message_of;
 
 use crate::{AskBody, AskReply, PageLink, QuestionList, QuestionView, SOCKET_FILE, WithdrawBody};
 
@@ -199,11 +200,11 @@ impl InboxClient {
         if status.is_success() {
             Ok(text)
         } else if status == StatusCode::SERVICE_UNAVAILABLE {
-            Err(ClientError::Unreachable(text))
+            Err(ClientError::Unreachable(message_of(&text)))
         } else {
             Err(ClientError::Refused {
                 status: status.as_u16(),
-                message: text,
+                message: message_of(&text),
             })
         }
     }

@@ -25,6 +25,7 @@ use axum::routing::post;
 use serde::Deserialize;
 
 use ask_user_web::answer_page;
+use ask_user_web::refusal::refusal;
 
 use crate::store::Person;
 use crate::store::team::{SESSION_LIFETIME, SignIns};
@@ -161,7 +162,11 @@ async fn sign_in(
         return foreign();
     }
     let Ok(SignIn { token }) = serde_json::from_slice(&body) else {
-        return (StatusCode::BAD_REQUEST, "send {\"token\":\"askusr_…\"}").into_response();
+        return refusal(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            "send {\"token\":\"askusr_…\"}",
+        );
     };
     match sessions.store.sign_in(token.trim(), crate::now()).await {
         Ok(Some((session, identity))) => (
@@ -169,12 +174,12 @@ async fn sign_in(
             axum::Json(serde_json::json!({ "name": identity.name })),
         )
             .into_response(),
-        Ok(None) => (
+        Ok(None) => refusal(
             StatusCode::UNAUTHORIZED,
+            "unauthorized",
             "this token is unknown, revoked, or an agent's: the page takes a person's token \
              (an admin makes one with `ask-user inbox token create NAME --role person`)",
-        )
-            .into_response(),
+        ),
         Err(error) => unavailable(error.to_string()),
     }
 }
@@ -196,11 +201,11 @@ async fn sign_out(State(sessions): State<Arc<Sessions>>, headers: HeaderMap) -> 
 }
 
 fn signed_out() -> Response {
-    (
+    refusal(
         StatusCode::UNAUTHORIZED,
+        "unauthorized",
         "not signed in, or the session ended: open the page and sign in with your person token",
     )
-        .into_response()
 }
 
 /// The origin of `url` as browsers send it: scheme and host in lower
@@ -213,16 +218,16 @@ fn origin(url: &str) -> Option<String> {
 }
 
 fn foreign() -> Response {
-    (
+    refusal(
         StatusCode::FORBIDDEN,
+        "foreign_origin",
         "this server answers only its own page (the request came from another site)",
     )
-        .into_response()
 }
 
 fn unavailable(why: String) -> Response {
     tracing::warn!(%why, "a page session could not be checked");
-    (StatusCode::SERVICE_UNAVAILABLE, why).into_response()
+    refusal(StatusCode::SERVICE_UNAVAILABLE, "unavailable", why)
 }
 
 #[cfg(test)]

@@ -464,10 +464,19 @@ fn only_the_audience_answers_and_an_agent_token_answers_nothing() {
         &alice,
         "/api/questions?all=true&limit=18446744073709551615",
     );
+    assert!(reply.starts_with("HTTP/1.1 400"), "{reply}");
+    // Every refusal of the API is one JSON body: a code for programs, a
+    // message for people.
+    let (head, body) = reply.split_once("\r\n\r\n").unwrap();
     assert!(
-        reply.starts_with("HTTP/1.1 400") && reply.contains("at most 10000"),
-        "{reply}"
+        head.to_ascii_lowercase()
+            .contains("content-type: application/json"),
+        "{head}"
     );
+    let refusal: Value = serde_json::from_str(body).unwrap();
+    assert_eq!(refusal["error"]["code"], "bad_request", "{refusal}");
+    let message = refusal["error"]["message"].as_str().unwrap();
+    assert!(message.contains("at most 10000"), "{message}");
     // It still waits, and Alice answers it.
     assert_eq!(team.waiting(&b, &alice), id);
     let answered = team.answer(&b, &alice, &id, "No");

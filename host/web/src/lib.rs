@@ -6,7 +6,10 @@
 //!   behind it, and who may see and answer each), and the
 //!   [`Gate`](answer_page::Gate) of one person's page;
 //! - [`serve`]: HTTP on a TCP port or a private Unix socket, with a bound
-//!   on connections and a clean stop.
+//!   on connections and a clean stop;
+//! - [`refusal`]: how a request is refused, one JSON body with a code and
+//!   a message.
 
 pub mod answer_page;
+pub mod refusal;
 pub mod serve;

@@ -250,14 +250,24 @@ fn refused(http: &Http, failure: Failure) -> AskError {
             Failure::Status { status: 401, body } => format!(
                 "the inbox at {url} refused the agent's token ({}): give ASK_USER_AGENT_TOKEN \
                  a token of its own (ask-user inbox token create NAME --role agent)",
-                body.trim()
+                said(&body)
             ),
             Failure::Status { status, body } => {
-                format!("the inbox at {url} refused ({status}): {}", body.trim())
+                format!("the inbox at {url} refused ({status}): {}", said(&body))
             }
             Failure::Reply(why) => format!("the inbox at {url} replied with {why}"),
         },
     )
+}
+
+/// What a refusal's body says: the inbox's `{"error": {"message"}}`, or the
+/// body as it came (an older inbox's text, a proxy's page).
+fn said(body: &str) -> String {
+    let refusal: Option<Value> = serde_json::from_str(body).ok();
+    let message = refusal
+        .as_ref()
+        .and_then(|r| r["error"]["message"].as_str());
+    message.unwrap_or(body.trim()).to_owned()
 }
 
 ask_user_plug::export_plug!(Plug with_types_in ask_user_plug);

@@ -733,7 +733,10 @@ async fn answers_that_do_not_fit_are_refused_when_posted_and_the_question_stays_
     ] {
         let (status, body) = http(address, &post(address, &token, None, &answering(misfit))).await;
         assert_eq!((status, web.pending()), (422, 1), "{body}");
-        assert!(body.contains(says), "{body}");
+        let refusal: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(refusal["error"]["code"], "invalid_answer", "{refusal}");
+        let message = refusal["error"]["message"].as_str().unwrap();
+        assert!(message.contains(says), "{message}");
     }
     let fits = answering(json!({"id":"q","selected":["B"]}));
     assert_eq!(

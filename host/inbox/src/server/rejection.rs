@@ -15,6 +15,7 @@ use ask_user_seam::remote::Unsettled;
 use crate::access;
 use crate::store::StoreError;
 use ask_user_web::answer_page;
+use ask_user_web::refusal::refusal;
 
 /// Why an API request failed.
 pub(super) enum ApiError {
@@ -50,23 +51,36 @@ impl From<StoreError> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         match self {
-            ApiError::BadRequest(why) => (StatusCode::BAD_REQUEST, why).into_response(),
-            ApiError::Body(rejection) => rejection.into_response(),
-            ApiError::NotFound(id) => (
+            ApiError::BadRequest(why) => refusal(StatusCode::BAD_REQUEST, "bad_request", why),
+            ApiError::Body(rejection) => {
+                let status = rejection.status();
+                let code = match status {
+                    StatusCode::PAYLOAD_TOO_LARGE => "too_large",
+                    _ => "bad_request",
+                };
+                refusal(status, code, rejection.body_text())
+            }
+            ApiError::NotFound(id) => refusal(
                 StatusCode::NOT_FOUND,
+                "not_found",
                 format!("the inbox has no question {id:?}; `ask-user inbox list` shows them"),
-            )
-                .into_response(),
-            ApiError::Conflict(why) => (StatusCode::CONFLICT, why).into_response(),
+            ),
+            ApiError::Conflict(why) => refusal(StatusCode::CONFLICT, "not_waiting", why),
             ApiError::Forbidden(why) => access::forbidden(why),
             ApiError::Revoked => access::unauthorized("the token was revoked while it waited"),
             ApiError::Store(error) => {
                 tracing::warn!(%error, "an inbox request failed");
-                (StatusCode::SERVICE_UNAVAILABLE, error.to_string()).into_response()
+                refusal(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "unavailable",
+                    error.to_string(),
+                )
             }
-            ApiError::Unavailable(error) => {
-                (StatusCode::SERVICE_UNAVAILABLE, error.to_string()).into_response()
-            }
+            ApiError::Unavailable(error) => refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                error.to_string(),
+            ),
             ApiError::Unsettled(unsettled) => answer_page::settled(Err(unsettled)),
         }
     }

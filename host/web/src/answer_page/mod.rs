@@ -39,6 +39,7 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+use crate::refusal::refusal;
 use ask_user_seam::remote::{self, Outcome, Unsettled, UpFrame};
 
 const PAGE: &str = include_str!("page.html");
@@ -318,7 +319,7 @@ impl Gate {
         .into_iter()
         .flatten()
         .find(|token| !token.is_empty());
-        self.check(&parts.headers, token).map_err(refusal)
+        self.check(&parts.headers, token).map_err(turned_away)
     }
 
     /// The page for an admitted request; with a one-time link (`?ticket=`),
@@ -337,7 +338,7 @@ impl Gate {
             };
         };
         if let Err(status) = self.check_origin(&parts.headers) {
-            return refusal(status);
+            return turned_away(status);
         }
         if !self.redeem(&ticket) {
             return self.closed(
@@ -551,11 +552,11 @@ async fn answer<D: Desk>(
     let frame: UpFrame = match serde_json::from_slice(&body) {
         Ok(frame) => frame,
         Err(error) => {
-            return (
+            return refusal(
                 StatusCode::BAD_REQUEST,
+                "bad_request",
                 format!("not an outcome frame: {error}"),
-            )
-                .into_response();
+            );
         }
     };
     settled(desk.settle(&viewer, &frame.event_id, frame.outcome).await)
@@ -567,19 +568,21 @@ async fn answer<D: Desk>(
 pub fn settled(result: Result<(), Unsettled>) -> Response {
     match result {
         Ok(()) => StatusCode::OK.into_response(),
-        Err(Unsettled::Misfit(error)) => {
-            (StatusCode::UNPROCESSABLE_ENTITY, error.message().to_owned()).into_response()
-        }
-        Err(Unsettled::Unrecorded(why)) => (
+        Err(Unsettled::Misfit(error)) => refusal(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_answer",
+            error.message(),
+        ),
+        Err(Unsettled::Unrecorded(why)) => refusal(
             StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
             format!("the answer could not be recorded ({why}); nothing changed: try again"),
-        )
-            .into_response(),
-        Err(Unsettled::NotPending) => (
+        ),
+        Err(Unsettled::NotPending) => refusal(
             StatusCode::CONFLICT,
+            "not_waiting",
             "this question was already answered or withdrawn",
-        )
-            .into_response(),
+        ),
     }
 }
 
@@ -641,12 +644,21 @@ pub fn withdrawn(event_id: &str, reason: &str) -> Value {
 /// shows.
 pub const MAX_REASON_CHARS: usize = 200;
 
-fn refusal(status: StatusCode) -> Response {
-    let why = match status {
-        StatusCode::UNAUTHORIZED => "open the address ask-user printed: it carries the token",
-        _ => "this server answers only its own page on its own address",
-    };
-    (status, why).into_response()
+/// A request the gate turns away: 401 without the way in, 403 from
+/// another site or to another address.
+fn turned_away(status: StatusCode) -> Response {
+    match status {
+        StatusCode::UNAUTHORIZED => refusal(
+            status,
+            "unauthorized",
+            "open the address ask-user printed: it carries the token",
+        ),
+        _ => refusal(
+            status,
+            "foreign_origin",
+            "this server answers only its own page on its own address",
+        ),
+    }
 }
 
 #[cfg(test)]
