@@ -14,13 +14,13 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use toml::Spanned;
-use toml::de::{DeTable, DeValue};
+use toml::de::{DeTable, DeValue, ValueDeserializer};
 
 use crate::agents::{Delegated, PolicySettings};
 use crate::answerers::{ConfigProblem, KindTable, Kinds, Setup};
+use crate::front_end;
 use crate::inbox::notify::Channels;
 use crate::inbox::settings::{InboxSettings, RawInbox};
-use crate::mcp::McpSettings;
 use crate::runtime::{RuntimeConfig, SandboxSettings};
 use crate::waterfall::Placement;
 
@@ -49,8 +49,9 @@ pub struct Config {
     pub sandbox: RuntimeConfig,
     /// How `ask-user inbox serve` serves (`[inbox]`, read by the inbox).
     pub inbox: InboxSettings,
-    /// How `ask-user mcp` serves (`[mcp]`).
-    pub mcp: McpSettings,
+    /// The front ends' own tables (`[mcp]`), read by their settings'
+    /// types.
+    pub front_ends: front_end::Settings,
     /// What a delegated sub-agent's ask gets (`[policy]`).
     pub delegated: Delegated,
 }
@@ -86,15 +87,15 @@ struct RawConfig {
     _answerer: Vec<toml::Table>,
     sandbox: Option<toml::Spanned<SandboxSettings>>,
     inbox: Option<RawInbox>,
-    mcp: Option<McpSettings>,
     policy: Option<Spanned<PolicySettings>>,
 }
 
-/// What a config file may name: its answerers' kinds and its inbox's
-/// channels.
+/// What a config file may name: its answerers' kinds, its inbox's
+/// channels, and the front ends' tables.
 pub struct Registries {
     pub kinds: Kinds,
     pub channels: Channels,
+    pub front_ends: front_end::Tables,
 }
 
 impl Registries {
@@ -107,6 +108,7 @@ impl Registries {
         Registries {
             kinds,
             channels: ask_user_channels::builtin(),
+            front_ends: front_end::Tables::builtin(),
         }
     }
 }
@@ -145,21 +147,7 @@ impl Config {
         base: &Path,
         registries: &Registries,
     ) -> Result<Self, (Range<usize>, String)> {
-        let raw: RawConfig = toml::from_str(text).map_err(|e| {
-            let span = e.span().unwrap_or(0..0);
-            // `[answerer]` where `[[answerer]]` was meant: say so.
-            let single = text
-                .parse::<toml::Table>()
-                .is_ok_and(|table| table.get("answerer").is_some_and(toml::Value::is_table));
-            match single {
-                true => (
-                    span,
-                    "answerers are a list: write [[answerer]] (two brackets) above each one"
-                        .to_owned(),
-                ),
-                false => (span, e.message().to_owned()),
-            }
-        })?;
+        let (raw, front_ends) = read(text, &registries.front_ends)?;
         let timeout = raw
             .timeout
             .map(|t| duration(t.as_ref()).map_err(|e| (t.span(), e)))
@@ -192,10 +180,65 @@ impl Config {
             answerers,
             sandbox,
             inbox,
-            mcp: raw.mcp.unwrap_or_default(),
+            front_ends,
             delegated,
         })
     }
+}
+
+/// The file's top-level table: the front ends' tables taken out and read
+/// by their settings' types, and the rest read as a [`RawConfig`]. A key
+/// that is neither is refused listing both.
+fn read(
+    text: &str,
+    tables: &front_end::Tables,
+) -> Result<(RawConfig, front_end::Settings), (Range<usize>, String)> {
+    let root =
+        DeTable::parse(text).map_err(|e| (e.span().unwrap_or(0..0), e.message().to_owned()))?;
+    let span = root.span();
+    let mut rest = root.into_inner();
+    let mut settings = front_end::Settings::default();
+    let own: Vec<_> = rest
+        .keys()
+        .filter(|key| tables.named(key.get_ref()).is_some())
+        .map(|key| key.get_ref().to_string())
+        .collect();
+    for key in own {
+        let (key, table) = rest.remove_entry(key.as_str()).expect("a key just listed");
+        let front_end = tables.named(key.get_ref()).expect("a front end's key");
+        front_end
+            .read(table, &mut settings)
+            .map_err(|problem| (problem.span.unwrap_or(key.span()), problem.message))?;
+    }
+    let keys: Vec<_> = rest.keys().map(|key| key.span()).collect();
+    let raw = RawConfig::deserialize(ValueDeserializer::from(Spanned::new(
+        span,
+        DeValue::Table(rest),
+    )))
+    .map_err(|error| {
+        let span = error.span().unwrap_or(0..0);
+        let message = error.message().trim();
+        // `[answerer]` where `[[answerer]]` was meant: say so.
+        let single = text
+            .parse::<toml::Table>()
+            .is_ok_and(|table| table.get("answerer").is_some_and(toml::Value::is_table));
+        if single {
+            let list = "answerers are a list: write [[answerer]] (two brackets) above each one";
+            return (span, list.to_owned());
+        }
+        // A key it does not take: the front ends' tables are taken too.
+        match keys.contains(&span) {
+            true => (
+                span,
+                format!(
+                    "{message}; and the front ends' tables: {}",
+                    tables.names().join(", ")
+                ),
+            ),
+            false => (span, message.to_owned()),
+        }
+    })?;
+    Ok((raw, settings))
 }
 
 /// The `[[answerer]]` entries, read again with every value's place in the
@@ -387,22 +430,30 @@ mod tests {
 
     #[test]
     fn the_mcp_table_places_the_form_and_names_a_wrong_value() {
+        use crate::front_end::mcp::Mcp;
         use crate::mcp::Forms;
-        assert_eq!(parse("").unwrap().mcp.forms, Forms::First);
+        let forms = |text: &str| parse(text).unwrap().front_ends.of::<Mcp>().forms;
+        assert_eq!(forms(""), Forms::First);
+        assert_eq!(forms("[mcp]\nforms = \"never\""), Forms::Never);
         assert_eq!(
-            parse("[mcp]\nforms = \"never\"").unwrap().mcp.forms,
-            Forms::Never
-        );
-        assert_eq!(
-            parse("[mcp]\nforms = \"last\"").unwrap().mcp.forms,
+            forms("timeout = \"1m\"\n[mcp]\nforms = \"last\""),
             Forms::Last
         );
-        let wrong = problem("[mcp]\nforms = \"sometimes\"");
+        let text = "timeout = \"1m\"\n\n[mcp]\nforms = \"sometimes\"";
+        let (at, wrong) = Config::parse(text, Path::new("."), &Registries::builtin()).unwrap_err();
         assert!(
-            wrong.contains("first") && wrong.contains("never"),
+            wrong.starts_with("[mcp]") && wrong.contains("first") && wrong.contains("never"),
             "{wrong}"
         );
+        assert_eq!(line_of(text, at.start), 4, "the line of the wrong value");
         assert!(problem("[mcp]\nform = \"last\"").contains("forms"));
+        // A top-level key nobody takes lists the front ends' tables too.
+        let unknown = problem("[mpc]\nforms = \"last\"");
+        assert!(
+            unknown.contains("unknown field `mpc`")
+                && unknown.contains("front ends' tables: [mcp]"),
+            "{unknown}"
+        );
     }
 
     #[test]

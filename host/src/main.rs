@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use ask_user::front_end;
 use clap::{Parser, Subcommand};
-use commands::serve::Serve;
+use commands::serve::Runner;
 use commands::{ask, component, form, hook, inbox, say};
 
 /// Run the `ask_user_question` tool: the tool an AI agent calls when it must
@@ -37,9 +37,8 @@ enum Command {
     Component(component::Args),
     /// Run one tool call as a root agent and print the tool result (MCP CallToolResult JSON).
     Ask(ask::Args),
-    /// Serve the tool to an MCP client over standard input and output: the
-    /// client's user answers in the client's own form (elicitation).
-    Mcp(Serve<front_end::mcp::Mcp>),
+    #[command(flatten)]
+    FrontEnd(front_end::FrontEnds),
     /// The inbox: every agent's questions in one place, kept on disk,
     /// answered from one page or the command line.
     Inbox {
@@ -93,7 +92,7 @@ async fn run(cli: Cli) -> commands::Exit {
         Command::Schema => component::schema(component).await,
         Command::Component(args) => component::write(args).await,
         Command::Ask(args) => ask::run(args, component).await,
-        Command::Mcp(serve) => serve.run(component).await,
+        Command::FrontEnd(front_end) => front_end.run(Runner { component }).await,
         Command::Inbox { command } => inbox::run(command).await,
         Command::Hook { command } => hook::run(command, component).await,
         Command::Form { command } => form::run(command),

@@ -4,8 +4,8 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crate::hook::CLIENTS;
-use crate::mcp::{Forms, McpHttp, McpServer, SubAgent, SubAgents};
-use crate::{CliError, Config, Host};
+use crate::mcp::{Forms, McpHttp, McpServer, McpSettings, SubAgent, SubAgents};
+use crate::{CliError, Host};
 use serde_json::{Map, Value};
 
 use super::FrontEnd;
@@ -26,8 +26,12 @@ pub struct Mcp {
 }
 
 impl FrontEnd for Mcp {
-    fn configure(&mut self, config: &Config) {
-        self.forms = config.mcp.forms;
+    const TABLE: &'static str = "mcp";
+
+    type Settings = McpSettings;
+
+    fn configure(&mut self, settings: McpSettings) {
+        self.forms = settings.forms;
     }
 
     async fn serve(
