@@ -22,6 +22,8 @@
 //!
 //! A new channel is a module here, its line in [`register`], and its fake
 //! (or real) service in the tests.
+//!
+//! [`ntfy_phone`] sets a phone up for ntfy (`ask-user inbox phone`).
 
 mod batch;
 mod chat;
@@ -38,6 +40,8 @@ mod slack;
 mod telegram;
 mod text;
 mod webhook;
+
+pub use ntfy::phone as ntfy_phone;
 
 use ask_user_inbox::notify::Channels;
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! How a channel words what it shows: the model's words cut to fit
 //! ([`words`], [`short`]) and escaped ([`escape`]), an answer
-//! ([`answer_line`]) and what became of a question ([`outcome_line`]).
+//! ([`answer_line`]), what became of a question ([`outcome_line`]), and
+//! whether a phone could open the page ([`opens_elsewhere`]).
 
 use ask_user_inbox::notify::ChannelHost;
 use ask_user_inbox::store::{Record, SettledBy, State};
@@ -36,6 +37,25 @@ pub fn escape(text: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
 }
+
+/// Whether a phone could open the page at `address`: not when it is on
+/// this machine's loopback (127.0.0.1, ::1, localhost), where a phone
+/// reaches only itself.
+pub fn opens_elsewhere(address: &str) -> bool {
+    let url = reqwest::Url::parse(address);
+    let Some(host) = url.as_ref().ok().and_then(|url| url.host_str()) else {
+        return false;
+    };
+    match host.trim_matches(['[', ']']).parse::<std::net::IpAddr>() {
+        Ok(ip) => !ip.is_loopback(),
+        Err(_) => !host.eq_ignore_ascii_case("localhost"),
+    }
+}
+
+/// What a notice says in place of a page that opens only on the inbox's
+/// machine.
+pub const AT_THE_COMPUTER: &str = "Answer at your computer: the inbox's page is on that \
+    machine only (`ask-user inbox page` opens it there).";
 
 /// An answer as one line: the labels chosen and the own words, or
 /// "skipped".
@@ -89,6 +109,27 @@ pub fn answers_of(record: &Record) -> Vec<Answer> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_page_beyond_loopback_opens_on_a_phone() {
+        for here in [
+            "http://127.0.0.1:8787",
+            "http://127.8.0.1/",
+            "http://[::1]:8787",
+            "http://localhost:8787",
+            "http://LocalHost",
+            "not a url",
+        ] {
+            assert!(!opens_elsewhere(here), "{here}");
+        }
+        for there in [
+            "http://192.168.1.20:8787",
+            "https://inbox.example.com/team",
+            "http://[2001:db8::1]:8787",
+        ] {
+            assert!(opens_elsewhere(there), "{there}");
+        }
+    }
 
     #[test]
     fn an_answer_reads_as_its_labels_and_own_words() {

@@ -62,6 +62,10 @@ pub enum Command {
     InstallService,
     /// Take out exactly the service `install-service` wrote.
     UninstallService,
+    /// Answer from your phone: a fresh ntfy topic in your config, a QR
+    /// code to subscribe the phone's app to it, and a test notification to
+    /// press.
+    Phone(super::phone::Args),
     /// Answer a waiting question: at this terminal, or from a file.
     Answer {
         /// The question's id, as `inbox list` shows it.
@@ -162,6 +166,7 @@ pub async fn run(command: Command) -> Exit {
         }
         Command::InstallService => service::install(),
         Command::UninstallService => service::uninstall(),
+        Command::Phone(args) => super::phone::run(args).await,
         Command::Page => {
             let link = client(TeamArgs { url: None })?.page_link().await?;
             println!("{link}");

@@ -10,6 +10,7 @@ pub mod hook;
 pub mod inbox;
 mod listing;
 pub mod logging;
+mod phone;
 mod program;
 #[cfg(test)]
 mod reference;

@@ -525,6 +525,13 @@ fn an_answer_from_the_command_reaches_the_waiting_agent_and_is_recorded() {
         ntfy.head.to_ascii_lowercase().contains("title: ask-user"),
         "{ntfy:?}"
     );
+    // The page is on 127.0.0.1, where a phone reaches only itself: the
+    // notice links nothing and says where to answer.
+    assert!(
+        !ntfy.head.to_ascii_lowercase().contains("click:")
+            && ntfy.body.contains("Answer at your computer"),
+        "{ntfy:?}"
+    );
 }
 
 #[test]

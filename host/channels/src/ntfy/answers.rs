@@ -21,7 +21,9 @@ use crate::driver::{self, Work};
 use crate::http;
 use crate::kept::Kept;
 use crate::secret::{self, Secret};
-use crate::text::{answer_line, answers_of, outcome_line, short, words};
+use crate::text::{
+    AT_THE_COMPUTER, answer_line, answers_of, opens_elsewhere, outcome_line, short, words,
+};
 
 /// The two-way channel.
 #[derive(Debug)]
@@ -261,6 +263,9 @@ impl Run<'_> {
             words(&record.session, 100)
         );
         let address = self.host.address();
+        // A page on this machine's loopback opens nowhere on a phone:
+        // neither linked nor offered.
+        let click = opens_elsewhere(&address).then_some(address);
         let mut messages = Vec::new();
         if buttons {
             for (question, asked) in questions.iter().enumerate() {
@@ -297,13 +302,16 @@ impl Run<'_> {
                     1 => String::new(),
                     n => format!(" ({} of {n})", question + 1),
                 };
-                messages.push(json!({
+                let mut message = json!({
                     "title": format!("{}{of}", asked.header.as_deref().map_or("An agent asks".to_owned(), |h| words(h, 64))),
                     "message": lines.join("\n"),
                     "tags": ["question"],
-                    "click": address,
                     "actions": actions,
-                }));
+                });
+                if let Some(address) = &click {
+                    message["click"] = address.as_str().into();
+                }
+                messages.push(message);
             }
         } else {
             let mut lines: Vec<String> = questions
@@ -311,13 +319,23 @@ impl Run<'_> {
                 .map(|q| format!("• {}", words(&q.question, 500)))
                 .collect();
             lines.push(footer);
-            messages.push(json!({
-                "title": "An agent asks: answer on the page",
-                "message": lines.join("\n"),
-                "tags": ["question"],
-                "click": address,
-                "actions": [{"action": "view", "label": "Answer on the page", "url": address}],
-            }));
+            messages.push(match click {
+                Some(address) => json!({
+                    "title": "An agent asks: answer on the page",
+                    "message": lines.join("\n"),
+                    "tags": ["question"],
+                    "click": address,
+                    "actions": [{"action": "view", "label": "Answer on the page", "url": address}],
+                }),
+                None => {
+                    lines.push(AT_THE_COMPUTER.to_owned());
+                    json!({
+                        "title": "An agent asks: answer at your computer",
+                        "message": lines.join("\n"),
+                        "tags": ["question"],
+                    })
+                }
+            });
         }
         for message in messages {
             self.publish(message).await?;

@@ -43,8 +43,10 @@ use ask_user_inbox::notify::{Channel, ChannelError, ChannelKind, Configured, Not
 
 use crate::http::{self, HttpUrl};
 use crate::secret;
+use crate::text;
 
 mod answers;
+pub mod phone;
 mod stream;
 
 use answers::NtfyAnswers;
@@ -144,16 +146,18 @@ impl Channel for NtfyChannel {
         note: Arc<Note>,
         http: reqwest::Client,
     ) -> Pin<Box<dyn Future<Output = Result<(), ChannelError>> + Send>> {
+        let text = ask_user_seam::text::clean(&note.text, true);
         let request = http
             .post(&self.topic)
             .header("Title", "ask-user: an agent is waiting")
-            .header("Click", &note.address)
-            .header("Tags", "question")
-            .body(format!(
-                "{}\n{}",
-                ask_user_seam::text::clean(&note.text, true),
-                note.address
-            ));
+            .header("Tags", "question");
+        // A page on this machine's loopback opens nowhere on a phone.
+        let request = match text::opens_elsewhere(&note.address) {
+            true => request
+                .header("Click", &note.address)
+                .body(format!("{text}\n{}", note.address)),
+            false => request.body(format!("{text}\n{}", text::AT_THE_COMPUTER)),
+        };
         Box::pin(http::sent(request))
     }
 }

@@ -1,9 +1,14 @@
 //! The inbox's two-way ntfy channel against an ntfy server of ours on
 //! 127.0.0.1 ([`FakeNtfy`]): real `inbox serve` and `ask` processes, the
 //! phone tapping a notification's buttons, strangers posting to the reply
-//! topic, the inbox killed in the middle, the server down at start.
+//! topic, the inbox killed in the middle, the server down at start; and
+//! `inbox phone`, which sets a phone up for it.
 
-use super::{Inbox, answers_of, choice};
+use super::{Inbox, answers_of, ask_user, choice, stderr};
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::process::Stdio;
 
 use ask_user_test_support::fake_ntfy::{FakeNtfy, Published};
 
@@ -98,18 +103,36 @@ fn a_batch_of_choices_is_sent_once_each_is_tapped_and_other_batches_open_the_pag
         json!([{"id": "a", "selected": ["A1"]}, {"id": "b", "selected": ["B3"]}])
     );
 
-    // Several choices (or own words, or four options): the page.
+    // Several choices (or own words, or four options): the page. This
+    // inbox's is on 127.0.0.1, which a phone never reaches: the notice
+    // says where to answer instead, and links nothing.
     let mut multi = choice("Which parts?", &["Tests", "Docs"]);
     multi["questions"][0]["multiSelect"] = json!(true);
     let _agent = inbox.agent("s3", &multi, &[]);
-    let link = ntfy.message(TOPIC, "Which parts?");
+    let here = ntfy.message(TOPIC, "Which parts?");
+    assert!(here.actions.is_empty() && here.click.is_none(), "{here:#?}");
+    assert!(
+        here.message.contains("Answer at your computer"),
+        "{here:#?}"
+    );
+    assert!(
+        first.click.is_none(),
+        "a button's notification links nothing either: {first:#?}"
+    );
+
+    // With an address a phone can open (`public_url`): a button to it,
+    // with no way in.
+    let public = Inbox::with_config(&format!(
+        "[inbox]\npublic_url = \"https://inbox.example.com\"\n\n\
+         [inbox.channels.ntfy]\ntopic = \"{}/{TOPIC}-public\"\n",
+        ntfy.url
+    ));
+    let _agent = public.agent("s4", &multi, &[]);
+    let link = ntfy.message(&format!("{TOPIC}-public"), "Which parts?");
     assert_eq!(link.actions.len(), 1);
     assert_eq!(link.actions[0]["action"], "view");
-    let url = link.actions[0]["url"].as_str().unwrap();
-    assert!(
-        url.starts_with("http://127.0.0.1:") && !url.contains('?'),
-        "no way in: {url}"
-    );
+    assert_eq!(link.actions[0]["url"], "https://inbox.example.com");
+    assert_eq!(link.click.as_deref(), Some("https://inbox.example.com"));
 }
 
 #[test]
@@ -171,4 +194,124 @@ fn the_server_down_at_start_is_waited_out() {
         json!([{"id": "q", "selected": ["Yes"]}])
     );
     assert!(inbox.log().contains("ntfy"), "the failure is reported");
+}
+
+/// `inbox phone` in a home with no config: a fresh topic is written into a
+/// new, private config file; the phone is shown the topic's name and a QR
+/// code; the test notification's press comes back; run again, it keeps
+/// the topic; and the inbox with that file answers through it.
+#[test]
+fn a_phone_is_set_up_by_one_command_and_answers_through_its_topic() {
+    let ntfy = FakeNtfy::start();
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("ask-user/config.toml");
+    let mut phone = ask_user()
+        .env("XDG_CONFIG_HOME", home.path())
+        .args(["inbox", "phone", "--server", &ntfy.url, "--wait", "60s"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(phone.stdout.take().unwrap()).lines();
+    let first = out.next().unwrap().unwrap();
+    let topic = first
+        .split_whitespace()
+        .find(|word| word.starts_with("ask-"))
+        .unwrap_or_else(|| panic!("no topic named: {first}"))
+        .trim_end_matches(',')
+        .to_owned();
+    assert_eq!(topic.len(), "ask-".len() + 32, "128 random bits: {topic}");
+    let test = ntfy.message(&topic, "Press the button");
+    ntfy.tap(&test, "It works");
+    let said: Vec<String> = out.map(Result::unwrap).collect();
+    let said = said.join("\n");
+    let status = phone.wait().unwrap();
+    assert!(status.success(), "{said}");
+    assert!(
+        said.contains(&format!("subscribe (+) to the topic {topic}")),
+        "{said}"
+    );
+    assert!(
+        said.contains('█') && said.contains('▀'),
+        "a QR code: {said}"
+    );
+    assert!(
+        said.contains("It works: your phone's press came back"),
+        "{said}"
+    );
+    let written = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        written.contains(&format!(
+            "[inbox.channels.ntfy]\ntopic = \"{}/{topic}\"",
+            ntfy.url
+        )),
+        "{written}"
+    );
+    let mode = std::fs::metadata(&config).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "the topic is a secret");
+
+    // Again: the topic is kept, and nothing is added.
+    let again = ask_user()
+        .env("XDG_CONFIG_HOME", home.path())
+        .args(["inbox", "phone", "--wait", "0"])
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{}", stderr(&again));
+    let again = String::from_utf8(again.stdout).unwrap();
+    assert!(
+        again.contains(&format!("already has a phone's topic: {topic}")),
+        "{again}"
+    );
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), written);
+
+    // The inbox with that file: a question's button, pressed, answers.
+    let inbox = Inbox::with_config(&written);
+    let agent = inbox.agent("s-phone", &choice("Deploy now?", &["Yes", "No"]), &[]);
+    let asked = ntfy.message(&topic, "Deploy now?");
+    ntfy.tap(&asked, "Yes");
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "q", "selected": ["Yes"]}])
+    );
+}
+
+/// A server that is no address is refused, and no file is made; a test
+/// nobody presses ends the command with why and what to check, the topic
+/// kept.
+#[test]
+fn a_phone_setup_says_what_went_wrong() {
+    let ntfy = FakeNtfy::start();
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("ask-user/config.toml");
+    let phone = |args: &[&str]| {
+        ask_user()
+            .env("XDG_CONFIG_HOME", home.path())
+            .args(["inbox", "phone"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let refused = phone(&["--server", "ntfy.sh/mine"]);
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("is not a server's address"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(!config.exists());
+
+    let unpressed = phone(&["--server", &ntfy.url, "--wait", "1s"]);
+    assert_eq!(unpressed.status.code(), Some(2), "{}", stderr(&unpressed));
+    let why = stderr(&unpressed);
+    assert!(
+        why.contains("nobody pressed \"It works\" within 1s")
+            && why.contains("is the app subscribed"),
+        "{why}"
+    );
+    assert!(
+        std::fs::read_to_string(&config)
+            .unwrap()
+            .contains("[inbox.channels.ntfy]")
+    );
 }
