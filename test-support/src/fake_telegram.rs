@@ -3,7 +3,7 @@
 //! (core.telegram.org/bots/api): `getUpdates` with `offset`, `limit` and `timeout`
 //! (an update is confirmed, and forgotten, once `getUpdates` is called with
 //! a higher offset; with none waiting, the call waits up to `timeout`
-//! seconds for one), `sendMessage`, `editMessageText`,
+//! seconds for one), `getMe`, `sendMessage`, `editMessageText`,
 //! `editMessageReplyMarkup` and `answerCallbackQuery`, each checked as the
 //! reference says (HTML entities, 4096 characters of text, 1–64 bytes of
 //! `callback_data`, 0–200 characters of a callback answer, "message is not
@@ -30,6 +30,9 @@ const BOUND: Duration = Duration::from_secs(60);
 
 /// The bot's token the fake takes.
 pub const TOKEN: &str = "4242:fake-Token_for-tests";
+
+/// The bot's username, as `getMe` says it.
+pub const BOT_USERNAME: &str = "ask_test_bot";
 
 /// The chat the bot posts in (a private chat's id is its person's).
 pub const CHAT: i64 = 1001;
@@ -257,6 +260,25 @@ impl FakeTelegram {
         query
     }
 
+    /// `person` writes `text` in the chat (`/start`, say).
+    pub fn write(&self, person: Person, text: &str) {
+        let mut inner = self.inner();
+        inner.next_message += 1;
+        let message_id = inner.next_message;
+        push(
+            &mut inner,
+            json!({"message": {
+                "message_id": message_id,
+                "from": user(person),
+                "chat": chat(),
+                "date": 0,
+                "text": text,
+            }}),
+        );
+        drop(inner);
+        self.shared.updated.notify_waiters();
+    }
+
     /// `person` writes `text` in the chat, replying to `to`.
     pub fn reply(&self, person: Person, to: i64, text: &str) {
         let mut inner = self.inner();
@@ -433,6 +455,9 @@ async fn reply(shared: &Shared, method: &str, body: &Value) -> (StatusCode, Valu
         "editMessageText" | "editMessageReplyMarkup" => {
             edit(&mut shared.inner.lock().unwrap(), method, body)
         }
+        "getMe" => Ok(json!({
+            "id": 4242, "is_bot": true, "first_name": "Ask", "username": BOT_USERNAME,
+        })),
         "answerCallbackQuery" => match body["text"].as_str().map(|t| t.chars().count()) {
             Some(n) if n > 200 => Err(error(400, "Bad Request: MESSAGE_TOO_LONG")),
             _ => Ok(json!(true)),

@@ -23,7 +23,8 @@
 //! A new channel is a module here, its line in [`register`], and its fake
 //! (or real) service in the tests.
 //!
-//! [`ntfy_phone`] sets a phone up for ntfy (`ask-user inbox phone`).
+//! [`ntfy_phone`] and [`telegram_phone`] set a phone up
+//! (`ask-user inbox phone`).
 
 mod batch;
 mod chat;
@@ -42,6 +43,7 @@ mod text;
 mod webhook;
 
 pub use ntfy::phone as ntfy_phone;
+pub use telegram::phone as telegram_phone;
 
 use ask_user_inbox::notify::Channels;
 #[cfg(test)]

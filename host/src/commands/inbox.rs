@@ -62,9 +62,9 @@ pub enum Command {
     InstallService,
     /// Take out exactly the service `install-service` wrote.
     UninstallService,
-    /// Answer from your phone: a fresh ntfy topic in your config, a QR
-    /// code to subscribe the phone's app to it, and a test notification to
-    /// press.
+    /// Answer from your phone, through ntfy (a fresh topic, and a QR code
+    /// to subscribe the app) or a Telegram bot of yours: the channel
+    /// written into your config, and a test to press on the phone.
     Phone(super::phone::Args),
     /// Answer a waiting question: at this terminal, or from a file.
     Answer {

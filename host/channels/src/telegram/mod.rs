@@ -50,6 +50,7 @@ use crate::kept::Kept;
 use crate::secret::{self, Secret};
 
 mod api;
+pub mod phone;
 mod run;
 
 use api::{Api, Poller};

@@ -8,7 +8,9 @@
 use super::suite::{self, Service, Who};
 use super::{Inbox, answers_of, choice, stderr};
 
-use ask_user_test_support::fake_telegram::{ANA, FakeTelegram, MALLORY, Person, Sent, TOKEN};
+use ask_user_test_support::fake_telegram::{
+    ANA, BOT_USERNAME, FakeTelegram, MALLORY, Person, Sent, TOKEN,
+};
 
 use std::os::unix::fs::PermissionsExt;
 
@@ -480,4 +482,120 @@ fn an_unreadable_update_and_an_oversized_reply_hold_nothing_up() {
             .all(|call| call.body["callback_query_id"] != "anonymous"),
         "the unreadable press answered nothing"
     );
+}
+
+/// `inbox phone telegram`: the token pasted once (kept in a file of mode
+/// 0600 beside the config, never in it), the chat and the person found by
+/// the `/start` they send, a test button that a stranger's press does not
+/// pass and the person's does; and the inbox with that file answers in
+/// the chat.
+#[test]
+fn a_phone_is_set_up_for_telegram_by_one_command_and_answers_there() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+
+    let telegram = FakeTelegram::start();
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("ask-user/config.toml");
+    let mut phone = super::ask_user()
+        .env("XDG_CONFIG_HOME", home.path())
+        .args(["inbox", "phone", "telegram", "--wait", "60s", "--api-url"])
+        .arg(&telegram.url)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = phone.stdin.take().unwrap();
+    writeln!(stdin, "{TOKEN}").unwrap();
+    drop(stdin);
+    let mut out = BufReader::new(phone.stdout.take().unwrap()).lines();
+    let mut said = Vec::new();
+    while !said
+        .iter()
+        .any(|line: &String| line.contains("send /start"))
+    {
+        said.push(out.next().expect("the command asks for /start").unwrap());
+    }
+    assert!(
+        said.last()
+            .unwrap()
+            .contains(&format!("open @{BOT_USERNAME}")),
+        "{said:?}"
+    );
+    telegram.write(ANA, "/start");
+    let test = telegram.message("press the button", |m| !m.buttons.is_empty());
+    let stranger = telegram.press(MALLORY, test.message_id, &test.button("It works"));
+    assert_eq!(telegram.told(&stranger)["text"], "Not this one.");
+    let pressed = telegram.press(ANA, test.message_id, &test.button("It works"));
+    assert_eq!(telegram.told(&pressed)["text"], "It works.");
+    said.extend(out.map(Result::unwrap));
+    let said = said.join("\n");
+    let status = phone.wait().unwrap();
+    assert!(status.success(), "{said}");
+    assert!(
+        said.contains("It works: your phone's press came back"),
+        "{said}"
+    );
+    assert!(!said.contains(TOKEN), "the token is never shown: {said}");
+
+    let written = std::fs::read_to_string(&config).unwrap();
+    assert!(!written.contains(TOKEN), "{written}");
+    let token_file = home.path().join("ask-user/telegram-token");
+    assert!(
+        written.contains(&format!(
+            "[inbox.channels.telegram]\ntoken_file = \"{}\"\nchat = {}\nallow = [{}]\n",
+            token_file.display(),
+            ask_user_test_support::fake_telegram::CHAT,
+            ANA.id
+        )),
+        "{written}"
+    );
+    assert_eq!(std::fs::read_to_string(&token_file).unwrap().trim(), TOKEN);
+    for file in [&config, &token_file] {
+        let mode = std::fs::metadata(file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{}", file.display());
+    }
+
+    // The inbox with that file: a question in the chat, answered there.
+    let inbox = Inbox::with_config(&written);
+    let agent = inbox.agent("s-phone", &choice("Deploy now?", &["Yes", "No"]), &[]);
+    let asked = posted(&telegram, "Deploy now?");
+    let query = telegram.press(ANA, asked.message_id, &asked.button("Yes"));
+    assert_eq!(telegram.told(&query)["text"], "Answered.");
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "q", "selected": ["Yes"]}])
+    );
+}
+
+/// A pasted token of the wrong shape, or one Telegram refuses, ends
+/// `inbox phone telegram` saying so, with nothing written.
+#[test]
+fn a_telegram_phone_setup_refuses_a_wrong_token_and_writes_nothing() {
+    use std::io::Write;
+    use std::process::Stdio;
+
+    let telegram = FakeTelegram::start();
+    let home = tempfile::tempdir().unwrap();
+    for (token, why) in [
+        ("not-a-token", "not a bot's token"),
+        ("4242:someone-elses", "Telegram refused the token"),
+    ] {
+        let mut phone = super::ask_user()
+            .env("XDG_CONFIG_HOME", home.path())
+            .args(["inbox", "phone", "telegram", "--api-url"])
+            .arg(&telegram.url)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        writeln!(phone.stdin.take().unwrap(), "{token}").unwrap();
+        let output = phone.wait_with_output().unwrap();
+        assert!(!output.status.success());
+        assert!(stderr(&output).contains(why), "{}", stderr(&output));
+        assert!(!stderr(&output).contains(token), "{}", stderr(&output));
+        assert!(!home.path().join("ask-user").exists(), "nothing written");
+    }
 }
