@@ -208,19 +208,28 @@ async fn telegram(args: &Args, path: &Path) -> Exit {
     let mut bot = telegram_phone::Bot::new(&token, args.api_url.as_deref())
         .await
         .map_err(|e| CliError::new("the bot cannot be reached").because(e))?;
+    // Anyone can message a bot: only a /start with this code, shown here
+    // alone, says who you are.
+    let code = telegram_phone::Bot::new_code()
+        .map_err(|e| CliError::new("no code can be made").because(e))?;
+    let link = bot.link(&code);
     show(&format!(
-        "3. In Telegram, open @{} and send /start (waiting {}; Ctrl-C stops).",
+        "3. Open this link on your phone (or scan it) and press Start; or send @{} the \
+         message /start {code}\n   {link}\n\n{}\n(waiting {}; Ctrl-C stops)",
         bot.username,
+        qr(&link)?,
         humantime::format_duration(args.wait)
     ));
-    let started = stoppable(bot.started(args.wait)).await?.ok_or_else(|| {
-        CliError::new(format!(
-            "nobody sent /start to @{} within {}",
-            bot.username,
-            humantime::format_duration(args.wait)
-        ))
-        .hint("run this again, and send /start to the bot in Telegram")
-    })?;
+    let started = stoppable(bot.started(&code, args.wait))
+        .await?
+        .ok_or_else(|| {
+            CliError::new(format!(
+                "nobody sent /start {code} to @{} within {}",
+                bot.username,
+                humantime::format_duration(args.wait)
+            ))
+            .hint("run this again, and open the link it shows on your phone")
+        })?;
     write_secret(&token_file, token.trim())?;
     let api_url = match &args.api_url {
         Some(url) => format!("api_url = \"{url}\"\n"),

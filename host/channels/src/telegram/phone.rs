@@ -1,7 +1,8 @@
 //! Setting a phone up for Telegram (`ask-user inbox phone telegram`): the
-//! bot's token checked, the chat and the person found by the `/start` they
-//! send the bot, and a test message whose one button, pressed by that
-//! person, comes back as the answers will.
+//! bot's token checked, the chat and the person found by the `/start` with
+//! a one-time code they send the bot (a `t.me` link carries it), and a test
+//! message whose one button, pressed by that person, comes back as the
+//! answers will.
 
 use std::time::Duration;
 
@@ -93,9 +94,30 @@ impl Bot {
         }
     }
 
-    /// Waits, at most `wait`, for someone to send the bot `/start`: where,
-    /// and who. `None` when nobody did.
-    pub async fn started(&mut self, wait: Duration) -> Result<Option<Started>, ChannelError> {
+    /// A code for [`started`](Self::started): 64 random bits in hex, what
+    /// a `t.me` link's `start` may carry.
+    pub fn new_code() -> Result<String, ChannelError> {
+        let token = ask_user_seam::secret::token()
+            .map_err(|e| ChannelError::down("no code can be made").because(e))?;
+        Ok(token[..16].to_owned())
+    }
+
+    /// The link that opens the bot and sends it `/start code` (Telegram's
+    /// deep link).
+    pub fn link(&self, code: &str) -> String {
+        format!("https://t.me/{}?start={code}", self.username)
+    }
+
+    /// Waits, at most `wait`, for someone to send the bot `/start code`:
+    /// where, and who. Anyone can message a bot, so a `/start` without the
+    /// code (which only the person at this terminal has) counts for
+    /// nothing. `None` when nobody sent it.
+    pub async fn started(
+        &mut self,
+        code: &str,
+        wait: Duration,
+    ) -> Result<Option<Started>, ChannelError> {
+        let expected = format!("/start {code}");
         let started = async {
             loop {
                 for update in self.updates().await? {
@@ -104,7 +126,7 @@ impl Bot {
                     };
                     let start = message.text.as_deref().map(str::trim);
                     if let (Some(from), Some(text)) = (&message.from, start)
-                        && (text == "/start" || text.starts_with("/start "))
+                        && text == expected
                     {
                         return Ok::<_, ChannelError>(Started {
                             chat: message.chat.id,

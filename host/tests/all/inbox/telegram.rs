@@ -486,7 +486,8 @@ fn an_unreadable_update_and_an_oversized_reply_hold_nothing_up() {
 
 /// `inbox phone telegram`: the token pasted once (kept in a file of mode
 /// 0600 beside the config, never in it), the chat and the person found by
-/// the `/start` they send, a test button that a stranger's press does not
+/// the `/start` with the code the command shows (a stranger's `/start`
+/// counts for nothing), a test button that a stranger's press does not
 /// pass and the person's does; and the inbox with that file answers in
 /// the chat.
 #[test]
@@ -511,19 +512,22 @@ fn a_phone_is_set_up_for_telegram_by_one_command_and_answers_there() {
     drop(stdin);
     let mut out = BufReader::new(phone.stdout.take().unwrap()).lines();
     let mut said = Vec::new();
-    while !said
-        .iter()
-        .any(|line: &String| line.contains("send /start"))
-    {
-        said.push(out.next().expect("the command asks for /start").unwrap());
-    }
-    assert!(
-        said.last()
-            .unwrap()
-            .contains(&format!("open @{BOT_USERNAME}")),
-        "{said:?}"
-    );
-    telegram.write(ANA, "/start");
+    let link = loop {
+        let line = out.next().expect("the command shows a link").unwrap();
+        said.push(line.clone());
+        if let Some(link) = line.trim().strip_prefix("https://t.me/") {
+            break link.to_owned();
+        }
+    };
+    let code = link
+        .strip_prefix(&format!("{BOT_USERNAME}?start="))
+        .unwrap_or_else(|| panic!("a link to the bot with a code: {link}"));
+    assert_eq!(code.len(), 16, "{code}");
+    // Anyone can message the bot: a /start without the code, or with
+    // another, counts for nothing.
+    telegram.write(MALLORY, "/start");
+    telegram.write(MALLORY, "/start 0123456789abcdef");
+    telegram.write(ANA, &format!("/start {code}"));
     let test = telegram.message("press the button", |m| !m.buttons.is_empty());
     let stranger = telegram.press(MALLORY, test.message_id, &test.button("It works"));
     assert_eq!(telegram.told(&stranger)["text"], "Not this one.");
