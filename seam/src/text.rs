@@ -2,7 +2,8 @@
 //! terminal ([`clean`]), a Slack message ([`slack`]), a desktop
 //! notification's markup ([`markup`]). Whatever it says, it stays text:
 //! it never moves a cursor, sets a clipboard, mentions a channel or turns
-//! into a link. And a folder as a person reads it ([`folder`]).
+//! into a link. And a folder and a session's id as a person reads them
+//! ([`folder`], [`session`]).
 
 use std::borrow::Cow;
 use std::path::Path;
@@ -18,6 +19,20 @@ pub fn folder(path: &Path) -> String {
         Some(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
         Some(rest) => format!("~/{}", rest.display()),
         None => path.display().to_string(),
+    }
+}
+
+/// A session's id as a heading shows it: whole when short (`s1`,
+/// `deploy`), else its last 8 characters after "…", which tell one run
+/// from another (`claude-code-0b9d…6e21` is `…8a7b6e21`: the client is
+/// named beside it already). Where the id itself is wanted (`inbox list
+/// --json`, a page's tooltip), it is given whole.
+pub fn session(id: &str) -> String {
+    const WHOLE: usize = 16;
+    let chars: Vec<char> = id.chars().collect();
+    match chars.len() {
+        n if n <= WHOLE => id.to_owned(),
+        n => format!("…{}", chars[n - 8..].iter().collect::<String>()),
     }
 }
 
@@ -90,6 +105,21 @@ fn escape(text: &str, table: &[(char, &str)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_session_id_is_shown_by_its_end() {
+        assert_eq!(session("s1"), "s1");
+        assert_eq!(session("sixteen-chars-id"), "sixteen-chars-id");
+        assert_eq!(
+            session("claude-code-0b9d3c6e-2f41-4a7e-9d55-1f0c8a7b6e21"),
+            "…8a7b6e21"
+        );
+        assert_eq!(
+            session("ééééééééééééééééé"),
+            "…éééééééé",
+            "characters, not bytes"
+        );
+    }
 
     #[test]
     fn control_characters_never_reach_the_terminal() {

@@ -667,6 +667,9 @@ fn a_wrong_token_and_a_second_server_are_refused() {
     );
 }
 
+/// A session whose id is long, as a client's run is.
+const BETA: &str = "codex-0b9d3c6e-2f41-4a7e-9d55-1f0c8a7b6e21";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_agents_are_answered_from_one_page() {
     let _one = browser::BROWSER.lock().await;
@@ -676,8 +679,8 @@ async fn two_agents_are_answered_from_one_page() {
         &choice("Which package manager?", &["pnpm", "npm"]),
         &[],
     );
-    let beta = inbox.agent("beta", &choice("Ship it?", &["Yes", "No"]), &[]);
-    let ids: Vec<String> = ["alpha", "beta"]
+    let beta = inbox.agent(BETA, &choice("Ship it?", &["Yes", "No"]), &[]);
+    let ids: Vec<String> = ["alpha", BETA]
         .into_iter()
         .map(|session| {
             let listed = inbox.wait_for(session, false, |q| q["session"] == session);
@@ -691,17 +694,17 @@ async fn two_agents_are_answered_from_one_page() {
     let shown = browser.client.current_url().await.unwrap();
     assert!(!shown.as_str().contains("ticket"), "{shown}");
     // Each session's section is labelled by what asked, then the session.
-    let title = browser
-        .wait_for("section[data-session=\"beta\"] h2")
-        .await
-        .text()
-        .await
-        .unwrap();
+    let heading = browser
+        .wait_for(&format!("section[data-session=\"{BETA}\"] h2"))
+        .await;
+    // A long id (a client's run) by its end, whole on hover.
+    assert_eq!(heading.attr("title").await.unwrap().as_deref(), Some(BETA));
+    let title = heading.text().await.unwrap();
     assert!(
-        title.contains("(pid ") && title.ends_with(" · session beta"),
+        title.contains("(pid ") && title.ends_with(" · session …8a7b6e21"),
         "{title}"
     );
-    for (session, label) in [("beta", "No"), ("alpha", "pnpm")] {
+    for (session, label) in [(BETA, "No"), ("alpha", "pnpm")] {
         let card = format!("section[data-session=\"{session}\"] form.batch");
         let text = browser.wait_for(&card).await.text().await.unwrap();
         assert!(
@@ -709,7 +712,7 @@ async fn two_agents_are_answered_from_one_page() {
             "{text}"
         );
         // The id `inbox answer ID` takes is on the card.
-        let id = &ids[usize::from(session == "beta")];
+        let id = &ids[usize::from(session == BETA)];
         assert!(text.contains(id.as_str()), "{id} not in {text}");
         browser
             .click(&format!("{card} input[value=\"{label}\"]"))

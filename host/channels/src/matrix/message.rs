@@ -104,7 +104,7 @@ pub(super) fn content(record: &Record, question: usize, said: Option<Said<'_>>) 
         &format!(
             "{} · session {}",
             words(&record.agent, 100),
-            words(&record.session, 100)
+            words(&ask_user_seam::text::session(&record.session), 100)
         ),
         Some("i"),
     ));

@@ -260,7 +260,7 @@ impl Run<'_> {
         let footer = format!(
             "{} · session {}",
             words(&record.agent, 100),
-            words(&record.session, 100)
+            words(&ask_user_seam::text::session(&record.session), 100)
         );
         let address = self.host.address();
         // A page on this machine's loopback opens nowhere on a phone:

@@ -106,7 +106,7 @@ fn context(record: &Record) -> Value {
     json!({"type": "context", "elements": [{"type": "mrkdwn", "verbatim": true, "text": format!(
         "{} · session {}",
         escape(&words(&record.agent, 100)),
-        escape(&words(&record.session, 100))
+        escape(&words(&ask_user_seam::text::session(&record.session), 100))
     )}]})
 }
 

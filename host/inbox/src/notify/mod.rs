@@ -367,7 +367,8 @@ impl Notifier {
         let note = Arc::new(Note {
             text: format!(
                 "{lead}{first}{more}\nsession {} · {}",
-                record.session, record.agent
+                ask_user_seam::text::session(&record.session),
+                record.agent
             ),
             record: record.clone(),
             address: self.address.clone(),

@@ -25,6 +25,7 @@ pub(super) fn frame(record: &Record, agent_waiting: bool) -> Shown {
     let mut frame = remote::waterfall(&record.id, Some(&record.session), &record.request);
     frame["context"] = json!({
         "session": record.session,
+        "sessionShown": ask_user_seam::text::session(&record.session),
         "agent": record.agent,
         "cwd": record.cwd,
         "askedAt": crate::rfc3339(record.asked_at),
