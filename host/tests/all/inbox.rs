@@ -728,6 +728,13 @@ async fn two_agents_are_answered_from_one_page() {
         json!([{"id": "q", "selected": ["No"]}])
     );
     assert_eq!(browser.count(".ended").await, 2);
+    // A few seconds later both are in the "Done" list at the page's end,
+    // and their sections, empty, are gone: a new card comes first.
+    browser.wait_for("details#done .ended + .ended").await;
+    assert_eq!(browser.count("#batches .ended").await, 0);
+    assert_eq!(browser.count("#batches section").await, 0);
+    let summary = browser.wait_for("details#done summary").await;
+    assert_eq!(summary.text().await.unwrap(), "Done (2)");
     browser.close().await;
     let history = inbox.list(true);
     assert!(
