@@ -5,14 +5,14 @@
 //! after a [`Backoff`]; a call it refuses is passed over, and never holds
 //! up the rest.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::future::Future;
 use std::time::Duration;
 
 use tokio::sync::broadcast;
 
 use ask_user_inbox::notify::{Backoff, ChannelError, ChannelHost, ErrorKind, Event};
-use ask_user_inbox::store::{BoxFuture, Record, State};
+use ask_user_inbox::store::{BoxFuture, Millis, Record, State};
 
 /// A two-way channel at work, as [`serve`] drives it: it shows questions,
 /// says when they left, and takes what its service delivers. A call its
@@ -89,11 +89,10 @@ pub async fn serve<W: Work, S: Source<Item = W::Item>>(
     let mut reading: BoxFuture<'static, Delivered<S>> = Box::pin(source.next());
     let mut backoff = Backoff::new();
     let mut caught_up = false;
-    // The questions the service refused to show: not tried again.
-    let mut passed_over = HashSet::new();
+    let mut held = Held::default();
     loop {
         if !caught_up {
-            match catch_up(work, &mut passed_over).await {
+            match catch_up(work, &mut held).await {
                 Ok(()) => caught_up = true,
                 Err(error) => {
                     let wait = backoff.failed();
@@ -111,7 +110,7 @@ pub async fn serve<W: Work, S: Source<Item = W::Item>>(
         tokio::select! {
             event = events.recv() => {
                 let done = match event {
-                    Ok(Event::Question(id)) => refresh(work, &id, &mut passed_over).await,
+                    Ok(Event::Question(id)) => refresh(work, &id, &mut held).await,
                     // Fell behind: everything is read again.
                     Ok(Event::Missed) | Err(RecvError::Lagged(_)) => {
                         Err(ChannelError::down("events were missed"))
@@ -121,6 +120,14 @@ pub async fn serve<W: Work, S: Source<Item = W::Item>>(
                 if let Err(error) = done.or_else(refused_is_done) {
                     tracing::warn!(channel = name, error = error.report(), "a question could not be shown; trying again");
                     caught_up = false;
+                }
+            }
+            () = held.next_due(), if held.is_waiting() => {
+                for id in held.due() {
+                    if let Err(error) = refresh(work, &id, &mut held).await.or_else(refused_is_done) {
+                        tracing::warn!(channel = name, error = error.report(), "a question could not be shown; trying again");
+                        caught_up = false;
+                    }
                 }
             }
             (source, delivered) = &mut reading => {
@@ -160,41 +167,83 @@ pub async fn serve<W: Work, S: Source<Item = W::Item>>(
     }
 }
 
-/// Every waiting question shown here shown in full, but those in
-/// `passed_over`, and every one shown that left said so.
-async fn catch_up<W: Work>(
-    work: &mut W,
-    passed_over: &mut HashSet<String>,
-) -> Result<(), ChannelError> {
+/// The questions a channel holds back: those its service refused to show
+/// (not tried again while they wait), and those too young to be shown
+/// (`[inbox] notify_after`), each with when it is due.
+#[derive(Default)]
+struct Held {
+    passed_over: HashSet<String>,
+    later: BTreeSet<(Millis, String)>,
+}
+
+impl Held {
+    /// Whether a question waits to be shown later.
+    fn is_waiting(&self) -> bool {
+        !self.later.is_empty()
+    }
+
+    /// Resolves when the first question held for later is due.
+    async fn next_due(&self) {
+        let Some((due, _)) = self.later.first() else {
+            return std::future::pending().await;
+        };
+        let wait = u64::try_from(due - ask_user_inbox::now()).unwrap_or(0);
+        tokio::time::sleep(Duration::from_millis(wait)).await;
+    }
+
+    /// The questions due now, no longer held.
+    fn due(&mut self) -> Vec<String> {
+        let now = ask_user_inbox::now();
+        let mut due = Vec::new();
+        while self.later.first().is_some_and(|(at, _)| *at <= now) {
+            let (_, id) = self.later.pop_first().expect("a first one");
+            due.push(id);
+        }
+        due
+    }
+
+    /// Keeps only what is held of `waiting`.
+    fn retain(&mut self, waiting: &[Record]) {
+        let waits = |id: &String| waiting.iter().any(|record| &record.id == id);
+        self.passed_over.retain(waits);
+        self.later.retain(|(_, id)| waits(id));
+    }
+}
+
+/// Every waiting question shown here shown in full, but those held, and
+/// every one shown that left said so.
+async fn catch_up<W: Work>(work: &mut W, held: &mut Held) -> Result<(), ChannelError> {
     let mut waiting = work.host().waiting().await?;
     waiting.retain(|record| work.shows(record));
-    passed_over.retain(|id| waiting.iter().any(|record| &record.id == id));
+    held.retain(&waiting);
     for id in work.shown() {
         if !waiting.iter().any(|record| record.id == id) {
             work.left(&id).await.or_else(refused_is_done)?;
         }
     }
     for record in &waiting {
-        show(work, record, passed_over).await?;
+        show(work, record, held).await?;
     }
     Ok(())
 }
 
-/// Shows `record`; one the service refuses for good is passed over, said
-/// in the log, kept in `passed_over` and not tried again, so that one
-/// question never holds up the others (the page and the other channels
-/// still show it).
-async fn show<W: Work>(
-    work: &mut W,
-    record: &Record,
-    passed_over: &mut HashSet<String>,
-) -> Result<(), ChannelError> {
-    if passed_over.contains(&record.id) {
+/// Shows `record`, unless it is held: one asked less than `notify_after`
+/// ago is held until then; one the service refuses for good is passed
+/// over, said in the log, and not tried again, so that one question never
+/// holds up the others (the page and the other channels still show it).
+async fn show<W: Work>(work: &mut W, record: &Record, held: &mut Held) -> Result<(), ChannelError> {
+    if held.passed_over.contains(&record.id) {
+        return Ok(());
+    }
+    let after = work.host().notify_after();
+    let due = record.asked_at + i64::try_from(after.as_millis()).unwrap_or(i64::MAX);
+    if !after.is_zero() && due > ask_user_inbox::now() && !work.shown().contains(&record.id) {
+        held.later.insert((due, record.id.clone()));
         return Ok(());
     }
     match work.post(record).await {
         Err(error) if error.kind() == ErrorKind::Refused => {
-            passed_over.insert(record.id.clone());
+            held.passed_over.insert(record.id.clone());
             tracing::warn!(
                 channel = work.name(),
                 id = record.id,
@@ -209,14 +258,10 @@ async fn show<W: Work>(
 }
 
 /// Question `id` was asked or left: shown, or said to have left.
-async fn refresh<W: Work>(
-    work: &mut W,
-    id: &str,
-    passed_over: &mut HashSet<String>,
-) -> Result<(), ChannelError> {
+async fn refresh<W: Work>(work: &mut W, id: &str, held: &mut Held) -> Result<(), ChannelError> {
     match work.host().get(id.to_owned()).await {
         Ok(Some(record)) if record.state == State::Waiting && work.shows(&record) => {
-            show(work, &record, passed_over).await
+            show(work, &record, held).await
         }
         Ok(_) => work.left(id).await,
         Err(error) => Err(error.into()),

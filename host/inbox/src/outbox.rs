@@ -58,7 +58,8 @@ async fn round(
     // does not wait for them: a slow channel holds up no other notice, and
     // each is sent within NOTIFY_TIMEOUT, well inside its claim's lease, so
     // that no other server takes it for abandoned and sends it again.
-    for (record, notice) in store.claim_notices(me, now, BATCH).await? {
+    let asked_before = now - notifier.after().as_millis() as i64;
+    for (record, notice) in store.claim_notices(me, now, asked_before, BATCH).await? {
         let (store, notifier, me) = (store.clone(), notifier.clone(), me.to_owned());
         tokio::spawn(async move {
             // A question answered meanwhile needs no notice.

@@ -15,6 +15,7 @@ use crate::server::InboxConfig;
 #[serde(deny_unknown_fields)]
 pub struct RawInbox {
     retention: Option<toml::Spanned<String>>,
+    notify_after: Option<toml::Spanned<String>>,
     bind: Option<std::net::IpAddr>,
     port: Option<u16>,
     database: Option<String>,
@@ -34,6 +35,8 @@ pub struct RawInbox {
 pub struct InboxSettings {
     /// How long a question whose agent is gone stays answerable.
     pub retention: Option<Duration>,
+    /// How long a question waits before any channel tells of it.
+    pub notify_after: Option<Duration>,
     pub bind: Option<std::net::IpAddr>,
     pub port: Option<u16>,
     /// Where the questions are kept, as a store URL: a team's PostgreSQL
@@ -60,6 +63,10 @@ impl InboxSettings {
                 .retention
                 .map(|t| ask_user_seam::config::duration(t.as_ref()).map_err(|e| (t.span(), e)))
                 .transpose()?,
+            notify_after: raw
+                .notify_after
+                .map(|t| ask_user_seam::config::duration(t.as_ref()).map_err(|e| (t.span(), e)))
+                .transpose()?,
             bind: raw.bind,
             port: raw.port,
             database: raw.database,
@@ -78,6 +85,7 @@ impl InboxSettings {
         config.port = self.port.or(config.port);
         config.bind = self.bind.unwrap_or(config.bind);
         config.retention = self.retention.unwrap_or(config.retention);
+        config.notify_after = self.notify_after.unwrap_or(config.notify_after);
         config.database = self.database.or(config.database);
         config.public_url = self.public_url.or(config.public_url);
         config.escalate = self.escalate;

@@ -1696,3 +1696,40 @@ async fn a_draft_outlives_a_restart_of_the_inbox_until_it_is_sent() {
     assert_eq!(kept, Value::Null, "the sent draft is gone from the browser");
     browser.close().await;
 }
+
+/// `[inbox] notify_after`: a question answered within it (here from the
+/// command line, as at the terminal) is told on no channel; one still
+/// waiting then is, and not before.
+#[test]
+fn a_question_answered_within_notify_after_is_told_nowhere() {
+    let (url, hooks) = hook_server();
+    let inbox = Inbox::with_config(&format!(
+        "[inbox]\nnotify_after = \"2s\"\n\n[inbox.notify]\nwebhook = \"{url}/hook\"\n"
+    ));
+    let quick = inbox.agent("s1", &choice("Quick one?", &["Yes", "No"]), &[]);
+    let asked = inbox.wait_for("the quick question", false, |_| true);
+    let answered = inbox.answer(
+        asked["id"].as_str().unwrap(),
+        &json!({"answers": [{"id": "q", "selected": ["Yes"]}]}),
+    );
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    assert_eq!(
+        answers_of(&quick.finish()),
+        json!([{"id": "q", "selected": ["Yes"]}])
+    );
+    let slow_asked = Instant::now();
+    let _slow = inbox.agent("s2", &choice("Slow one?", &["Yes", "No"]), &[]);
+    // The quick one's notice would have been due first: the first that
+    // comes is the slow one's, once it has waited.
+    let hook = hooks
+        .recv_timeout(BOUND)
+        .expect("the waiting question's notice");
+    assert!(
+        hook.body.contains("Slow one?") && !hook.body.contains("Quick one?"),
+        "{hook:?}"
+    );
+    assert!(
+        slow_asked.elapsed() >= Duration::from_secs(2),
+        "told only once it had waited notify_after"
+    );
+}

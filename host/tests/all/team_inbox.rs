@@ -820,6 +820,38 @@ fn two_servers_notify_of_a_question_once_and_escalate_it_once() {
     assert_eq!(of_first, ["/first", "/second"], "{seen:?}");
 }
 
+/// `[inbox] notify_after` on a team's servers: a question answered within
+/// it gets no notice from any server; one still waiting then gets one.
+#[test]
+fn a_teams_question_answered_within_notify_after_gets_no_notice() {
+    let team = Team::new();
+    let agent_token = team.token("ci-runner", "agent", &[]);
+    let alice = team.token("alice", "person", &[]);
+    let (url, hooks) = webhook();
+    let config =
+        format!("[inbox]\nnotify_after = \"2s\"\n\n[inbox.notify]\nwebhook = \"{url}/first\"\n");
+    let a = team.serve_with("127.0.0.1:0", &config);
+    let _b = team.serve_with("127.0.0.1:0", &config);
+    let quick = team.agent(&a, &agent_token, &[], "Quick one?");
+    let quick_id = team.waiting(&a, &alice);
+    let answered = team.answer(&a, &alice, &quick_id, "Yes");
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    assert_eq!(quick.chose(), json!(["Yes"]));
+    let slow_asked = Instant::now();
+    let _slow = team.agent(&a, &agent_token, &[], "Slow one?");
+    // The quick one's notice was due first: the first that comes is the
+    // slow one's, once it has waited.
+    let (path, body) = hooks
+        .recv_timeout(BOUND)
+        .expect("no notice of the slow one");
+    assert_eq!(path, "/first");
+    assert_ne!(body["id"], quick_id, "{body}");
+    assert!(
+        slow_asked.elapsed() >= Duration::from_secs(2),
+        "told only once it had waited notify_after"
+    );
+}
+
 /// A notification channel that is slow to answer holds up no other
 /// notice: three questions' notices are all under way at once (they went
 /// one at a time, each waiting out the slow channel, while their claims ran

@@ -271,6 +271,8 @@ impl Notifications {
 pub(crate) struct Notifier {
     channels: Notifications,
     escalation: Option<Escalation>,
+    /// How long a question waits before any channel tells of it.
+    after: Duration,
     /// The inbox's address, without its token.
     address: String,
     http: reqwest::Client,
@@ -288,11 +290,13 @@ impl Notifier {
     pub(crate) fn new(
         channels: Notifications,
         escalation: Option<Escalation>,
+        after: Duration,
         address: String,
     ) -> std::io::Result<Self> {
         Ok(Notifier {
             channels,
             escalation,
+            after,
             address,
             http: crate::http_client(None)?,
         })
@@ -338,6 +342,12 @@ impl Notifier {
     /// Channel `name` as its service spells it.
     pub(crate) fn title(&self, name: &str) -> String {
         self.channels.title(name)
+    }
+
+    /// How long a question waits before any channel tells of it
+    /// (`[inbox] notify_after`): one that left by then is told nowhere.
+    pub(crate) fn after(&self) -> Duration {
+        self.after
     }
 
     /// How long after a question was asked it is escalated, when it is.

@@ -84,6 +84,10 @@ pub trait ChannelHost: Send + Sync + 'static {
     /// Channel `name` as its service spells it (`Telegram`), to say where a
     /// question was answered; a name no kind has, as it is.
     fn title(&self, name: &str) -> String;
+
+    /// How long a question waits before a channel shows it (`[inbox]
+    /// notify_after`): one that left by then is never shown. Zero: at once.
+    fn notify_after(&self) -> std::time::Duration;
 }
 
 /// What happened.

@@ -122,6 +122,10 @@ pub struct InboxConfig {
     /// How long a question whose agent is gone stays answerable.
     pub retention: Duration,
     pub notify: Notifications,
+    /// How long a question waits before any channel tells of it (notices
+    /// and two-way channels alike): one answered by then, at the terminal
+    /// or on the page, never reaches a phone. Zero: at once.
+    pub notify_after: Duration,
     /// Where the questions are kept, as a store URL
     /// ([`crate::store::ENGINES`]): a team's PostgreSQL database
     /// (`postgres://…`), which it shares with the team's other servers, or
@@ -149,6 +153,7 @@ impl InboxConfig {
             port: None,
             retention: crate::DEFAULT_RETENTION,
             notify: Notifications::default(),
+            notify_after: Duration::ZERO,
             database: None,
             public_url: None,
             escalate: None,
@@ -206,6 +211,7 @@ impl Inbox {
             notifier: Arc::new(Notifier::new(
                 config.notify.clone(),
                 config.escalate.clone(),
+                config.notify_after,
                 config.public_url.clone().unwrap_or_else(|| address.clone()),
             )?),
             address,
@@ -221,7 +227,11 @@ impl Inbox {
         }))
     }
 
-    async fn ask(&self, body: AskBody, owner: Option<String>) -> Result<AskReply, StoreError> {
+    async fn ask(
+        self: &Arc<Self>,
+        body: AskBody,
+        owner: Option<String>,
+    ) -> Result<AskReply, StoreError> {
         let now = crate::now();
         let since = now - self.retention.as_millis() as i64;
         let question = NewQuestion {
@@ -238,13 +248,40 @@ impl Inbox {
         if !reattached && !self.mode.announces() {
             let _ = self.frames.send(PageFrame::Show(frame(&record, true)));
             let _ = self.events.send(Event::Question(record.id.clone()));
-            self.notifier
-                .arrived(&record, || self.gate.ticket(&self.address).ok());
+            self.notify(record.clone());
         }
         Ok(AskReply {
             id: record.id,
             reattached,
         })
+    }
+
+    /// Tells the notifying channels of a question just asked: at once, or
+    /// once it has waited `[inbox] notify_after`, if it waits still (one
+    /// answered by then is told nowhere; a restart in between forgets it).
+    fn notify(self: &Arc<Self>, record: Record) {
+        let after = self.notifier.after();
+        if after.is_zero() {
+            let link = || self.gate.ticket(&self.address).ok();
+            return self.notifier.arrived(&record, link);
+        }
+        let inbox = self.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = tokio::time::sleep(after) => {}
+                () = inbox.closing.cancelled() => return,
+            }
+            match inbox.store.get(record.id.clone()).await {
+                Ok(Some(now)) if now.state == QuestionState::Waiting => {
+                    let link = || inbox.gate.ticket(&inbox.address).ok();
+                    inbox.notifier.arrived(&now, link);
+                }
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::warn!(%error, id = record.id, "a question's notice could not be sent")
+                }
+            }
+        });
     }
 
     /// Settles `id` with a human's `outcome` from `by` (and `person`, in a
@@ -440,6 +477,10 @@ impl ChannelHost for Inbox {
 
     fn events(&self) -> broadcast::Receiver<Event> {
         self.events.subscribe()
+    }
+
+    fn notify_after(&self) -> Duration {
+        self.notifier.after()
     }
 
     fn kept(&self, name: &'static str) -> crate::store::StoreFuture<'_, Option<String>> {

@@ -81,11 +81,14 @@ pub trait Outbox: Send + Sync {
     fn escalate(&self, cutoff: Millis, now: Millis) -> StoreFuture<'_, ()>;
 
     /// Claims for server `me` at most `limit` notifications due at `now`
-    /// that nobody sent or holds a live claim on; their questions.
+    /// that nobody sent or holds a live claim on (a question's first one
+    /// only once it was asked at or before `asked_before`: `[inbox]
+    /// notify_after`); their questions.
     fn claim_notices<'a>(
         &'a self,
         me: &'a str,
         now: Millis,
+        asked_before: Millis,
         limit: i64,
     ) -> StoreFuture<'a, Vec<(Record, Notice)>>;
 

@@ -315,3 +315,41 @@ fn a_phone_setup_says_what_went_wrong() {
             .contains("[inbox.channels.ntfy]")
     );
 }
+
+/// `[inbox] notify_after` holds a two-way channel's posts too: a question
+/// answered within it is never posted; one still waiting then is.
+#[test]
+fn with_notify_after_a_question_answered_first_is_never_posted() {
+    let ntfy = FakeNtfy::start();
+    let inbox = Inbox::with_config(&format!(
+        "[inbox]\nnotify_after = \"2s\"\n\n[inbox.channels.ntfy]\ntopic = \"{}/{TOPIC}\"\n",
+        ntfy.url
+    ));
+    let quick = inbox.agent("s1", &choice("Quick one?", &["Yes", "No"]), &[]);
+    let asked = inbox.wait_for("the quick question", false, |_| true);
+    let answered = inbox.answer(
+        asked["id"].as_str().unwrap(),
+        &json!({"answers": [{"id": "q", "selected": ["No"]}]}),
+    );
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    assert_eq!(
+        answers_of(&quick.finish()),
+        json!([{"id": "q", "selected": ["No"]}])
+    );
+    let agent = inbox.agent("s2", &choice("Slow one?", &["Yes", "No"]), &[]);
+    let message = ntfy.message(TOPIC, "Slow one?");
+    let posted: Vec<String> = ntfy
+        .messages(TOPIC)
+        .into_iter()
+        .map(|m| m.message)
+        .collect();
+    assert!(
+        posted.iter().all(|text| !text.contains("Quick one?")),
+        "the quick one was due first, and never posted: {posted:?}"
+    );
+    ntfy.tap(&message, "Yes");
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "q", "selected": ["Yes"]}])
+    );
+}

@@ -195,12 +195,14 @@ impl Outbox for PgStore {
         &'a self,
         me: &'a str,
         now: Millis,
+        asked_before: Millis,
         limit: i64,
     ) -> StoreFuture<'a, Vec<(Record, Notice)>> {
         Box::pin(async move {
             let claimed: Vec<(String, i32)> = sqlx::query_as(
                 "UPDATE outbox o SET claimed_by = $1, claimed_at = $2 FROM ( \
                      SELECT question_id, stage FROM outbox WHERE sent_at IS NULL AND due_at <= $2 \
+                     AND (stage <> $5 OR due_at <= $6) \
                      AND (claimed_at IS NULL OR claimed_at < $3) ORDER BY due_at LIMIT $4 \
                      FOR UPDATE SKIP LOCKED) due \
                  WHERE o.question_id = due.question_id AND o.stage = due.stage \
@@ -210,6 +212,8 @@ impl Outbox for PgStore {
             .bind(now)
             .bind(now - CLAIM_LEASE)
             .bind(limit)
+            .bind(stage(Notice::Asked))
+            .bind(asked_before)
             .fetch_all(&self.pool)
             .await?;
             let mut notices = Vec::with_capacity(claimed.len());
