@@ -262,44 +262,33 @@ impl FakeTelegram {
 
     /// `person` writes `text` in the chat (`/start`, say).
     pub fn write(&self, person: Person, text: &str) {
-        let mut inner = self.inner();
-        inner.next_message += 1;
-        let message_id = inner.next_message;
-        push(
-            &mut inner,
-            json!({"message": {
-                "message_id": message_id,
-                "from": user(person),
-                "chat": chat(),
-                "date": 0,
-                "text": text,
-            }}),
-        );
-        drop(inner);
-        self.shared.updated.notify_waiters();
+        self.message_from(person, text, None);
     }
 
     /// `person` writes `text` in the chat, replying to `to`.
     pub fn reply(&self, person: Person, to: i64, text: &str) {
+        self.message_from(person, text, Some(to));
+    }
+
+    /// `person`'s message `text`, in reply to `to` when given.
+    fn message_from(&self, person: Person, text: &str, to: Option<i64>) {
         let mut inner = self.inner();
         inner.next_message += 1;
-        let message_id = inner.next_message;
-        let replied = inner
-            .sent
-            .get(&to)
-            .map(message_json)
-            .unwrap_or_else(|| json!({"message_id": to, "chat": chat(), "date": 0}));
-        push(
-            &mut inner,
-            json!({"message": {
-                "message_id": message_id,
-                "from": user(person),
-                "chat": chat(),
-                "date": 0,
-                "text": text,
-                "reply_to_message": replied,
-            }}),
-        );
+        let mut message = json!({
+            "message_id": inner.next_message,
+            "from": user(person),
+            "chat": chat(),
+            "date": 0,
+            "text": text,
+        });
+        if let Some(to) = to {
+            message["reply_to_message"] = inner
+                .sent
+                .get(&to)
+                .map(message_json)
+                .unwrap_or_else(|| json!({"message_id": to, "chat": chat(), "date": 0}));
+        }
+        push(&mut inner, json!({ "message": message }));
         drop(inner);
         self.shared.updated.notify_waiters();
     }
