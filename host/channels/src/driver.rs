@@ -1,9 +1,9 @@
 //! [`serve`]: what drives a two-way channel's [`Work`] from its
-//! [`Source`]. Every waiting question is shown, and shown again after a
-//! failure or missed events; each question is asked or left as the inbox
-//! says; each delivery is taken. A service that is down is tried again
-//! after a [`Backoff`]; a call it refuses is passed over, and never holds
-//! up the rest.
+//! [`Source`]. Every waiting question is shown (once it has waited the
+//! inbox's `notify_after`), and shown again after a failure or missed
+//! events; each question is asked or left as the inbox says; each delivery
+//! is taken. A service that is down is tried again after a [`Backoff`]; a
+//! call it refuses is passed over, and never holds up the rest.
 
 use std::collections::{BTreeSet, HashSet};
 use std::future::Future;
