@@ -116,7 +116,8 @@ async fn ntfy(args: &Args, path: &Path) -> Exit {
                     "# Your phone (`ask-user inbox phone` wrote this): the ntfy app subscribed to\n\
                      # the topic answers. Anyone who knows the topic reads the questions.\n\
                      [inbox.channels.ntfy]\n\
-                     topic = \"{server}/{name}\"\n"
+                     topic = {}\n",
+                    quoted(&format!("{server}/{name}"))
                 ),
             )?;
             show(&format!(
@@ -232,7 +233,7 @@ async fn telegram(args: &Args, path: &Path) -> Exit {
         })?;
     write_secret(&token_file, token.trim())?;
     let api_url = match &args.api_url {
-        Some(url) => format!("api_url = \"{url}\"\n"),
+        Some(url) => format!("api_url = {}\n", quoted(url)),
         None => String::new(),
     };
     append(
@@ -241,11 +242,11 @@ async fn telegram(args: &Args, path: &Path) -> Exit {
             "# Your phone (`ask-user inbox phone telegram` wrote this): the bot's chat, and\n\
              # who may answer there (their Telegram user id).\n\
              [inbox.channels.telegram]\n\
-             token_file = \"{}\"\n\
+             token_file = {}\n\
              chat = {}\n\
              allow = [{}]\n\
              {api_url}",
-            token_file.display(),
+            quoted(&token_file.to_string_lossy()),
             started.chat,
             started.user
         ),
@@ -423,6 +424,12 @@ impl Drop for EchoOff {
     }
 }
 
+/// `text` as a TOML string, quoted and escaped: nothing in it (a path, an
+/// address) can end the string and add a key.
+fn quoted(text: &str) -> String {
+    toml::Value::String(text.to_owned()).to_string()
+}
+
 /// ntfy's own server.
 const NTFY_SH: &str = "https://ntfy.sh";
 
@@ -444,4 +451,17 @@ fn qr(text: &str) -> Result<String, CliError> {
         .dark_color(Dense1x2::Light)
         .light_color(Dense1x2::Dark)
         .build())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn what_is_written_into_the_config_stays_one_string() {
+        let sneaky = "/home/a\"\nallow = [666]\n#";
+        let table: toml::Table = format!("token_file = {}\n", super::quoted(sneaky))
+            .parse()
+            .unwrap();
+        assert_eq!(table.len(), 1, "{table:?}");
+        assert_eq!(table["token_file"].as_str(), Some(sneaky));
+    }
 }
