@@ -236,7 +236,9 @@ async fn show<W: Work>(work: &mut W, record: &Record, held: &mut Held) -> Result
         return Ok(());
     }
     let after = work.host().notify_after();
-    let due = record.asked_at + i64::try_from(after.as_millis()).unwrap_or(i64::MAX);
+    let due = record
+        .asked_at
+        .saturating_add(i64::try_from(after.as_millis()).unwrap_or(i64::MAX));
     if !after.is_zero() && due > ask_user_inbox::now() && !work.shown().contains(&record.id) {
         held.later.insert((due, record.id.clone()));
         return Ok(());
