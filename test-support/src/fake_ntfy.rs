@@ -34,6 +34,8 @@ pub struct Published {
     pub message: String,
     pub click: Option<String>,
     pub actions: Vec<Value>,
+    /// The access token it was published with (`Authorization: Bearer`).
+    pub token: Option<String>,
 }
 
 impl Published {
@@ -133,12 +135,13 @@ impl FakeNtfy {
             &mut self.inner.lock().unwrap(),
             topic,
             json!({"message": body}),
+            None,
         );
     }
 }
 
 /// Keeps a message and sends it to the topic's streams.
-fn publish(inner: &mut Inner, topic: &str, message: Value) -> Published {
+fn publish(inner: &mut Inner, topic: &str, message: Value, token: Option<String>) -> Published {
     inner.next += 1;
     let published = Published {
         id: format!("m{:011}", inner.next),
@@ -147,6 +150,7 @@ fn publish(inner: &mut Inner, topic: &str, message: Value) -> Published {
         message: message["message"].as_str().unwrap_or_default().to_owned(),
         click: message["click"].as_str().map(str::to_owned),
         actions: message["actions"].as_array().cloned().unwrap_or_default(),
+        token,
     };
     let line = Bytes::from(format!("{}\n", published.json()));
     if let Some(streams) = inner.streams.get_mut(topic) {
@@ -203,6 +207,11 @@ async fn respond(
     }
     let method = request.method().clone();
     let path = request.uri().path().trim_start_matches('/').to_owned();
+    let token = request
+        .headers()
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok()?.strip_prefix("Bearer "))
+        .map(str::to_owned);
     let since = request
         .uri()
         .query()
@@ -231,12 +240,12 @@ async fn respond(
                     "invalid request: actions invalid, too many actions",
                 ));
             }
-            let published = publish(&mut inner.lock().unwrap(), &topic, message);
+            let published = publish(&mut inner.lock().unwrap(), &topic, message, token);
             reply(StatusCode::OK, published.json())
         }
         ("POST" | "PUT", None) if topic_name(&path) => {
             let message = json!({"message": String::from_utf8_lossy(&body)});
-            let published = publish(&mut inner.lock().unwrap(), &path, message);
+            let published = publish(&mut inner.lock().unwrap(), &path, message, token);
             reply(StatusCode::OK, published.json())
         }
         ("GET", Some((topic, "json"))) if topic_name(topic) => {

@@ -76,6 +76,9 @@ struct Topic {
     server: String,
     name: String,
     replies: String,
+    /// The access token its table names (`token_env`), for a server that
+    /// wants one.
+    token: Option<String>,
 }
 
 async fn ntfy(args: &Args, path: &Path) -> Exit {
@@ -128,6 +131,7 @@ async fn ntfy(args: &Args, path: &Path) -> Exit {
                 server: server.to_owned(),
                 replies: format!("{name}-replies"),
                 name,
+                token: None,
             }
         }
     };
@@ -157,7 +161,7 @@ async fn ntfy(args: &Args, path: &Path) -> Exit {
         server: &topic.server,
         topic: &topic.name,
         replies: &topic.replies,
-        token: None,
+        token: topic.token.as_deref(),
     };
     let pressed = stoppable(phone.test(args.wait)).await?;
     pressed_or_why(
@@ -178,10 +182,12 @@ fn ntfy_table(path: &Path) -> Result<Option<Topic>, CliError> {
         return Ok(None);
     };
     let replies = ntfy.get("replies").and_then(toml::Value::as_str);
+    let token = ntfy.get("token_env").and_then(toml::Value::as_str);
     Ok(Some(Topic {
         server: server.to_owned(),
         name: name.to_owned(),
         replies: replies.map_or_else(|| format!("{name}-replies"), str::to_owned),
+        token: token.and_then(|variable| std::env::var(variable).ok()),
     }))
 }
 

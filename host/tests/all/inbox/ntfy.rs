@@ -265,6 +265,27 @@ fn a_phone_is_set_up_by_one_command_and_answers_through_its_topic() {
     );
     assert_eq!(std::fs::read_to_string(&config).unwrap(), written);
 
+    // A table that names an access token: the test is sent with it.
+    let with_token = home.path().join("with-token.toml");
+    std::fs::write(
+        &with_token,
+        format!("{written}token_env = \"ASK_USER_TEST_NTFY_TOKEN\"\n"),
+    )
+    .unwrap();
+    let tested = ask_user()
+        .env("ASK_USER_TEST_NTFY_TOKEN", "tk_phone")
+        .args(["inbox", "phone", "--wait", "1s", "--config"])
+        .arg(&with_token)
+        .output()
+        .unwrap();
+    assert!(!tested.status.success(), "nobody pressed this one");
+    let sent = ntfy.messages(&topic);
+    assert_eq!(
+        sent.last().unwrap().token.as_deref(),
+        Some("tk_phone"),
+        "{sent:#?}"
+    );
+
     // The inbox with that file: a question's button, pressed, answers.
     let inbox = Inbox::with_config(&written);
     let agent = inbox.agent("s-phone", &choice("Deploy now?", &["Yes", "No"]), &[]);
