@@ -262,6 +262,23 @@ impl Inbox {
         Agent(Some(child))
     }
 
+    /// An agent's question `text` (Yes or No), answered Yes from the
+    /// command line as soon as it waits, as a person at the terminal
+    /// would; the agent gets the answer.
+    pub(crate) fn answered_at_once(&self, text: &str) {
+        let agent = self.agent("at-once", &choice(text, &["Yes", "No"]), &[]);
+        let asked = self.wait_for(text, false, |q| q["questions"][0]["question"] == text);
+        let answered = self.answer(
+            asked["id"].as_str().unwrap(),
+            &json!({"answers": [{"id": "q", "selected": ["Yes"]}]}),
+        );
+        assert!(answered.status.success(), "{}", stderr(&answered));
+        assert_eq!(
+            answers_of(&agent.finish()),
+            json!([{"id": "q", "selected": ["Yes"]}])
+        );
+    }
+
     /// `inbox list --json` (`--all` too when `all`).
     fn list(&self, all: bool) -> Vec<Value> {
         let mut command = self.command();
@@ -1706,17 +1723,7 @@ fn a_question_answered_within_notify_after_is_told_nowhere() {
     let inbox = Inbox::with_config(&format!(
         "[inbox]\nnotify_after = \"2s\"\n\n[inbox.notify]\nwebhook = \"{url}/hook\"\n"
     ));
-    let quick = inbox.agent("s1", &choice("Quick one?", &["Yes", "No"]), &[]);
-    let asked = inbox.wait_for("the quick question", false, |_| true);
-    let answered = inbox.answer(
-        asked["id"].as_str().unwrap(),
-        &json!({"answers": [{"id": "q", "selected": ["Yes"]}]}),
-    );
-    assert!(answered.status.success(), "{}", stderr(&answered));
-    assert_eq!(
-        answers_of(&quick.finish()),
-        json!([{"id": "q", "selected": ["Yes"]}])
-    );
+    inbox.answered_at_once("Quick one?");
     let slow_asked = Instant::now();
     let _slow = inbox.agent("s2", &choice("Slow one?", &["Yes", "No"]), &[]);
     // The quick one's notice would have been due first: the first that
