@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
@@ -56,9 +55,6 @@ impl NtfyAnswers {
 /// The most options a question may have for buttons: ntfy shows three
 /// actions.
 const MOST_BUTTONS: usize = 3;
-
-/// How long a publication may take.
-const PUBLISH_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What the channel keeps across restarts.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -231,16 +227,8 @@ impl Run<'_> {
     /// Publishes `message` (its `topic` set here).
     async fn publish(&self, mut message: Value) -> Result<(), ChannelError> {
         message["topic"] = self.channel.topic.clone().into();
-        let mut request = self
-            .http
-            .post(format!("{}/", self.channel.server))
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(message.to_string())
-            .timeout(PUBLISH_TIMEOUT);
-        if let Some(token) = &self.token {
-            request = request.bearer_auth(&token.0);
-        }
-        http::sent(request).await
+        let token = self.token.as_ref().map(|token| token.0.as_str());
+        super::publish(&self.http, &self.channel.server, token, &message).await
     }
 
     /// Posts `record` unless it was: a notification per question with its

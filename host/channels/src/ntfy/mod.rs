@@ -36,6 +36,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -121,6 +122,28 @@ impl ChannelKind for Ntfy {
             person: table.person,
         })))
     }
+}
+
+/// How long a publication may take.
+const PUBLISH_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Publishes `message` (JSON naming its topic) on `server`, with `token`
+/// when the server wants one.
+async fn publish(
+    http: &reqwest::Client,
+    server: &str,
+    token: Option<&str>,
+    message: &serde_json::Value,
+) -> Result<(), ChannelError> {
+    let mut request = http
+        .post(format!("{server}/"))
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(message.to_string())
+        .timeout(PUBLISH_TIMEOUT);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    http::sent(request).await
 }
 
 /// A topic's name as ntfy takes it.

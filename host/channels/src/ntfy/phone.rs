@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use ask_user_inbox::notify::{ChannelError, ErrorKind};
+use ask_user_inbox::notify::{Backoff, ChannelError, ErrorKind};
 
 use super::stream::Stream;
 use crate::driver::Source;
@@ -64,18 +64,12 @@ impl Phone<'_> {
                 "clear": true,
             }],
         });
-        let mut request = http
-            .post(format!("{}/", self.server))
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(message.to_string());
-        if let Some(token) = self.token {
-            request = request.bearer_auth(token);
-        }
-        http::sent(request)
+        super::publish(&http, self.server, self.token, &message)
             .await
             .map_err(|e| e.context("the test notification"))?;
         let pressed = async {
             let mut stream = stream;
+            let mut backoff = Backoff::new();
             loop {
                 let (next, read) = stream.next().await;
                 stream = next;
@@ -83,12 +77,12 @@ impl Phone<'_> {
                     Ok(messages) if messages.iter().any(|m| m.message.contains(&nonce)) => {
                         return Ok(());
                     }
-                    Ok(_) => {}
-                    // Opened again (from the last message read) a second
-                    // later.
+                    Ok(_) => backoff.reset(),
+                    // Opened again (from the last message read) once the
+                    // backoff's wait is over.
                     Err(error) if error.kind() == ErrorKind::Down => {
                         tracing::debug!(error = error.report(), "the reply topic's stream");
-                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        tokio::time::sleep(backoff.failed()).await;
                     }
                     Err(error) => return Err(error.context("the reply topic")),
                 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::json;
 
-use ask_user_inbox::notify::{ChannelError, ErrorKind};
+use ask_user_inbox::notify::{Backoff, ChannelError, ErrorKind};
 
 use super::api::{Api, CALL_TIMEOUT, Poller, SentMessage, Update};
 use super::{DEFAULT_API, bot_token};
@@ -75,8 +75,9 @@ impl Bot {
     }
 
     /// The next updates (up to a long poll's wait), read past; Telegram
-    /// unreachable is tried again a second later.
+    /// unreachable is tried again after a [`Backoff`].
     async fn updates(&mut self) -> Result<Vec<Update>, ChannelError> {
+        let mut backoff = Backoff::new();
         loop {
             let poller = Poller {
                 api: self.api.clone(),
@@ -87,7 +88,7 @@ impl Bot {
             match updates {
                 Err(error) if error.kind() == ErrorKind::Down => {
                     tracing::debug!(error = error.report(), "telegram: getUpdates");
-                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    tokio::time::sleep(backoff.failed()).await;
                 }
                 updates => return updates,
             }
