@@ -490,6 +490,29 @@ fn an_unreadable_update_and_an_oversized_reply_hold_nothing_up() {
     );
 }
 
+/// `inbox phone telegram` against `telegram`, in a home whose config
+/// folder is `home`, with `token` pasted (standard input then closed); its
+/// output piped.
+fn phone_telegram(
+    telegram: &FakeTelegram,
+    home: &std::path::Path,
+    token: &str,
+) -> std::process::Child {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut phone = super::ask_user()
+        .env("XDG_CONFIG_HOME", home)
+        .args(["inbox", "phone", "telegram", "--wait", "60s", "--api-url"])
+        .arg(&telegram.url)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    writeln!(phone.stdin.take().unwrap(), "{token}").unwrap();
+    phone
+}
+
 /// `inbox phone telegram`: the token pasted once (kept in a file of mode
 /// 0600 beside the config, never in it), the chat and the person found by
 /// the `/start` with the code the command shows (a stranger's `/start`
@@ -498,24 +521,12 @@ fn an_unreadable_update_and_an_oversized_reply_hold_nothing_up() {
 /// the chat.
 #[test]
 fn a_phone_is_set_up_for_telegram_by_one_command_and_answers_there() {
-    use std::io::{BufRead, BufReader, Write};
-    use std::process::Stdio;
+    use std::io::{BufRead, BufReader};
 
     let telegram = FakeTelegram::start();
     let home = tempfile::tempdir().unwrap();
     let config = home.path().join("ask-user/config.toml");
-    let mut phone = super::ask_user()
-        .env("XDG_CONFIG_HOME", home.path())
-        .args(["inbox", "phone", "telegram", "--wait", "60s", "--api-url"])
-        .arg(&telegram.url)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = phone.stdin.take().unwrap();
-    writeln!(stdin, "{TOKEN}").unwrap();
-    drop(stdin);
+    let mut phone = phone_telegram(&telegram, home.path(), TOKEN);
     let mut out = BufReader::new(phone.stdout.take().unwrap()).lines();
     let mut said = Vec::new();
     let link = loop {
@@ -583,26 +594,15 @@ fn a_phone_is_set_up_for_telegram_by_one_command_and_answers_there() {
 /// `inbox phone telegram` saying so, with nothing written.
 #[test]
 fn a_telegram_phone_setup_refuses_a_wrong_token_and_writes_nothing() {
-    use std::io::Write;
-    use std::process::Stdio;
-
     let telegram = FakeTelegram::start();
     let home = tempfile::tempdir().unwrap();
     for (token, why) in [
         ("not-a-token", "not a bot's token"),
         ("4242:someone-elses", "Telegram refused the token"),
     ] {
-        let mut phone = super::ask_user()
-            .env("XDG_CONFIG_HOME", home.path())
-            .args(["inbox", "phone", "telegram", "--api-url"])
-            .arg(&telegram.url)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
+        let output = phone_telegram(&telegram, home.path(), token)
+            .wait_with_output()
             .unwrap();
-        writeln!(phone.stdin.take().unwrap(), "{token}").unwrap();
-        let output = phone.wait_with_output().unwrap();
         assert!(!output.status.success());
         assert!(stderr(&output).contains(why), "{}", stderr(&output));
         assert!(!stderr(&output).contains(token), "{}", stderr(&output));
