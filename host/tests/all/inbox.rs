@@ -349,7 +349,12 @@ impl Inbox {
             .as_ref()
             .expect("a notifying inbox")
             .recv_timeout(BOUND)
-            .expect("a notification arrives")
+            .unwrap_or_else(|_| {
+                panic!(
+                    "no notification in {BOUND:?}; the inbox said: {}",
+                    self.log()
+                )
+            })
     }
 }
 
