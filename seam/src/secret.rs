@@ -14,6 +14,11 @@ pub fn token() -> std::io::Result<String> {
     Ok(random::<16>()?.iter().map(|b| format!("{b:02x}")).collect())
 }
 
+/// Whether `text` has the shape of a [`token`] (a kept one read back).
+pub fn is_token(text: &str) -> bool {
+    text.len() == 32 && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// A new identity (an agent's, a call's, a question's): `prefix` and 128
 /// random bits, so that no two processes, machines or databases ever make
 /// the same one, whatever they count.

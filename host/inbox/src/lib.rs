@@ -50,6 +50,11 @@ pub const PORT_FILE: &str = "inbox.port";
 /// The database file in the state directory.
 pub const DATABASE_FILE: &str = "inbox.sqlite";
 
+/// What one user's page signs a browser in with, in the state directory
+/// (mode 0600): kept, so that a restart signs no browser out. Removed, the
+/// next start makes a new one, and every browser signed in before is out.
+pub const PAGE_KEY_FILE: &str = "page.key";
+
 /// What an agent is told when a person dismisses its questions (the page
 /// says the same, in its own script).
 pub const DISMISSED: &str = "The user dismissed the questions without answering. Do not ask the \

@@ -1502,6 +1502,37 @@ fn a_restarted_inbox_serves_its_page_where_it_was() {
     drop(taken);
 }
 
+/// A browser a link let in stays in across a restart of one user's inbox:
+/// what signs it in is kept in the state folder, for this user alone.
+/// Removing it signs every browser out at the next start.
+#[test]
+fn a_browser_stays_signed_in_until_the_page_key_is_removed() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut inbox = Inbox::new();
+    let (address, token) = inbox.page_token();
+    let cookie = format!(
+        "Cookie: ask-user-{}={token}",
+        address.rsplit(':').next().unwrap()
+    );
+    let page = || http(&address, "GET / HTTP/1.1", &[&cookie]);
+    inbox.kill9();
+    inbox.serve();
+    let reply = page();
+    assert!(reply.starts_with("HTTP/1.1 200"), "still let in: {reply}");
+
+    let key = inbox.state().join("page.key");
+    let mode = std::fs::metadata(&key).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "the key is this user's alone");
+    inbox.kill9();
+    std::fs::remove_file(&key).unwrap();
+    inbox.serve();
+    let reply = page();
+    assert!(
+        reply.starts_with("HTTP/1.1 401") && reply.contains("ask-user inbox page"),
+        "signed out, and told how to get in: {reply}"
+    );
+}
+
 /// An open page whose inbox stopped (`kill -9`) says so within seconds,
 /// and what to do, instead of "Reconnecting…" for ever; its card stays.
 #[tokio::test]
@@ -1521,6 +1552,12 @@ async fn a_page_whose_inbox_stopped_says_what_to_do() {
         .await;
     assert_eq!(browser.count("form.batch").await, 1, "the card stays");
     assert!(browser.fits_the_width().await, "nothing to scroll sideways");
+    // Started again, it is found by the same page, which is still let in.
+    inbox.serve();
+    browser
+        .status_says("1 question waits for your answer")
+        .await;
+    assert_eq!(browser.count("form.batch").await, 1, "one card, not two");
     browser.close().await;
 }
 
@@ -1665,12 +1702,13 @@ async fn another_servers_form_takes_only_what_the_server_accepts() {
     browser.close().await;
 }
 
-/// What was ticked and typed on the page is kept in the browser until it
-/// is sent: after `kill -9` of the inbox, a restart and a new link opened
-/// in the same tab, the card comes back as it was left; once sent, the
+/// A browser stays signed in across a restart of the inbox, and what was
+/// ticked and typed on the page is kept in the browser until it is sent:
+/// after `kill -9` of the inbox and a restart, the same tab reloaded (no new
+/// link) shows the card as it was left, and sends it; once sent, the
 /// browser keeps nothing of it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_draft_outlives_a_restart_of_the_inbox_until_it_is_sent() {
+async fn a_browser_stays_signed_in_and_its_draft_outlives_a_restart_of_the_inbox() {
     let _one = browser::BROWSER.lock().await;
     let mut inbox = Inbox::new();
     let batch = json!({"questions": [
@@ -1693,7 +1731,7 @@ async fn a_draft_outlives_a_restart_of_the_inbox_until_it_is_sent() {
         .unwrap();
     inbox.kill9();
     inbox.serve();
-    browser.client.goto(&inbox.page_link()).await.unwrap();
+    browser.client.refresh().await.unwrap();
     let typed = browser.wait_for(notes).await.prop("value").await.unwrap();
     assert_eq!(typed.as_deref(), Some("ship it"));
     let ticked = browser

@@ -6,9 +6,10 @@
 //! - one user's: the answer page of every session (`/`, `/events`, `/answer`), on
 //!   loopback unless told otherwise, with the token every request needs (the
 //!   same checks as the web answerer's page, [`ask_user_web::answer_page`]): each
-//!   card says which session, agent and folder asked, and when. The token is
-//!   new at every start, and reaches a browser through a one-time link
-//!   (`ask-user inbox page`, a desktop notification), never through a file;
+//!   card says which session, agent and folder asked, and when. The token
+//!   (the page's key, kept in [`crate::PAGE_KEY_FILE`] so that a restart
+//!   signs no browser out) reaches a browser through a one-time link
+//!   (`ask-user inbox page`, a desktop notification), as its cookie;
 //! - the API, for this user's agents and commands only, on a Unix socket in
 //!   the state directory ([`crate::SOCKET_FILE`], mode 0600, each peer checked
 //!   to be this user). A client that reaches it has reached this user's
@@ -197,14 +198,11 @@ impl Inbox {
         store: Arc<dyn Store>,
         mode: Box<dyn Mode>,
         bound: std::net::SocketAddr,
+        page_key: String,
     ) -> std::io::Result<Arc<Self>> {
         let address = format!("http://{}:{}", client_host(bound), bound.port());
-        // New at every start, and kept nowhere: a browser or a copy that
-        // had the last one (and a port someone else took over since) gets
-        // nothing from it.
-        let token = ask_user_seam::secret::token()?;
         Ok(Arc::new(Inbox {
-            gate: Gate::new(token, bound.port()).opened_by(
+            gate: Gate::new(page_key, bound.port()).opened_by(
                 "On the machine the inbox runs on, run `ask-user inbox page`: it prints a \
                  link that opens this page (each link works once).",
             ),

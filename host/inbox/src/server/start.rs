@@ -13,7 +13,7 @@ use crate::sessions::Sessions;
 use crate::store::team::{Heard, Tokens};
 use crate::store::token_cache::TokenCache;
 use crate::store::{LocalStore, Opened, SqliteStore, TeamStore};
-use crate::{DATABASE_FILE, PORT_FILE, SOCKET_FILE};
+use crate::{DATABASE_FILE, PAGE_KEY_FILE, PORT_FILE, SOCKET_FILE};
 use ask_user_web::answer_page;
 use ask_user_web::serve::{PrivateSocket, Serving, listen};
 
@@ -113,6 +113,7 @@ impl InboxServer {
             store.clone(),
             Box::new(Local),
             listener.local_addr()?,
+            page_key(&dir)?,
         )?;
         let socket = PrivateSocket::bind(&dir.join(SOCKET_FILE))?;
         // Only this user reaches the socket: every caller is the owner.
@@ -179,6 +180,9 @@ impl InboxServer {
                 people: store.clone(),
             }),
             listener.local_addr()?,
+            // People sign in to a team's page with their own tokens; this
+            // one is new at every start and kept nowhere.
+            ask_user_seam::secret::token()?,
         )?;
         // Tokens are checked from memory while announcements are heard.
         let tokens = Arc::new(TokenCache::new(store.clone()));
@@ -283,6 +287,36 @@ async fn listen_where_it_was(
         tracing::warn!(%error, "the inbox could not keep its port for its next start");
     }
     Ok(listener)
+}
+
+/// The key one user's page signs browsers in with: the one kept in `dir`
+/// ([`PAGE_KEY_FILE`]), or a new one kept there. A kept file that is not a
+/// key (written by hand, cut short) is replaced, and the browsers it signed
+/// in sign in again.
+fn page_key(dir: &FilePath) -> std::io::Result<String> {
+    let path = dir.join(PAGE_KEY_FILE);
+    let kept = ask_user_seam::files::read_bounded(&path, 64).ok();
+    if let Some(key) = kept
+        .as_deref()
+        .map(str::trim)
+        .filter(|key| ask_user_seam::secret::is_token(key))
+    {
+        return Ok(key.to_owned());
+    }
+    if kept.is_some() {
+        tracing::warn!(path = %path.display(), "not a page key: a new one replaces it");
+    }
+    let key = ask_user_seam::secret::token()?;
+    write_private(&path, &key).map_err(|error| {
+        std::io::Error::new(
+            error.kind(),
+            format!(
+                "the inbox could not keep its page's key in {}: {error}",
+                path.display()
+            ),
+        )
+    })?;
+    Ok(key)
 }
 
 /// Writes `text` to `path`, readable by this user alone.
