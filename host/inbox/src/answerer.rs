@@ -25,7 +25,7 @@ use serde::Deserialize;
 use tokio_util::task::TaskTracker;
 
 use ask_user_seam::remote::Outcome;
-use ask_user_seam::{AnswerError, AnswerFuture, Answerer, Ask, Next};
+use ask_user_seam::{AnswerError, AnswerFuture, Answerer, Ask, Elsewhere, Next};
 
 use crate::client::{ClientError, InboxClient};
 use crate::store::State as QuestionState;
@@ -199,10 +199,12 @@ fn asked(body: &AskBody, view: &QuestionView) -> bool {
 }
 
 /// Withdraws the question from the inbox when the ask ends before it left
-/// the waiting state (its future dropped).
+/// the waiting state (its future dropped), saying why: how an answerer
+/// racing this one settled it, else the host's reason.
 struct Withdraw<'a> {
     answerer: &'a InboxAnswerer,
     id: Option<String>,
+    elsewhere: Elsewhere,
 }
 
 impl Drop for Withdraw<'_> {
@@ -212,7 +214,10 @@ impl Drop for Withdraw<'_> {
             return;
         };
         let client = self.answerer.client.clone();
-        let reason = self.answerer.stop_reason.get().to_owned();
+        let reason = match self.elsewhere.get() {
+            Some(how) => how.to_owned(),
+            None => self.answerer.stop_reason.get().to_owned(),
+        };
         self.answerer.withdrawals.spawn_on(
             async move {
                 if let Err(error) = client.withdraw(&id, &reason).await {
@@ -256,6 +261,7 @@ impl Answerer for InboxAnswerer {
             let mut withdraw = Withdraw {
                 answerer: self,
                 id: None,
+                elsewhere: next.elsewhere(),
             };
             let view = match self.settled(&body, &mut withdraw).await {
                 Ok(view) => view,

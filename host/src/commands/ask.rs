@@ -111,6 +111,7 @@ pub async fn run(args: Args, component: Component) -> Exit {
     if web {
         config.answerers.clear();
     }
+    with_the_terminal(&mut config.answerers);
     let mut builder = HostBuilder::from_config(config);
     if let Some(path) = answers {
         let script = ScriptAnswerer::from_file(&path)?;
@@ -165,6 +166,27 @@ pub async fn run(args: Args, component: Component) -> Exit {
     drop(call);
     host.close().await;
     finish(&result)
+}
+
+/// The kinds that ask a person somewhere else than this terminal.
+const ASK_ELSEWHERE: [&str; 2] = ["inbox", "web"];
+
+/// A person at this terminal is asked here too: where the chain names no
+/// terminal, it races the first answerer that asks a person elsewhere (an
+/// inbox, a page), as an agent's own terminal races the hooks' inbox; the
+/// first answer wins. A chain that names the terminal places it itself;
+/// without a terminal, it drops out.
+fn with_the_terminal(chain: &mut [AnswererEntry]) {
+    if chain.iter().any(|entry| entry.kind == "terminal") {
+        return;
+    }
+    if let Some(entry) = chain
+        .iter_mut()
+        .find(|entry| ASK_ELSEWHERE.contains(&entry.kind.as_str()))
+    {
+        let alone = std::mem::replace(&mut entry.setup, race(Vec::new()));
+        entry.setup = race(vec![alone, ready(TerminalAnswerer::new())]);
+    }
 }
 
 /// Reads the arguments, at most one byte past `limit`: more is refused by

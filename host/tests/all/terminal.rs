@@ -675,6 +675,32 @@ fn with_web_the_terminal_is_offered_too_and_its_answer_wins() {
     s.assert_restored();
 }
 
+/// A config that names only an inbox (the README's minute, for the
+/// hooks): `ask` at a terminal asks here too, beside the inbox; an answer
+/// here wins, and the inbox's card says it was answered at the terminal.
+#[test]
+fn with_only_an_inbox_configured_the_terminal_is_asked_too() {
+    let inbox = crate::inbox::Inbox::new();
+    let line = format!(
+        "ASK_USER_STATE_DIR='{}' '{}' ask args.json --config '{}' > out.json",
+        inbox.state().display(),
+        env!("CARGO_BIN_EXE_ask-user"),
+        inbox.agent_config().display()
+    );
+    let mut s = start_line(&line, deploy(), false, (24, 80));
+    s.wait_for("Where should this release go?", 1);
+    inbox.wait_for("the question in the inbox", false, |q| {
+        q["agentWaiting"] == true
+    });
+    s.keys("2");
+    s.wait_for("Review your answers", 1);
+    s.keys("\r");
+    s.assert_sent(r#"{"answers":[{"id":"target","selected":["Production"]}]}"#);
+    let left = inbox.wait_for("the card settled", true, |q| q["state"] != "waiting");
+    assert_eq!(left["settledBy"], "answered at the terminal", "{left}");
+    s.assert_restored();
+}
+
 /// With `--web`, the page's address stays in view under the keys however
 /// long the question (it scrolled off the top with the notice before).
 #[test]
