@@ -322,6 +322,7 @@ fn hooked_home(
         .args(["hook", "install", "claude-code", "--settings"])
         .arg(home.join(".claude/settings.json"))
         .env("ASK_USER_STATE_DIR", dir.path().join("state"))
+        .env("XDG_CONFIG_HOME", home.join(".config"))
         .status()
         .unwrap();
     assert!(installed.success());
@@ -631,6 +632,84 @@ fn an_answer_in_the_inbox_reaches_claude_code_while_its_terminal_asks() {
     );
 }
 
+/// A dismissal in the inbox (the page's Dismiss, `ask-user inbox dismiss`)
+/// reaches Claude Code as the person's refusal, not as a question left to
+/// its terminal: its own question tool is denied with what a model is told
+/// of a dismissal, and an MCP server's form is declined (ask-user's own
+/// tool then ends `ASK_CANCELLED`).
+#[test]
+fn a_dismissal_in_the_inbox_reaches_claude_codes_model() {
+    let _one = one_at_a_time();
+    let dismiss_the_first = |inbox: &Inbox| {
+        let id = inbox.wait_for("the hook's question", |list| {
+            Some(list["questions"][0]["id"].as_str()?.to_owned())
+        });
+        let mut dismiss = Command::new(env!("CARGO_BIN_EXE_ask-user"));
+        dismiss
+            .args(["inbox", "dismiss", &id])
+            .envs(inbox.env.iter().cloned());
+        let dismissed = finish(dismiss);
+        assert!(dismissed.status.success(), "{dismissed:?}");
+    };
+
+    let model = FakeModel::calling("AskUserQuestion", own_questions());
+    let (state, env) = hooked_home(&model, "[[answerer]]\nkind = \"inbox\"\n");
+    let inbox = Inbox::serve(&env, state.path());
+    let tui = claude_in(state.path(), &env, &[]);
+    dismiss_the_first(&inbox);
+    tui.wait_for(&[fake_model::DONE], BOUND);
+    let result = model
+        .tool_result(Duration::ZERO)
+        .expect("the model got a result");
+    assert!(
+        result.contains("The user dismissed the questions without answering"),
+        "{result}"
+    );
+
+    let model = FakeModel::start(deploy().0);
+    let (dir, env) = hooked_home(&model, "[[answerer]]\nkind = \"inbox\"\n");
+    let inbox = Inbox::serve(&env, dir.path());
+    let tui = claude_with_our_server(dir.path(), &env);
+    // While the form waits in the inbox, the terminal says where.
+    tui.wait_for(&["Asking you through ask-user"], BOUND);
+    dismiss_the_first(&inbox);
+    tui.wait_for(&[fake_model::DONE], BOUND);
+    let result = model
+        .tool_result(Duration::ZERO)
+        .expect("the model got a result");
+    assert!(
+        result.contains("ASK_CANCELLED") && result.contains("declined the form"),
+        "{result}"
+    );
+}
+
+/// Esc at Claude Code's own form while the hook asks in the inbox: Claude
+/// Code stops the hook, and the inbox's card says the question was
+/// dismissed in Claude Code (not that its agent stopped waiting).
+#[test]
+fn escape_at_claude_codes_form_ends_the_inbox_card_as_dismissed_there() {
+    let _one = one_at_a_time();
+    let model = FakeModel::calling("AskUserQuestion", own_questions());
+    let (state, env) = hooked_home(&model, "[[answerer]]\nkind = \"inbox\"\n");
+    let inbox = Inbox::serve(&env, state.path());
+    let tui = claude_in(state.path(), &env, &[]);
+    tui.wait_for(&["Where should this release be deployed?"], BOUND);
+    inbox.wait_for("the hook's question", |list| {
+        list["questions"][0]["id"].as_str().map(drop)
+    });
+    tui.keys("\x1b");
+    tui.wait_for(&["Declined to answer"], BOUND);
+    let settled = inbox.wait_until("the question settled", true, |list| {
+        let question = &list["questions"][0];
+        (question["state"] != "waiting").then(|| question.clone())
+    });
+    assert_eq!(settled["state"], "withdrawn", "{settled}");
+    assert_eq!(
+        settled["settledBy"], "dismissed in Claude Code",
+        "{settled}"
+    );
+}
+
 /// `ask-user inbox serve` for the state folder of `env`, stopped when
 /// dropped.
 struct Inbox {
@@ -674,13 +753,19 @@ impl Inbox {
         serde_json::from_slice(&output.stdout).unwrap()
     }
 
-    /// Waits, at most [`BOUND`], until `found` finds something in the list:
-    /// the inbox's state, with no event to wait on from here, read again
-    /// every 100 ms.
+    /// Waits, at most [`BOUND`], until `found` finds something in the list
+    /// of waiting questions ([`wait_until`](Self::wait_until)).
     fn wait_for<T>(&self, what: &str, found: impl Fn(&Value) -> Option<T>) -> T {
+        self.wait_until(what, false, found)
+    }
+
+    /// Waits, at most [`BOUND`], until `found` finds something in the list
+    /// (with `all`, of the questions that left too): the inbox's state, with
+    /// no event to wait on from here, read again every 100 ms.
+    fn wait_until<T>(&self, what: &str, all: bool, found: impl Fn(&Value) -> Option<T>) -> T {
         let start = std::time::Instant::now();
         loop {
-            let list = self.list(false);
+            let list = self.list(all);
             if let Some(found) = found(&list) {
                 return found;
             }

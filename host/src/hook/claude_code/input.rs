@@ -218,16 +218,23 @@ enum Specific<'a> {
     },
     Elicitation {
         action: &'static str,
-        content: Map<String, Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        content: Option<Map<String, Value>>,
     },
 }
 
-/// The permission that answers the questions.
+/// The permission decision: the questions answered, or refused with a
+/// message the model gets.
 #[derive(Serialize)]
-struct Decision<'a> {
-    behavior: &'static str,
-    #[serde(rename = "updatedInput")]
-    updated_input: UpdatedInput<'a>,
+#[serde(tag = "behavior", rename_all = "lowercase")]
+enum Decision<'a> {
+    Allow {
+        #[serde(rename = "updatedInput")]
+        updated_input: UpdatedInput<'a>,
+    },
+    Deny {
+        message: &'static str,
+    },
 }
 
 #[derive(Serialize)]
@@ -285,11 +292,30 @@ impl Ask {
             Ask::Form(form) => HookOutput {
                 specific: Specific::Elicitation {
                     action: "accept",
-                    content: form.content(answers),
+                    content: Some(form.content(answers)),
                 },
             }
             .json(),
         }
+    }
+
+    /// What the hook prints when the person dismissed the questions (in the
+    /// inbox, on a channel): the question tool is denied with what the
+    /// model is told of a dismissal, and a form is declined (its server
+    /// hears so), rather than left to Claude Code's terminal.
+    pub fn dismissed(&self) -> Value {
+        let specific = match self {
+            Ask::Questions(_) => Specific::PermissionRequest {
+                decision: Decision::Deny {
+                    message: ask_user_inbox::DISMISSED,
+                },
+            },
+            Ask::Form(_) => Specific::Elicitation {
+                action: "decline",
+                content: None,
+            },
+        };
+        HookOutput { specific }.json()
     }
 }
 
@@ -406,8 +432,7 @@ impl Asked {
                 by_text.insert(question.question.clone(), json!(parts.join(", ")));
             }
         }
-        Decision {
-            behavior: "allow",
+        Decision::Allow {
             updated_input: UpdatedInput {
                 questions: &self.questions,
                 answers: by_text,
@@ -530,6 +555,21 @@ mod tests {
         assert!(
             Ask::from_hook(&form("url")).unwrap().is_none(),
             "a page is the client's"
+        );
+        assert_eq!(
+            ask.dismissed(),
+            json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "decline"}}),
+            "a dismissed form is declined, with nothing of its content"
+        );
+    }
+
+    #[test]
+    fn dismissed_questions_are_denied_with_what_the_model_is_told() {
+        let ask = Ask::from_hook(&input(deploy())).unwrap().unwrap();
+        assert_eq!(
+            ask.dismissed(),
+            json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                "decision": {"behavior": "deny", "message": ask_user_inbox::DISMISSED}}})
         );
     }
 

@@ -12,6 +12,7 @@ mod settings;
 use std::path::{Path, PathBuf};
 
 use ask_user_mcp::SubAgent;
+use ask_user_seam::ErrorCode;
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
@@ -121,6 +122,19 @@ async fn hook(
         None => return Ok(None),
     };
     let asker = input.asker();
+    // Claude Code stops a hook it no longer waits for (Esc at its form, the
+    // turn interrupted, Claude Code quitting): the person left the question
+    // there. The reason is set before the ask hears of the stop.
+    let asking = CancellationToken::new();
+    {
+        let (reason, asking) = (asker.stop_reason.clone(), asking.clone());
+        tokio::spawn(async move {
+            stop.cancelled().await;
+            reason.set("dismissed in Claude Code");
+            asking.cancel();
+        });
+    }
+    let stop = asking;
     // Told by the session's next hook if the terminal answers first
     // (Claude Code leaves this one running): listening before it
     // registers, and registered before the answerers start, so that it
@@ -152,6 +166,13 @@ async fn hook(
             .await?
         {
             Some(Ok(answers)) => Some(asked.output(&answers).to_string()),
+            // The person will not answer: Claude Code is told so, and its
+            // terminal does not ask them again.
+            Some(Err(error))
+                if !stop.is_cancelled() && error.code() == Some(&ErrorCode::AskCancelled) =>
+            {
+                Some(asked.dismissed().to_string())
+            }
             // Not answered here: the terminal still asks.
             Some(Err(error)) => {
                 answerers.say(&format!("not answered through ask-user: {error}"));

@@ -9,8 +9,10 @@ use serde_json::{Map, Value, json};
 
 use super::input;
 
-/// How long Claude Code gives the hook: a person may take a day. The
-/// terminal still asks meanwhile, and the first answer wins.
+/// How long Claude Code gives a hook that asks: a person may take a day.
+/// The terminal still asks the question tool's questions meanwhile (the
+/// first answer wins); a form waits for the hook, and the terminal says
+/// where it is asked ([`WAITING_STATUS`]).
 pub const HOOK_TIMEOUT_SECS: u64 = 24 * 60 * 60;
 
 /// How long a hook that asks nothing may take (the one that stops a
@@ -66,59 +68,94 @@ fn ours(command: &str) -> bool {
         .is_some_and(|name| name == "ask-user")
 }
 
+/// What Claude Code shows, in place of "running … hook", while a hook of
+/// ours waits for a person: where the question is, and how to stop.
+pub const WAITING_STATUS: &str = "Asking you through ask-user: answer in its inbox (ask-user inbox page) or on your phone; Esc stops";
+
+/// Our hook for `event`, running `command`: only the hooks that ask wait
+/// for a person, and say so.
+fn entry(event: &str, command: &str) -> Value {
+    match event {
+        input::POST_TOOL_USE | input::PRE_TOOL_USE => {
+            json!({"type": "command", "command": command, "timeout": STOP_TIMEOUT_SECS})
+        }
+        _ => json!({"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECS,
+            "statusMessage": WAITING_STATUS}),
+    }
+}
+
 /// Adds the hooks running `command` to the settings at `path` (made when
-/// missing). Returns false when they were there already. With `state` (a
-/// folder of this user's), what the file was is kept there, so that
-/// [`uninstall`] can put it back byte for byte. Everything is checked
-/// before anything is written: an install that fails changes nothing.
+/// missing), and brings those of an earlier install up to date (its
+/// program, timeouts and words). Returns false when they were there as
+/// they are now. With `state` (a folder of this user's), what the file was
+/// before any hook of ours is kept there, so that [`uninstall`] can put it
+/// back byte for byte. Everything is checked before anything is written: an
+/// install that fails changes nothing.
 pub fn install(path: &Path, command: &str, state: Option<&Path>) -> io::Result<bool> {
     // A file that cannot be read is refused by `read`, with why.
     let before = std::fs::read_to_string(path).ok();
     let (mut settings, newline) = read(path)?;
     let hooks = object(&mut settings, "hooks", path)?;
-    let mut changed = false;
+    let (mut changed, mut had_ours) = (false, false);
     for (event, matcher) in HOOKS {
+        let wanted = entry(event, command);
         let groups = hooks
             .entry(*event)
             .or_insert_with(|| Value::Array(Vec::new()));
         let Some(groups) = groups.as_array_mut() else {
             return Err(not_shaped(path, &format!("hooks.{event}"), "a list"));
         };
-        let installed = groups.iter().any(|group| {
-            group["matcher"] == *matcher
-                && group["hooks"].as_array().is_some_and(|hooks| {
-                    hooks
-                        .iter()
-                        .any(|h| h["command"].as_str().is_some_and(ours))
-                })
-        });
-        if !installed {
-            // Only the hooks that ask wait for a person.
-            let timeout = match *event {
-                input::POST_TOOL_USE | input::PRE_TOOL_USE => STOP_TIMEOUT_SECS,
-                _ => HOOK_TIMEOUT_SECS,
-            };
-            groups.push(json!({"matcher": matcher, "hooks": [
-                {"type": "command", "command": command, "timeout": timeout}
-            ]}));
-            changed = true;
+        let installed = groups
+            .iter_mut()
+            .filter(|group| group["matcher"] == *matcher)
+            .filter_map(|group| group.get_mut("hooks").and_then(Value::as_array_mut))
+            .flatten()
+            .find(|h| h["command"].as_str().is_some_and(ours));
+        match installed {
+            Some(hook) => {
+                had_ours = true;
+                if *hook != wanted {
+                    *hook = wanted;
+                    changed = true;
+                }
+            }
+            None => {
+                groups.push(json!({"matcher": matcher, "hooks": [wanted]}));
+                changed = true;
+            }
         }
     }
     if !changed {
         return Ok(false);
     }
     // Where the file's past is kept, checked (a state folder of this
-    // user's alone) before the file is touched.
+    // user's alone) before the file is touched. What it was before any
+    // hook of ours: the file as it is, or what an earlier install kept
+    // when nobody changed the file since; else nothing, and uninstall
+    // takes out our hooks alone.
     let kept_at = state.map(|state| Before::at(state, path)).transpose()?;
+    let earliest = match &kept_at {
+        Some(_) if !had_ours => Some(before.clone()),
+        Some(at) => Before::read(at)
+            .filter(|kept| {
+                Some(&kept.installed) == before.as_deref().map(ask_user_inbox::digest).as_ref()
+            })
+            .map(|kept| kept.before),
+        None => None,
+    };
     let written = write(path, &settings, newline)?;
     if let Some(at) = kept_at {
+        let Some(earliest) = earliest else {
+            let _ = std::fs::remove_file(&at);
+            return Ok(true);
+        };
         let kept = Before {
-            before,
+            before: earliest,
             installed: ask_user_inbox::digest(&written),
         };
         if let Err(error) = kept.keep(&at) {
             // Put back what was there: a failed install changes nothing.
-            let _ = match &kept.before {
+            let _ = match &before {
                 Some(before) => replace(path, before),
                 None => std::fs::remove_file(path),
             };
@@ -326,6 +363,11 @@ impl Before {
         replace(at, &serde_json::to_string(self).map_err(io::Error::other)?)
     }
 
+    /// What is kept at `at` (a checked folder's file), left there.
+    fn read(at: &Path) -> Option<Before> {
+        serde_json::from_str(&std::fs::read_to_string(at).ok()?).ok()
+    }
+
     /// What was kept for `path`, taken out of the state folder (when it is
     /// this user's alone); `None` when nothing was, or it cannot be read.
     fn take(state: &Path, path: &Path) -> Option<Before> {
@@ -402,6 +444,59 @@ mod tests {
                 .is_none(),
             "nothing kept after"
         );
+    }
+
+    #[test]
+    fn an_earlier_install_is_brought_up_to_date_and_the_first_file_comes_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        let path = dir.path().join("settings.json");
+        let before = "{\"model\":    \"opus\"}";
+        std::fs::write(&path, before).unwrap();
+        // An earlier install: another program's path, and a hook as an
+        // earlier version wrote it (no words for the terminal).
+        let old = "/opt/old/ask-user hook claude-code";
+        assert!(install(&path, old, Some(&state)).unwrap());
+        let mut earlier: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        earlier["hooks"]["Elicitation"][0]["hooks"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("statusMessage");
+        std::fs::write(&path, serde_json::to_string_pretty(&earlier).unwrap()).unwrap();
+
+        assert!(install(&path, COMMAND, Some(&state)).unwrap());
+        let now: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for (event, _) in HOOKS {
+            let groups = now["hooks"][*event].as_array().unwrap();
+            assert_eq!(groups.len(), 1, "{event}: one group, updated in place");
+            assert_eq!(
+                groups[0]["hooks"],
+                json!([entry(event, COMMAND)]),
+                "{event}"
+            );
+        }
+        assert_eq!(
+            now["hooks"]["Elicitation"][0]["hooks"][0]["statusMessage"],
+            WAITING_STATUS
+        );
+        assert!(
+            !install(&path, COMMAND, Some(&state)).unwrap(),
+            "up to date: nothing to do"
+        );
+        // The file was changed by hand between the installs, so what the
+        // first kept no longer holds: our hooks alone are taken out.
+        assert!(uninstall(&path, Some(&state)).unwrap());
+        let after: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(after, json!({"model": "opus"}));
+
+        // Two installs with nothing changed between them: the first file
+        // comes back byte for byte.
+        std::fs::write(&path, before).unwrap();
+        assert!(install(&path, old, Some(&state)).unwrap());
+        assert!(install(&path, COMMAND, Some(&state)).unwrap());
+        assert!(uninstall(&path, Some(&state)).unwrap());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
     }
 
     #[test]
