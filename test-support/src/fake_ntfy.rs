@@ -1,7 +1,8 @@
 //! An ntfy-compatible server of ours on 127.0.0.1, written from ntfy's
 //! publishing and subscribing docs (docs/publish.md, docs/subscribe/api.md
 //! of ntfy): publishing as JSON to the root (`{topic, title, message, tags,
-//! click, actions}`, at most three actions) or as a plain body to a topic's
+//! click, actions, sequence_id}`, at most three actions; a message kept with
+//! its sequence, as a later one of the same sequence updates it) or as a plain body to a topic's
 //! URL, and each topic's JSON stream (`GET /<topic>/json[?since=<id>]`: an
 //! `open` event, then one message per line, those after `since` first). A
 //! test plays the phone: it taps an action, which posts the action's body
@@ -34,6 +35,8 @@ pub struct Published {
     pub message: String,
     pub click: Option<String>,
     pub actions: Vec<Value>,
+    /// The sequence it updates (`sequence_id`, ntfy 2.16 and later).
+    pub sequence_id: Option<String>,
     /// The access token it was published with (`Authorization: Bearer`).
     pub token: Option<String>,
 }
@@ -150,6 +153,7 @@ fn publish(inner: &mut Inner, topic: &str, message: Value, token: Option<String>
         message: message["message"].as_str().unwrap_or_default().to_owned(),
         click: message["click"].as_str().map(str::to_owned),
         actions: message["actions"].as_array().cloned().unwrap_or_default(),
+        sequence_id: message["sequence_id"].as_str().map(str::to_owned),
         token,
     };
     let line = Bytes::from(format!("{}\n", published.json()));

@@ -295,6 +295,7 @@ impl Run<'_> {
                     "message": lines.join("\n"),
                     "tags": ["question"],
                     "actions": actions,
+                    "sequence_id": sequence(&record.id, question),
                 });
                 if let Some(address) = &click {
                     message["click"] = address.as_str().into();
@@ -314,6 +315,7 @@ impl Run<'_> {
                     "tags": ["question"],
                     "click": address,
                     "actions": [{"action": "view", "label": "Answer on the page", "url": address}],
+                    "sequence_id": sequence(&record.id, 0),
                 }),
                 None => {
                     lines.push(AT_THE_COMPUTER.to_owned());
@@ -321,6 +323,7 @@ impl Run<'_> {
                         "title": "An agent asks: answer at your computer",
                         "message": lines.join("\n"),
                         "tags": ["question"],
+                        "sequence_id": sequence(&record.id, 0),
                     })
                 }
             });
@@ -340,11 +343,14 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Question `id` left: a follow-up says how.
+    /// Question `id` left: its notifications say how, in place (each
+    /// notification posted of it is updated, its buttons gone, where the
+    /// server keeps sequences; an older server posts them as new ones).
     async fn say_left(&mut self, id: &str) -> Result<(), ChannelError> {
-        let Some((&key, _)) = self.state.posted.iter().find(|(_, p)| p.batch.id == id) else {
+        let Some((&key, posted)) = self.state.posted.iter().find(|(_, p)| p.batch.id == id) else {
             return Ok(());
         };
+        let buttons = posted.buttons;
         let record = match self.host.get(id.to_owned()).await {
             Ok(Some(record)) => record,
             Ok(None) => {
@@ -368,12 +374,21 @@ impl Run<'_> {
                 None => words(&q.question, 200),
             })
             .collect();
-        self.publish(json!({
-            "title": words(&outcome_line(&record, self.host), 200),
-            "message": lines.join("\n"),
-            "tags": ["white_check_mark"],
-        }))
-        .await?;
+        let title = words(&outcome_line(&record, self.host), 200);
+        // A notification per question had buttons: each says its own.
+        let updates: Vec<(usize, String)> = match buttons {
+            true => lines.into_iter().enumerate().collect(),
+            false => vec![(0, lines.join("\n"))],
+        };
+        for (question, message) in updates {
+            self.publish(json!({
+                "title": title,
+                "message": message,
+                "tags": ["white_check_mark"],
+                "sequence_id": sequence(id, question),
+            }))
+            .await?;
+        }
         self.state.posted.remove(&key);
         self.save().await;
         Ok(())
@@ -469,6 +484,13 @@ impl Run<'_> {
             }
         }
     }
+}
+
+/// The sequence of the notification of question `question` of batch `id`:
+/// ntfy (2.16 and later) updates a notification in place when another is
+/// published with its sequence.
+fn sequence(id: &str, question: usize) -> String {
+    format!("{id}-{question}")
 }
 
 fn hex(bytes: &[u8]) -> String {

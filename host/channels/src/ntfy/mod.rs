@@ -30,8 +30,10 @@
 //! question with a button per option (ntfy shows three at most); any other
 //! batch (several choices, more options, own words) gets one notification
 //! whose button opens the page, as ntfy has no way to type a reply. When a
-//! question leaves, a follow-up says how (ntfy notifications are not edited
-//! here).
+//! question leaves (answered there or anywhere else, dismissed, withdrawn),
+//! its notifications say how, updated in place, their buttons gone: each
+//! carries a sequence id, which ntfy 2.16 and later (and its apps) use to
+//! replace it; an older server shows the update as a new notification.
 
 use std::future::Future;
 use std::pin::Pin;

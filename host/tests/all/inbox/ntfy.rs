@@ -77,6 +77,9 @@ fn a_signed_button_answers_and_a_stranger_posting_to_the_reply_topic_answers_not
     let after = ntfy.message(TOPIC, "Answered in ntfy");
     assert!(after.message.contains("Merge <it>?: No"), "{after:#?}");
     assert!(after.actions.is_empty());
+    // It replaces the question's notification, buttons and all.
+    assert!(message.sequence_id.is_some(), "{message:#?}");
+    assert_eq!(after.sequence_id, message.sequence_id);
     let listed = inbox.wait_for("the answer kept", true, |q| q["state"] == "answered");
     assert_eq!(
         listed["outcome"]["value"]["answers"][0]["selected"],
@@ -102,6 +105,14 @@ fn a_batch_of_choices_is_sent_once_each_is_tapped_and_other_batches_open_the_pag
         answers_of(&agent.finish()),
         json!([{"id": "a", "selected": ["A1"]}, {"id": "b", "selected": ["B3"]}])
     );
+    // Each question's notification is updated in place with its answer.
+    for (asked, said) in [(&first, "First?: A1"), (&second, "Second?: B3")] {
+        let update = ntfy.message(TOPIC, said);
+        assert_ne!(update.id, asked.id);
+        assert_eq!(update.sequence_id, asked.sequence_id, "{update:#?}");
+        assert!(update.actions.is_empty(), "{update:#?}");
+    }
+    assert_ne!(first.sequence_id, second.sequence_id);
 
     // Several choices (or own words, or four options): the page. This
     // inbox's is on 127.0.0.1, which a phone never reaches: the notice
