@@ -197,21 +197,19 @@ pub trait Answerers: Sync {
     fn say(&self, line: &str);
 }
 
-/// What the inbox shows as asking: the agent, the folder it works in
-/// (`cwd`, the home folder as `~`), and for a form the MCP server's name;
-/// `when_down`, what its ask does when no inbox runs.
+/// What the inbox shows as asking: the agent, and for a form the MCP
+/// server's name, in the folder it works in (`cwd`, which the inbox shows
+/// beside it); `when_down`, what its ask does when no inbox runs.
 pub fn asker(
     agent: &str,
     cwd: Option<&str>,
     mcp_server: Option<&str>,
     when_down: ask_user_inbox::WhenDown,
 ) -> Asker {
-    let folder = cwd.map(|cwd| crate::text::folder(Path::new(cwd)));
-    let mut agent = agent.to_owned();
-    for part in [folder.as_deref(), mcp_server].into_iter().flatten() {
-        agent.push_str(" · ");
-        agent.push_str(part);
-    }
+    let agent = match mcp_server {
+        Some(server) => format!("{agent} · {server}"),
+        None => agent.to_owned(),
+    };
     Asker {
         agent,
         cwd: cwd.map(str::to_owned),

@@ -526,7 +526,14 @@ fn an_answer_at_the_terminal_withdraws_the_hooks_question_from_the_inbox() {
             .and_then(|q| q.first())
             .cloned()
     });
-    assert_eq!(asked["agent"], "Claude Code · ~", "{asked}");
+    // Claude Code, in the folder it works in (which every surface shows
+    // beside it, once).
+    assert_eq!(asked["agent"], "Claude Code", "{asked}");
+    assert_eq!(
+        asked["cwd"],
+        state.path().join("home").display().to_string(),
+        "{asked}"
+    );
     assert_eq!(
         asked["questions"][0]["question"],
         "Where should this release be deployed?"

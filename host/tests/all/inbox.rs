@@ -715,24 +715,24 @@ async fn two_agents_are_answered_from_one_page() {
     browser.client.goto(&inbox.page_link()).await.unwrap();
     let shown = browser.client.current_url().await.unwrap();
     assert!(!shown.as_str().contains("ticket"), "{shown}");
-    // Each session's section is labelled by what asked, then the session.
+    // Each session's section is labelled by what asked (the agent, its
+    // folder), then the session.
     let heading = browser
         .wait_for(&format!("section[data-session=\"{BETA}\"] h2"))
         .await;
     // A long id (a client's run) by its end, whole on hover.
     assert_eq!(heading.attr("title").await.unwrap().as_deref(), Some(BETA));
     let title = heading.text().await.unwrap();
+    let folder = inbox.root.path().display().to_string();
     assert!(
-        title.contains("(pid ") && title.ends_with(" · session …8a7b6e21"),
+        title.contains("(pid ") && title.ends_with(&format!(" · {folder} · session …8a7b6e21")),
         "{title}"
     );
     for (session, label) in [(BETA, "No"), ("alpha", "pnpm")] {
         let card = format!("section[data-session=\"{session}\"] form.batch");
         let text = browser.wait_for(&card).await.text().await.unwrap();
-        assert!(
-            text.contains(&format!("in {}", inbox.root.path().display())),
-            "{text}"
-        );
+        // What the heading says is not said again on its card.
+        assert!(!text.contains(&folder) && !text.contains("(pid "), "{text}");
         // The id `inbox answer ID` takes is on the card.
         let id = &ids[usize::from(session == BETA)];
         assert!(text.contains(id.as_str()), "{id} not in {text}");

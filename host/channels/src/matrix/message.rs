@@ -103,7 +103,7 @@ pub(super) fn content(record: &Record, question: usize, said: Option<Said<'_>>) 
     lines.push(Line::of(
         &format!(
             "{} · session {}",
-            words(&record.agent, 100),
+            words(&record.asker(), 200),
             words(&ask_user_seam::text::session(&record.session), 100)
         ),
         Some("i"),

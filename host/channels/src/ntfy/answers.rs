@@ -247,7 +247,7 @@ impl Run<'_> {
         });
         let footer = format!(
             "{} · session {}",
-            words(&record.agent, 100),
+            words(&record.asker(), 200),
             words(&ask_user_seam::text::session(&record.session), 100)
         );
         let address = self.host.address();

@@ -105,7 +105,7 @@ fn section(record: &Record, question: usize) -> String {
 fn context(record: &Record) -> Value {
     json!({"type": "context", "elements": [{"type": "mrkdwn", "verbatim": true, "text": format!(
         "{} · session {}",
-        escape(&words(&record.agent, 100)),
+        escape(&words(&record.asker(), 200)),
         escape(&words(&ask_user_seam::text::session(&record.session), 100))
     )}]})
 }

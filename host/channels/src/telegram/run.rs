@@ -436,7 +436,7 @@ fn text(record: &Record, question: usize, footer: Option<&str>) -> String {
     };
     let mut footers = vec![format!(
         "<i>{} · session {}</i>",
-        escape(&words(&record.agent, 100)),
+        escape(&words(&record.asker(), 200)),
         escape(&words(&ask_user_seam::text::session(&record.session), 100))
     )];
     footers.extend(footer.map(str::to_owned));

@@ -378,7 +378,7 @@ impl Notifier {
             text: format!(
                 "{lead}{first}{more}\nsession {} · {}",
                 ask_user_seam::text::session(&record.session),
-                record.agent
+                record.asker()
             ),
             record: record.clone(),
             address: self.address.clone(),

@@ -28,6 +28,7 @@ pub(super) fn frame(record: &Record, agent_waiting: bool) -> Shown {
         "sessionShown": ask_user_seam::text::session(&record.session),
         "agent": record.agent,
         "cwd": record.cwd,
+        "folder": record.cwd.as_deref().map(|cwd| ask_user_seam::text::folder(std::path::Path::new(cwd))),
         "askedAt": crate::rfc3339(record.asked_at),
         "audience": record.audience,
         "agentWaiting": agent_waiting,

@@ -188,6 +188,20 @@ impl Record {
         }
     }
 
+    /// Who asked, as a person reads it: the agent and the folder it works
+    /// in (`Claude Code · ~/src/app`; under this server's home folder as
+    /// `~`, which for one user's inbox is the agent's too).
+    pub fn asker(&self) -> String {
+        match &self.cwd {
+            Some(cwd) => format!(
+                "{} · {}",
+                self.agent,
+                ask_user_seam::text::folder(std::path::Path::new(cwd))
+            ),
+            None => self.agent.clone(),
+        }
+    }
+
     /// Whether `person` (of `groups`) may answer it: its audience is
     /// empty or shares a group.
     pub fn answerable_by(&self, groups: &[String]) -> bool {
