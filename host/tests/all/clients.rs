@@ -346,15 +346,20 @@ const SCRIPTED: &str = "[[answerer]]\nkind = \"script\"\nrules = [\n  \
 
 /// The model got [`SCRIPTED`]'s answers, and none of its own.
 fn assert_scripted(model: &FakeModel) {
-    let result = model
-        .tool_result(Duration::ZERO)
-        .expect("the model got a result");
+    let result = received(model);
     assert!(
         result.contains(r#""Where should this release be deployed?"="Staging""#)
             && result
                 .contains(r#""Which checks should run before deploying?"="Unit tests, Load test""#),
         "{result}"
     );
+}
+
+/// The tool result the model got (the run is over).
+fn received(model: &FakeModel) -> String {
+    model
+        .tool_result(Duration::ZERO)
+        .expect("the model got a result")
 }
 
 /// Claude Code in `dir/home` with `env` and `args` after the prompt.
@@ -547,9 +552,7 @@ fn an_answer_at_the_terminal_withdraws_the_hooks_question_from_the_inbox() {
     tui.press("\r", &["[✔] Unit tests"], BOUND);
     tui.press(RIGHT, &["Review your answers"], BOUND);
     tui.press("\r", &[fake_model::DONE], BOUND);
-    let result = model
-        .tool_result(Duration::ZERO)
-        .expect("the model got a result");
+    let result = received(&model);
     assert!(
         result.contains(r#""Where should this release be deployed?"="Staging""#)
             && result.contains(r#""Which checks should run before deploying?"="Unit tests""#),
@@ -627,9 +630,7 @@ fn an_answer_in_the_inbox_reaches_claude_code_while_its_terminal_asks() {
     let answered = finish(answer);
     assert!(answered.status.success(), "{answered:?}");
     tui.wait_for(&[fake_model::DONE], BOUND);
-    let result = model
-        .tool_result(Duration::ZERO)
-        .expect("the model got a result");
+    let result = received(&model);
     assert!(
         result.contains(r#""Where should this release be deployed?"="Production""#)
             && result.contains(
@@ -665,9 +666,7 @@ fn a_dismissal_in_the_inbox_reaches_claude_codes_model() {
     let tui = claude_in(state.path(), &env, &[]);
     dismiss_the_first(&inbox);
     tui.wait_for(&[fake_model::DONE], BOUND);
-    let result = model
-        .tool_result(Duration::ZERO)
-        .expect("the model got a result");
+    let result = received(&model);
     assert!(
         result.contains("The user dismissed the questions without answering"),
         "{result}"
@@ -681,9 +680,7 @@ fn a_dismissal_in_the_inbox_reaches_claude_codes_model() {
     tui.wait_for(&["Asking you through ask-user"], BOUND);
     dismiss_the_first(&inbox);
     tui.wait_for(&[fake_model::DONE], BOUND);
-    let result = model
-        .tool_result(Duration::ZERO)
-        .expect("the model got a result");
+    let result = received(&model);
     assert!(
         result.contains("ASK_CANCELLED") && result.contains("declined the form"),
         "{result}"
@@ -855,9 +852,7 @@ fn cancelling_the_form_in_either_client_tells_the_model_so() {
 }
 
 fn assert_cancelled(model: &FakeModel, client: &str) {
-    let result = model
-        .tool_result(Duration::ZERO)
-        .expect("the model got a result");
+    let result = received(model);
     assert!(
         result.contains("ASK_CANCELLED") && result.contains("cancelled the form"),
         "{client}: {result:?}"
