@@ -53,8 +53,12 @@ fn listing(questions: &[QuestionView], width: usize, now: std::time::SystemTime)
             (State::Waiting, false) => {
                 "waiting (its agent is gone; answer it for when it asks again)".to_owned()
             }
-            // Withdrawn, with why, as its card says ("answered in Claude Code").
+            // Withdrawn, with why, as its card says: settled elsewhere
+            // ("answered in Claude Code") as that, else "withdrawn: why".
             (State::Withdrawn, _) => match &view.settled_by {
+                Some(why) if why.starts_with("answered ") || why.starts_with("dismissed ") => {
+                    clean(why, false).into_owned()
+                }
                 Some(why) if !why.is_empty() => format!("withdrawn: {}", clean(why, false)),
                 _ => "withdrawn".to_owned(),
             },
@@ -124,15 +128,23 @@ mod tests {
     #[test]
     fn a_withdrawn_question_says_why_as_its_card_does() {
         let now = SystemTime::now();
-        let view: QuestionView = serde_json::from_value(serde_json::json!({
-            "id": "q1", "session": "s", "agent": "a", "askedAt": humantime::format_rfc3339(now).to_string(),
-            "state": "withdrawn", "agentWaiting": false, "settledBy": "answered in Claude Code",
-            "questions": [{"id": "q", "question": "Deploy?"}],
-        }))
-        .unwrap();
-        let text = listing(&[view], 80, now);
+        let said = |why: &str| {
+            let view: QuestionView = serde_json::from_value(serde_json::json!({
+                "id": "q1", "session": "s", "agent": "a", "askedAt": humantime::format_rfc3339(now).to_string(),
+                "state": "withdrawn", "agentWaiting": false, "settledBy": why,
+                "questions": [{"id": "q", "question": "Deploy?"}],
+            }))
+            .unwrap();
+            listing(&[view], 80, now)
+        };
+        // Settled elsewhere: said as that, not as withdrawn.
+        let text = said("answered in Claude Code");
+        assert!(text.contains("q1  answered in Claude Code\n"), "{text}");
+        let text = said("dismissed in Claude Code");
+        assert!(text.contains("q1  dismissed in Claude Code\n"), "{text}");
+        let text = said("the agent stopped waiting");
         assert!(
-            text.contains("q1  withdrawn: answered in Claude Code"),
+            text.contains("q1  withdrawn: the agent stopped waiting"),
             "{text}"
         );
     }
