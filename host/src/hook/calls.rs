@@ -50,6 +50,19 @@ pub fn note(state_dir: &Path, client: &str, call: &str, sub: &SubAgent) -> io::R
     std::fs::rename(&partial, &file)
 }
 
+/// Forgets any note under `client`'s tool use `call`: the main agent makes
+/// it, whoever made a call under the same id before (a gateway that numbers
+/// its calls gives each session the same ids).
+pub fn forget(state_dir: &Path, client: &str, call: &str) -> io::Result<()> {
+    let Some(file) = file(state_dir, client, call)? else {
+        return Ok(());
+    };
+    match std::fs::remove_file(&file) {
+        Err(error) if error.kind() != io::ErrorKind::NotFound => Err(error),
+        _ => Ok(()),
+    }
+}
+
 /// The sub-agent that made `client`'s tool use `call`. `None` when there
 /// is no note (a main agent's call, hooks not installed), or it cannot be
 /// read.
@@ -123,6 +136,11 @@ mod tests {
             Some(sub()),
             "for the call's next round too"
         );
+        // A main agent's call under the same id (another session's, where
+        // ids repeat) is nobody's sub-agent's.
+        forget(state.path(), "claude-code", "toolu_01").unwrap();
+        assert_eq!(read(state.path(), "claude-code", "toolu_01"), None);
+        forget(state.path(), "claude-code", "toolu_01").unwrap();
         std::fs::remove_dir_all(state.path().join(FOLDER)).unwrap();
         for odd in ["", "../toolu_01", "a/b", "x.json", &"t".repeat(129)] {
             note(state.path(), "claude-code", odd, &sub()).unwrap();

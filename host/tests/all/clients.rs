@@ -1072,6 +1072,43 @@ fn headless_claude(dir: &Path, env: Vec<(&str, String)>, mcp: &Path) -> Command 
     claude
 }
 
+/// Tool-use ids can repeat across sessions (a gateway that numbers its
+/// calls, as our model does: every run's call is `toolu_1`). A sub-agent's
+/// call noted in one run leaves the main agent's call of the same id in the
+/// next run its own: answered, not refused as a sub-agent's.
+#[test]
+fn a_main_agents_call_is_its_own_whatever_a_sub_agent_called_under_its_id() {
+    let _one = one_at_a_time();
+    let (deploy, answers) = deploy();
+    let script = format!(
+        "[mcp]\nforms = \"never\"\n\n[[answerer]]\nkind = \"script\"\nanswers = {:?}\n",
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../examples/deploy.answers.json")
+            .display()
+            .to_string()
+    );
+    let delegating = FakeModel::delegating(deploy.clone());
+    let (dir, env, mcp) = delegating_claude(&delegating, &script);
+    let status = finish(headless_claude(dir.path(), env.clone(), &mcp)).status;
+    assert!(status.success(), "claude -p: {status:?}");
+    assert!(
+        received(&delegating).contains("DELEGATED_CALLER"),
+        "the sub-agent is refused by default"
+    );
+
+    // The next run, in the same home: the main agent calls, as `toolu_1`.
+    let main = FakeModel::start(deploy);
+    let pointed: Vec<(&str, String)> = claude_env(&main);
+    let env: Vec<(&str, String)> = env
+        .into_iter()
+        .filter(|(name, _)| !pointed.iter().any(|(other, _)| other == name))
+        .chain(pointed.clone())
+        .collect();
+    let status = finish(headless_claude(dir.path(), env, &mcp)).status;
+    assert!(status.success(), "claude -p: {status:?}");
+    assert_received(&main, Duration::ZERO, &answers);
+}
+
 #[test]
 fn a_claude_code_sub_agent_is_refused_by_default_and_told_to_report_to_its_parent() {
     let _one = one_at_a_time();

@@ -70,11 +70,11 @@ impl HookEvent {
         Some((tool.session.session_id.as_deref()?, fingerprint(questions)))
     }
 
-    /// The call of our MCP tool a sub-agent is about to make, when this is
-    /// the event before it: its tool use id, and the sub-agent as the
-    /// server will run it (a sub-agent of the session's root, named by its
-    /// kind and the start of its id).
-    pub fn sub_agent_call(&self) -> Option<(&str, SubAgent)> {
+    /// The call of our MCP tool about to be made, when this is the event
+    /// before it: its tool use id, and a sub-agent's as the server will run
+    /// it (a sub-agent of the session's root, named by its kind and the
+    /// start of its id), `None` for the main agent's.
+    pub fn our_tool_call(&self) -> Option<(&str, Option<SubAgent>)> {
         let HookEvent::PreToolUse(tool) = self else {
             return None;
         };
@@ -82,6 +82,10 @@ impl HookEvent {
         if !(name.starts_with("mcp__") && name.ends_with("__ask_user_question")) {
             return None;
         }
+        Some((tool.tool_use_id.as_deref()?, self.sub_agent(tool)))
+    }
+
+    fn sub_agent(&self, tool: &ToolUse) -> Option<SubAgent> {
         let session = &tool.session;
         let agent = session.agent_id.as_deref()?;
         let kind = session
@@ -102,12 +106,11 @@ impl HookEvent {
             .collect();
         let key =
             crate::hook::session_key(&super::ClaudeCode, session.session_id.as_deref()).ok()?;
-        let sub = SubAgent {
+        Some(SubAgent {
             session: key,
             turn: session.prompt_id.clone(),
             name: format!("{kind} {short}"),
-        };
-        Some((tool.tool_use_id.as_deref()?, sub))
+        })
     }
 
     /// What the inbox shows as asking ([`asker`]).
@@ -638,27 +641,31 @@ mod tests {
         let pre = |tool: &str, agent, kind| named(PRE_TOOL_USE, tool, agent, kind);
         let ours = "mcp__ask-user__ask_user_question";
         let input = pre(ours, Some("a70dee6c5f1e"), Some("general-purpose"));
-        let (call, sub) = input.sub_agent_call().unwrap();
+        let (call, sub) = input.our_tool_call().unwrap();
         assert_eq!(call, "toolu_01");
         assert_eq!(
             sub,
-            SubAgent {
+            Some(SubAgent {
                 session: "claude-code-0b9d3c6e".into(),
                 turn: Some("p1".into()),
                 name: "general-purpose a70dee6c".into(),
-            }
+            })
         );
-        // The main thread, another tool, another event: nothing to note.
-        assert!(pre(ours, None, None).sub_agent_call().is_none());
+        // The main thread's call: ours, by no sub-agent.
+        assert_eq!(
+            pre(ours, None, None).our_tool_call(),
+            Some(("toolu_01", None))
+        );
+        // Another tool, another event: not ours.
         assert!(
             pre("mcp__other__deploy", Some("a1"), None)
-                .sub_agent_call()
+                .our_tool_call()
                 .is_none()
         );
         let post = named(POST_TOOL_USE, ours, Some("a1"), None);
-        assert!(post.sub_agent_call().is_none());
+        assert!(post.our_tool_call().is_none());
         // A kind that is not plain text is not shown.
         let odd = pre(ours, Some("a1"), Some("x\u{1b}[2J"));
-        assert_eq!(odd.sub_agent_call().unwrap().1.name, "sub-agent a1");
+        assert_eq!(odd.our_tool_call().unwrap().1.unwrap().name, "sub-agent a1");
     }
 }

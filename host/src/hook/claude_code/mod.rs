@@ -99,10 +99,15 @@ async fn hook(
         ))
     })?;
     let state_dir = ask_user_inbox::state_dir();
-    if let Some((call, sub)) = input.sub_agent_call() {
-        // Told to `ask-user mcp` when the call comes ([`calls`]).
+    if let Some((call, sub)) = input.our_tool_call() {
+        // Told to `ask-user mcp` when the call comes ([`calls`]): a
+        // sub-agent's call noted, and a main agent's clearing any note left
+        // under the same id (another session's, where ids repeat).
         if let Some(state_dir) = &state_dir {
-            calls::note(state_dir, NAME, call, &sub)?;
+            match sub {
+                Some(sub) => calls::note(state_dir, NAME, call, &sub)?,
+                None => calls::forget(state_dir, NAME, call)?,
+            }
         }
         return Ok(None);
     }
