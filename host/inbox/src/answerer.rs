@@ -198,6 +198,12 @@ fn asked(body: &AskBody, view: &QuestionView) -> bool {
     view.session == body.session && view.questions == body.request.questions
 }
 
+/// How the inbox names a relayed sub-agent's question: the agent it runs
+/// in, then the sub-agent's chain (`session › kind id`).
+pub fn sub_agents_label(agent: &str, chain: &str) -> String {
+    format!("{agent} · sub-agent {chain}")
+}
+
 /// Withdraws the question from the inbox when the ask ends before it left
 /// the waiting state (its future dropped), saying why: how an answerer
 /// racing this one settled it, else the host's reason.
@@ -251,7 +257,7 @@ impl Answerer for InboxAnswerer {
                 // A relayed sub-agent is named on the card, in the
                 // notifications and in `inbox list`.
                 agent: match ask.asked_by_label() {
-                    Some(chain) => format!("{} · sub-agent {chain}", self.agent),
+                    Some(chain) => sub_agents_label(&self.agent, &chain),
                     None => self.agent.clone(),
                 },
                 cwd: self.cwd.clone(),

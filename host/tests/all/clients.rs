@@ -1057,6 +1057,51 @@ fn a_claude_code_sub_agents_form_says_which_sub_agent_asks_and_its_answer_reache
     assert_received(&model, BOUND, &defaults());
 }
 
+/// With the inbox running, a relayed sub-agent's form goes through the
+/// `Elicitation` hook to the inbox, which names the sub-agent (read back
+/// from ask-user's own form), not the main agent; its answer there reaches
+/// the sub-agent.
+#[test]
+fn a_relayed_sub_agents_form_reaches_the_inbox_as_the_sub_agents() {
+    let _one = one_at_a_time();
+    let (deploy, answers) = deploy();
+    let model = FakeModel::delegating(deploy);
+    let (dir, env, mcp) = delegating_claude(
+        &model,
+        "[[answerer]]\nkind = \"inbox\"\n\n[policy]\ndelegated = \"relay\"\n",
+    );
+    let inbox = Inbox::serve(&env, dir.path());
+    let args = [
+        "--mcp-config",
+        mcp.to_str().unwrap(),
+        "--allowedTools",
+        CLAUDE_TOOL,
+    ];
+    let _tui = claude_in(dir.path(), &env, &args);
+    let (id, agent) = inbox.wait_for("the sub-agent's form", |list| {
+        let question = &list["questions"][0];
+        Some((
+            question["id"].as_str()?.to_owned(),
+            question["agent"].as_str()?.to_owned(),
+        ))
+    });
+    assert!(
+        agent.starts_with("Claude Code · ask-user · sub-agent claude-code-")
+            && agent.contains(" › general-purpose "),
+        "{agent}"
+    );
+    let file = dir.path().join("answers.json");
+    std::fs::write(&file, answers.to_string()).unwrap();
+    let mut answer = Command::new(env!("CARGO_BIN_EXE_ask-user"));
+    answer
+        .args(["inbox", "answer", &id, "--answers"])
+        .arg(&file)
+        .envs(env.iter().cloned());
+    let answered = finish(answer);
+    assert!(answered.status.success(), "{answered:?}");
+    assert_received(&model, BOUND, &answers);
+}
+
 /// `claude -p` in `dir/home` with `env`, `ask-user mcp` as `mcp` registers
 /// it, the tool allowed.
 fn headless_claude(dir: &Path, env: Vec<(&str, String)>, mcp: &Path) -> Command {

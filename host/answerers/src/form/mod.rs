@@ -126,7 +126,7 @@ impl<'r> Form<'r> {
             ),
         };
         match &self.asked_by {
-            Some(chain) => format!("Asked by sub-agent {chain}.\n\n{what}"),
+            Some(chain) => format!("{ASKED_BY}{chain}.\n\n{what}"),
             None => what,
         }
     }
@@ -239,6 +239,17 @@ impl<'r> Form<'r> {
         }
         Ok(answers)
     }
+}
+
+/// How a form's message names the sub-agent that asks.
+const ASKED_BY: &str = "Asked by sub-agent ";
+
+/// The sub-agent a form of ours says asks ([`Form::asked_by`]), read back
+/// from its `message`: shown, never trusted (any server can write it).
+pub fn asked_by_in(message: &str) -> Option<String> {
+    let (chain, _) = message.strip_prefix(ASKED_BY)?.split_once(".\n\n")?;
+    let chain = ask_user_seam::text::clean(chain, false);
+    (!chain.is_empty() && chain.chars().count() <= 300).then(|| chain.into_owned())
 }
 
 /// What a dismissed form answers (`how`: "declined", "cancelled"): the
@@ -562,6 +573,16 @@ mod tests {
         assert_eq!(
             relayed.message(),
             "Asked by sub-agent session-1 › reviewer.\n\nShip it?"
+        );
+        // Read back by whoever receives the form (a client's hook).
+        assert_eq!(
+            asked_by_in(&relayed.message()).as_deref(),
+            Some("session-1 › reviewer")
+        );
+        assert_eq!(asked_by_in(&Form::new(&one, ALL).message()), None);
+        assert_eq!(
+            asked_by_in("Asked by sub-agent \u{1b}[2J.\n\nx").as_deref(),
+            Some("[2J")
         );
     }
 

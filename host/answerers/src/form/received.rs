@@ -42,6 +42,8 @@ enum Kind {
 pub struct ReceivedForm {
     reading: Reading,
     pub request: AskRequest,
+    /// The sub-agent a form of ours says asks ([`super::asked_by_in`]).
+    pub asked_by: Option<String>,
 }
 
 /// How a form was read, and so how its answers go back.
@@ -62,6 +64,7 @@ impl ReceivedForm {
             return Some(ReceivedForm {
                 reading: Reading::Ours(renders),
                 request,
+                asked_by: super::asked_by_in(message),
             });
         }
         let properties = schema.get("properties")?.as_object()?;
@@ -112,6 +115,7 @@ impl ReceivedForm {
         Some(ReceivedForm {
             reading: Reading::Fields(fields),
             request: AskRequest { questions },
+            asked_by: None,
         })
     }
 

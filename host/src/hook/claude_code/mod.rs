@@ -126,7 +126,14 @@ async fn hook(
         // Another event, another tool, a form we cannot show: not ours.
         None => return Ok(None),
     };
-    let asker = input.asker();
+    let mut asker = input.asker();
+    // A form `ask-user mcp` made for a sub-agent says which: so does the
+    // inbox, as it does for the sub-agent's call itself.
+    if let Ask::Form(form) = &asked
+        && let Some(chain) = &form.asked_by
+    {
+        asker.agent = ask_user_inbox::sub_agents_label(&asker.agent, chain);
+    }
     // Claude Code stops a hook it no longer waits for (Esc at its form, the
     // turn interrupted, Claude Code quitting): the person left the question
     // there. The reason is set before the ask hears of the stop.
