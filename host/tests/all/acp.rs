@@ -303,3 +303,22 @@ fn a_client_without_forms_is_passed_over_for_the_rest_of_the_chain() {
     );
     assert_eq!(report["stopReason"], "end_turn");
 }
+
+/// An editor that fails the form request (a JSON-RPC error) is passed over
+/// as one without forms is: the rest of the chain answers. The examples in
+/// Python and JavaScript keep the same rule (their tests).
+#[test]
+fn a_client_that_fails_the_form_is_passed_over_for_the_rest_of_the_chain() {
+    let report = run("fail", None);
+    assert_eq!(
+        report["forms"].as_array().map(Vec::len),
+        Some(1),
+        "{report}"
+    );
+    assert_eq!(
+        answers(&report)[2],
+        json!({"id": "note", "selected": [], "custom": "from the script"}),
+        "the script answered: {report}"
+    );
+    assert_eq!(report["stopReason"], "end_turn");
+}

@@ -9,8 +9,9 @@
 //
 // MODE: `accept` (with CONTENT, a JSON object), `decline`, `cancel` (the
 // user stops the turn while the form is open: `session/cancel`, then the
-// form waits until the agent withdraws it), or `no-forms` (the client does
-// not declare elicitation). What it saw goes to REPORT as JSON: the forms
+// form waits until the agent withdraws it), `fail` (the editor fails the
+// form request: a JSON-RPC error), or `no-forms` (the client does not
+// declare elicitation). What it saw goes to REPORT as JSON: the forms
 // asked, the agent's message, the prompt's stop reason, whether a form was
 // withdrawn (`cancel_request`, or why else its wait ended).
 import { spawn } from "node:child_process";
@@ -25,6 +26,7 @@ const app = client({ name: "ask-user-tests" })
   .onRequest(methods.client.elicitation.create, async ({ params, signal, agent }) => {
     seen.forms.push(params);
     if (mode === "decline") return { action: "decline" };
+    if (mode === "fail") throw new Error("this editor cannot show the form");
     if (mode === "cancel") {
       const withdrawn = new Promise((resolve) =>
         signal.addEventListener("abort", () => resolve(signal.reason)));

@@ -7,7 +7,9 @@
 // show (`ask-user form schema`), and its content is read back by the same
 // code (`ask-user form answers`): the `ask-user` command (this package's
 // bin, or ASK_USER_COMMAND) lays it out. An editor that did not declare
-// form elicitation is passed over: the next answerer asks.
+// form elicitation, or fails the form request, is passed over: the next
+// answerer asks (the Rust host's `acp` answerer's rule); one that cancels
+// it ends the ask ASK_CANCELLED.
 //
 //   node examples/acp-agent.mjs      (an editor starts it, on its stdio)
 import { spawn } from 'node:child_process';
@@ -17,6 +19,13 @@ import { agent, methods, ndJsonStream, PROTOCOL_VERSION } from '@agentclientprot
 import { AskError, Host } from 'ask-user';
 
 const COMMAND = process.env.ASK_USER_COMMAND ?? 'ask-user';
+// JSON-RPC's code for a request its receiver cancelled.
+const REQUEST_CANCELLED = -32800;
+
+/** What a form the user declined or cancelled ends with. */
+function dismissed(how) {
+  return new AskError('ASK_CANCELLED', `the user ${how} the form without answering. Do not ask the same again; continue with what you know or end your turn`);
+}
 
 /** `ask-user form <what>` on `input`: its JSON, and whether it succeeded. */
 function form(what, input) {
@@ -44,16 +53,22 @@ host.answerer(async (request, { signal }) => {
   const sessionId = current.getStore();
   if (!forms || !editor || !sessionId) return null; // no forms: the next answerer
   const { value: shown } = await form('schema', request);
-  const reply = await editor.request(
-    methods.client.elicitation.create,
-    { mode: 'form', sessionId, message: shown.message, requestedSchema: shown.requestedSchema },
-    // Withdrawn ($/cancel_request) when the answer is no longer wanted.
-    { cancellationSignal: signal, stopWaitingOnCancel: true },
-  );
-  if (reply.action !== 'accept') {
-    const how = reply.action === 'decline' ? 'declined' : 'cancelled';
-    throw new AskError('ASK_CANCELLED', `the user ${how} the form without answering. Do not ask the same again; continue with what you know or end your turn`);
+  let reply;
+  try {
+    reply = await editor.request(
+      methods.client.elicitation.create,
+      { mode: 'form', sessionId, message: shown.message, requestedSchema: shown.requestedSchema },
+      // Withdrawn ($/cancel_request) when the answer is no longer wanted.
+      { cancellationSignal: signal, stopWaitingOnCancel: true },
+    );
+  } catch (error) {
+    if (signal.aborted) throw error;
+    if (error?.code === REQUEST_CANCELLED) throw dismissed('cancelled');
+    // No form after all: the next answerer asks.
+    console.error(`the editor did not show the form (${error?.message ?? error}); passing the question on`);
+    return null;
   }
+  if (reply.action !== 'accept') throw dismissed(reply.action === 'decline' ? 'declined' : 'cancelled');
   const { ok, value } = await form('answers', { request, content: reply.content ?? {} });
   if (!ok) throw new AskError(value.error.code, value.error.message);
   return value.answers;

@@ -73,3 +73,11 @@ test('an editor without forms is passed over', async (t) => {
   // The example's one answerer passed: nobody else was there.
   assert.equal(seen.result.code, 'NO_PROVIDER');
 });
+
+test('an editor that fails the form is passed over', async (t) => {
+  const seen = await run(t, 'fail');
+  assert.equal(seen.forms.length, 1);
+  // As the Rust host's answerer does: the next answerer's turn (here
+  // nobody's), not an internal error.
+  assert.equal(seen.result.code, 'NO_PROVIDER');
+});

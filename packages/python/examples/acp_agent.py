@@ -8,7 +8,9 @@ The form is the one ``ask-user mcp`` and the Rust host's ``acp`` answerer
 show (``ask-user form schema``), and its content is read back by the same
 code (``ask-user form answers``): the ``ask-user`` command (this package's,
 or ``ASK_USER_COMMAND``) lays it out. An editor that did not declare form
-elicitation is passed over: the next answerer asks.
+elicitation, or fails the form request, is passed over: the next answerer
+asks (the Rust host's ``acp`` answerer's rule); one that cancels it ends the
+ask ``ASK_CANCELLED``.
 
     python examples/acp_agent.py      (an editor starts it, on its stdio)
 """
@@ -17,6 +19,7 @@ import asyncio
 import contextvars
 import json
 import os
+import sys
 from typing import Any
 
 from acp import (
@@ -24,6 +27,7 @@ from acp import (
     InitializeResponse,
     NewSessionResponse,
     PromptResponse,
+    RequestError,
     run_agent,
     text_block,
     update_agent_message,
@@ -33,6 +37,18 @@ from acp.schema import ElicitationFormSessionMode, ElicitationSchema
 from ask_user import AskError, Host
 
 COMMAND = os.environ.get("ASK_USER_COMMAND", "ask-user")
+
+#: JSON-RPC's code for a request its receiver cancelled.
+REQUEST_CANCELLED = -32800
+
+
+def dismissed(how: str) -> AskError:
+    """What a form the user declined or cancelled ends with."""
+    return AskError(
+        "ASK_CANCELLED",
+        f"the user {how} the form without answering. Do not ask the same again; "
+        "continue with what you know or end your turn",
+    )
 
 #: The session a call runs for, so that the answerer asks in its editor.
 current: contextvars.ContextVar[str | None] = contextvars.ContextVar("session", default=None)
@@ -69,14 +85,17 @@ class Agent:
             session_id=session_id,
             requested_schema=ElicitationSchema.model_validate(shown["requestedSchema"]),
         )
-        reply = await self.editor.create_elicitation(message=shown["message"], mode=mode)
+        try:
+            reply = await self.editor.create_elicitation(message=shown["message"], mode=mode)
+        except RequestError as error:
+            if error.code == REQUEST_CANCELLED:
+                raise dismissed("cancelled") from error
+            # No form after all: the next answerer asks.
+            print(f"the editor did not show the form ({error}); passing the question on",
+                  file=sys.stderr)
+            return None
         if reply.action != "accept":
-            how = "declined" if reply.action == "decline" else "cancelled"
-            raise AskError(
-                "ASK_CANCELLED",
-                f"the user {how} the form without answering. Do not ask the same again; "
-                "continue with what you know or end your turn",
-            )
+            raise dismissed("declined" if reply.action == "decline" else "cancelled")
         content = reply.model_dump(mode="json").get("content") or {}
         ok, value = await form("answers", {"request": request, "content": content})
         if not ok:

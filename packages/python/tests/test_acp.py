@@ -61,3 +61,11 @@ def test_an_editor_without_forms_is_passed_over(tmp_path):
     assert seen["forms"] == []
     # The example's one answerer passed: nobody else was there.
     assert seen["result"]["code"] == "NO_PROVIDER"
+
+
+def test_an_editor_that_fails_the_form_is_passed_over(tmp_path):
+    seen = run(tmp_path, "fail")
+    assert len(seen["forms"]) == 1
+    # As the Rust host's answerer does: the next answerer's turn (here
+    # nobody's), not an internal error.
+    assert seen["result"]["code"] == "NO_PROVIDER", seen["result"]
