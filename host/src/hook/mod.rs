@@ -197,6 +197,28 @@ pub trait Answerers: Sync {
     fn say(&self, line: &str);
 }
 
+/// Resolves when nobody reads this process's standard output any more (a
+/// pipe whose reading end closed: the client that ran the hook was killed
+/// or crashed), checked every second. Its answer would go nowhere: the
+/// hook stops asking, rather than wait out its timeout (a day). Output to
+/// a terminal or a file never resolves it.
+pub async fn reader_gone() {
+    let mut every = tokio::time::interval(std::time::Duration::from_secs(1));
+    loop {
+        every.tick().await;
+        let mut output = libc::pollfd {
+            fd: libc::STDOUT_FILENO,
+            events: 0,
+            revents: 0,
+        };
+        // SAFETY: one pollfd of ours, not waited on (timeout 0).
+        let ready = unsafe { libc::poll(&mut output, 1, 0) };
+        if ready > 0 && output.revents & (libc::POLLERR | libc::POLLHUP) != 0 {
+            return;
+        }
+    }
+}
+
 /// What the inbox shows as asking: the agent, and for a form the MCP
 /// server's name, in the folder it works in (`cwd`, which the inbox shows
 /// beside it); `when_down`, what its ask does when no inbox runs.

@@ -714,6 +714,27 @@ fn escape_at_claude_codes_form_ends_the_inbox_card_as_dismissed_there() {
     );
 }
 
+/// Claude Code killed while its hook asks in the inbox: the hook sees it
+/// gone and withdraws the question, saying Claude Code ended, instead of
+/// waiting out its day-long timeout with nobody to tell.
+#[test]
+fn a_killed_claude_codes_hook_withdraws_its_question() {
+    let _one = one_at_a_time();
+    let model = FakeModel::calling("AskUserQuestion", own_questions());
+    let (state, env) = hooked_home(&model, "[[answerer]]\nkind = \"inbox\"\n");
+    let inbox = Inbox::serve(&env, state.path());
+    let tui = claude_in(state.path(), &env, &[]);
+    inbox.wait_for("the hook's question", |list| {
+        list["questions"][0]["id"].as_str().map(drop)
+    });
+    tui.signal(libc::SIGKILL);
+    let settled = inbox.wait_until("the question withdrawn", true, |list| {
+        let question = &list["questions"][0];
+        (question["state"] != "waiting").then(|| question.clone())
+    });
+    assert_eq!(settled["settledBy"], "Claude Code ended", "{settled}");
+}
+
 /// `ask-user inbox serve` for the state folder of `env`, stopped when
 /// dropped.
 struct Inbox {

@@ -136,13 +136,17 @@ async fn hook(
     }
     // Claude Code stops a hook it no longer waits for (Esc at its form, the
     // turn interrupted, Claude Code quitting): the person left the question
-    // there. The reason is set before the ask hears of the stop.
+    // there. Killed (or crashed), it stops nothing: the hook sees that
+    // nobody reads its answer.
+    // The reason is set before the ask hears of the stop.
     let asking = CancellationToken::new();
     {
         let (reason, asking) = (asker.stop_reason.clone(), asking.clone());
         tokio::spawn(async move {
-            stop.cancelled().await;
-            reason.set("dismissed in Claude Code");
+            tokio::select! {
+                () = stop.cancelled() => reason.set("dismissed in Claude Code"),
+                () = super::reader_gone() => reason.set("Claude Code ended"),
+            }
             asking.cancel();
         });
     }
