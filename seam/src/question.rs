@@ -83,6 +83,11 @@ impl Question {
         self.accepts.as_ref().is_some_and(|a| a.required)
     }
 
+    /// Whether own words go beside a single choice, as a note ([`Accepts::note`]).
+    pub fn takes_a_note(&self) -> bool {
+        self.accepts.as_ref().is_some_and(|a| a.note)
+    }
+
     /// What in `answer` this question does not take, by the rules its
     /// asker set ([`Accepts`]): "it must be answered", "it takes a whole
     /// number, not \"three\"".
@@ -145,6 +150,10 @@ pub struct Accepts {
     /// What own words it takes.
     #[serde(default)]
     pub own_words: OwnWords,
+    /// Own words go beside a single choice, as a note, not in its place
+    /// (Codex's questions take a choice and a note).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub note: bool,
 }
 
 /// What own words a question takes.

@@ -123,7 +123,7 @@ pub fn answers_fit(request: &AskRequest, answers: &[Answer]) -> Result<(), Strin
             return invalid(format!("question {:?} has {label:?} selected twice", q.id));
         }
         if let Some(custom) = &answer.custom {
-            if !q.is_multi_select() && !answer.selected.is_empty() {
+            if !q.is_multi_select() && !answer.selected.is_empty() && !q.takes_a_note() {
                 return invalid(format!(
                     "single-select question {:?} has both a selected label and own words; \
                      own words replace the choice, so send \"selected\": [] with them",
@@ -269,12 +269,36 @@ mod tests {
     }
 
     #[test]
+    fn a_note_goes_beside_a_single_choice_only_where_a_question_takes_one() {
+        use crate::question::Accepts;
+        let mut r = request(false);
+        let both = [
+            Answer {
+                custom: Some("after 5pm".into()),
+                ..answer("q", &["A"])
+            },
+            Answer::skipped("free"),
+        ];
+        let refused = check_answers(&r, &both).unwrap_err();
+        assert!(
+            refused.message().contains("own words replace the choice"),
+            "{refused:?}"
+        );
+        r.questions[0].accepts = Some(Accepts {
+            note: true,
+            ..Accepts::default()
+        });
+        assert!(check_answers(&r, &both).is_ok());
+    }
+
+    #[test]
     fn what_a_question_accepts_is_held_to() {
         use crate::question::{Accepts, OwnWords};
         let mut r = request(false);
         r.questions[0].accepts = Some(Accepts {
             required: true,
             own_words: OwnWords::None,
+            ..Accepts::default()
         });
         r.questions[1].accepts = Some(Accepts {
             required: false,
@@ -283,6 +307,7 @@ mod tests {
                 minimum: Some(1.0),
                 maximum: Some(9.0),
             },
+            ..Accepts::default()
         });
         let with = |id: &str, custom: &str| Answer {
             custom: Some(custom.into()),

@@ -111,7 +111,9 @@ pub async fn run(args: Args, component: Component) -> Exit {
     if web {
         config.answerers.clear();
     }
-    with_the_terminal(&mut config.answerers);
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        with_the_terminal(&mut config.answerers);
+    }
     let mut builder = HostBuilder::from_config(config);
     if let Some(path) = answers {
         let script = ScriptAnswerer::from_file(&path)?;
@@ -171,11 +173,11 @@ pub async fn run(args: Args, component: Component) -> Exit {
 /// The kinds that ask a person somewhere else than this terminal.
 const ASK_ELSEWHERE: [&str; 2] = ["inbox", "web"];
 
-/// A person at this terminal is asked here too: where the chain names no
-/// terminal, it races the first answerer that asks a person elsewhere (an
-/// inbox, a page), as an agent's own terminal races the hooks' inbox; the
-/// first answer wins. A chain that names the terminal places it itself;
-/// without a terminal, it drops out.
+/// A person at this terminal (the command's standard input is one) is
+/// asked here too: where the chain names no terminal, it races the first
+/// answerer that asks a person elsewhere (an inbox, a page), as an agent's
+/// own terminal races the hooks' inbox; the first answer wins. A chain that
+/// names the terminal places it itself.
 fn with_the_terminal(chain: &mut [AnswererEntry]) {
     if chain.iter().any(|entry| entry.kind == "terminal") {
         return;

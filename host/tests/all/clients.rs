@@ -1397,13 +1397,20 @@ fn a_dismissal_in_the_inbox_interrupts_codexs_turn() {
     assert_eq!(left["state"], "cancelled", "{left}");
 }
 
-/// A person's own words given in the inbox reach Codex's model marked as
-/// a note typed in Codex's own UI is (`user_note: `).
+/// A choice and a note beside it, as Codex's own UI takes them, given in
+/// the inbox: the note reaches Codex's model marked as a note typed in
+/// Codex is (`user_note: `), after the choice.
 #[test]
-fn own_words_given_in_the_inbox_reach_codexs_model_as_its_notes_do() {
+fn a_choice_and_a_note_given_in_the_inbox_reach_codexs_model_as_its_own_do() {
     let _one = one_at_a_time();
     let codex = codex_asked();
-    let answers = json!({"answers": [{"id": "q1", "selected": [], "custom": "after 5pm"}]});
+    assert_eq!(
+        codex.asked["questions"][0]["accepts"]["note"], true,
+        "the inbox offers a note beside the choice: {}",
+        codex.asked
+    );
+    let answers = json!({"answers": [
+        {"id": "q1", "selected": ["Production"], "custom": "after 5pm"}]});
     let answered = codex
         .inbox
         .answer(codex.asked["id"].as_str().unwrap(), &answers);
@@ -1414,7 +1421,7 @@ fn own_words_given_in_the_inbox_reach_codexs_model_as_its_notes_do() {
         .expect("the model got the answer");
     assert_eq!(
         serde_json::from_str::<Value>(&result).unwrap(),
-        json!({"answers": {"target": {"answers": ["user_note: after 5pm"]}}}),
+        json!({"answers": {"target": {"answers": ["Production", "user_note: after 5pm"]}}}),
         "{result}"
     );
 }

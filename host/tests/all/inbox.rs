@@ -1757,6 +1757,39 @@ async fn a_browser_stays_signed_in_and_its_draft_outlives_a_restart_of_the_inbox
     browser.close().await;
 }
 
+/// A question that takes a note beside its choice (Codex's, by the seam's
+/// `accepts.note`): on the page its box says "Add a note", and a choice
+/// and a note are sent together.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_note_goes_beside_a_choice_where_a_question_takes_one() {
+    let _one = browser::BROWSER.lock().await;
+    let inbox = Inbox::new();
+    let request = json!({"questions": [{"id": "q", "question": "Deploy where?",
+        "options": [{"label": "Staging"}, {"label": "Production"}],
+        "accepts": {"note": true}}]});
+    let agent = inbox.agent("s1", &request, &["--request"]);
+    inbox.wait_for("the question", false, |q| q["agentWaiting"] == true);
+    let browser = browser::Browser::start().await;
+    browser.as_phone().await;
+    browser.client.goto(&inbox.page_link()).await.unwrap();
+    let note = browser
+        .wait_for("fieldset[data-question=\"q\"] textarea")
+        .await;
+    assert_eq!(
+        note.attr("placeholder").await.unwrap().as_deref(),
+        Some("Add a note")
+    );
+    browser.click("input[value=\"Production\"]").await;
+    note.send_keys("after 5pm").await.unwrap();
+    browser.click("button.send").await;
+    browser.wait_for("div.ended").await;
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "q", "selected": ["Production"], "custom": "after 5pm"}])
+    );
+    browser.close().await;
+}
+
 /// `[inbox] notify_after`: a question answered within it (here from the
 /// command line, as at the terminal) is told on no channel; one still
 /// waiting then is, and not before.

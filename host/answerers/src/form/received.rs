@@ -100,6 +100,7 @@ impl ReceivedForm {
             let accepts = Accepts {
                 required: required.contains(&key.as_str()),
                 own_words,
+                ..Accepts::default()
             };
             question.accepts = (accepts != Accepts::default()).then_some(accepts);
             if !labels.is_empty() {

@@ -73,8 +73,10 @@ pub enum Row {
     Skip,
 }
 
-/// The rows under a question with options: each option, then these two.
+/// The rows under a question with options: each option, then these two
+/// (own words as a note beside the choice, where the question takes one).
 pub const TYPE_OWN: &str = "Type your own answer";
+pub const ADD_NOTE: &str = "Add a note";
 pub const SKIP: &str = "Skip this question";
 
 impl<'q> Prompt<'q> {
@@ -284,14 +286,15 @@ impl<'q> Prompt<'q> {
 
     /// The words typed become the question's own words (none when empty).
     fn keep_typed(&mut self, text: String) {
-        let multi = self.question().is_multi_select();
+        let beside = self.question().is_multi_select() || self.question().takes_a_note();
         let draft = self.draft();
         if text.is_empty() {
             draft.custom = None;
         } else {
             draft.custom = Some(text);
-            // Single-select: the text replaces the choice.
-            if !multi {
+            // Single-select: the text replaces the choice, unless it is a
+            // note beside it.
+            if !beside {
                 draft.chosen.clear();
             }
         }
@@ -358,9 +361,12 @@ impl<'q> Prompt<'q> {
     }
 
     fn choose(&mut self, option: usize) {
+        let note = self.question().takes_a_note();
         let draft = self.draft();
         draft.chosen = vec![option];
-        draft.custom = None;
+        if !note {
+            draft.custom = None;
+        }
         self.advance();
     }
 

@@ -5,7 +5,7 @@ use crossterm::style::Stylize;
 use tui_input::Input;
 use unicode_width::UnicodeWidthStr;
 
-use super::prompt::{Prompt, Row, SKIP, Screen, TYPE_OWN};
+use super::prompt::{ADD_NOTE, Prompt, Row, SKIP, Screen, TYPE_OWN};
 use ask_user_seam::text::clean;
 
 /// The current screen in three parts, each line already wrapped to the
@@ -402,10 +402,13 @@ impl Painter {
             let pointer = if row == draft.cursor { "›" } else { " " };
             let (label, description) = match prompt.row(row) {
                 Row::Option(n) => (options[n].label.clone(), options[n].description.as_deref()),
-                Row::OwnWords => match &draft.custom {
-                    Some(text) => (format!("{TYPE_OWN}: {text}"), None),
-                    None => (TYPE_OWN.to_owned(), None),
-                },
+                Row::OwnWords => {
+                    let own = if q.takes_a_note() { ADD_NOTE } else { TYPE_OWN };
+                    match &draft.custom {
+                        Some(text) => (format!("{own}: {text}"), None),
+                        None => (own.to_owned(), None),
+                    }
+                }
                 Row::Skip => (SKIP.to_owned(), None),
             };
             let tick = match (multi, row < options.len()) {

@@ -4,7 +4,7 @@
 //! {"answers": [labels…, "user_note: " own words]}}}`, own words marked as
 //! Codex's own UI marks a note; a skipped question: an empty list).
 
-use ask_user_seam::{Answer, AskRequest, Question, QuestionOption};
+use ask_user_seam::{Accepts, Answer, AskRequest, Question, QuestionOption};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -75,6 +75,13 @@ impl Asked {
                     })
                     .collect()
             });
+            // Codex's UI takes a choice and a note: so do ours.
+            if question.options.is_some() {
+                question.accepts = Some(Accepts {
+                    note: true,
+                    ..Accepts::default()
+                });
+            }
             request.questions.push(question);
             ids.push(asked.id);
         }

@@ -1,5 +1,5 @@
 use super::*;
-use ask_user_seam::question::QuestionOption;
+use ask_user_seam::question::{Accepts, QuestionOption};
 
 fn key(code: KeyCode) -> Event {
     Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
@@ -74,16 +74,47 @@ fn own_words_replace_a_single_choice_and_add_to_a_multi_choice() {
     assert_eq!(answers[1].custom.as_deref(), Some("and S"));
 }
 
+/// A question that takes a note (Codex's): own words go beside the
+/// choice, whichever comes first, and the row says "Add a note".
+#[test]
+fn a_note_goes_beside_a_single_choice_where_a_question_takes_one() {
+    let mut noted = choice("one", &["X", "Y"], false);
+    noted.accepts = Some(Accepts {
+        note: true,
+        ..Accepts::default()
+    });
+    let questions = [noted.clone(), noted];
+    let mut prompt = Prompt::new(&questions);
+    prompt.on_event(&key(KeyCode::Char('2'))); // picks Y, on to the next
+    prompt.on_event(&key(KeyCode::Left));
+    prompt.on_event(&key(KeyCode::Char('3'))); // "Add a note"
+    type_text(&mut prompt, "after 5pm");
+    prompt.on_event(&key(KeyCode::Enter));
+    // The next: the note first (on to the review), then back to choose.
+    prompt.on_event(&key(KeyCode::Char('3')));
+    type_text(&mut prompt, "first");
+    prompt.on_event(&key(KeyCode::Enter));
+    prompt.on_event(&key(KeyCode::Left));
+    prompt.on_event(&key(KeyCode::Char('1')));
+    assert!(matches!(prompt.screen, Screen::Review));
+    let answers = sent(prompt.on_event(&key(KeyCode::Enter)));
+    assert_eq!(answers[0].selected, ["Y"]);
+    assert_eq!(answers[0].custom.as_deref(), Some("after 5pm"));
+    assert_eq!(answers[1].selected, ["X"]);
+    assert_eq!(answers[1].custom.as_deref(), Some("first"));
+}
+
 /// A field of another server's form: a required choice shows neither
 /// "Type your own answer" nor "Skip", and a number field takes only a
 /// number; what does not fit is not taken, says why, and stays.
 #[test]
 fn a_question_offers_and_takes_only_what_it_accepts() {
-    use ask_user_seam::question::{Accepts, OwnWords};
+    use ask_user_seam::question::OwnWords;
     let mut target = choice("target", &["Staging", "Production"], false);
     target.accepts = Some(Accepts {
         required: true,
         own_words: OwnWords::None,
+        ..Accepts::default()
     });
     let mut replicas = Question::new("replicas", "How many?");
     replicas.accepts = Some(Accepts {
@@ -93,6 +124,7 @@ fn a_question_offers_and_takes_only_what_it_accepts() {
             minimum: Some(1.0),
             maximum: None,
         },
+        ..Accepts::default()
     });
     let questions = [target, replicas];
     let mut prompt = Prompt::new(&questions);
