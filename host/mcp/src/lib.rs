@@ -34,8 +34,8 @@ use ask_user_seam::ErrorCode;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
     ElicitResult, Implementation, InputRequest, InputRequests, InputRequiredResult, JsonObject,
-    ListToolsResult, MetaObject, PaginatedRequestParams, RequestStateCodec, SealOptions,
-    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
+    RequestStateCodec, SealOptions, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
@@ -114,6 +114,9 @@ pub struct McpServer {
     sub_agents: Option<Arc<dyn SubAgents>>,
     /// The roots of the client sessions whose sub-agents called.
     sessions: sub_agents::Sessions,
+    /// Where a call's question waits when the client shows no form of it
+    /// (the host's answerers: the inbox…), said in the call's progress.
+    waiting: Option<Arc<str>>,
 }
 
 impl McpServer {
@@ -154,7 +157,19 @@ impl McpServer {
             calls: TaskTracker::new(),
             sub_agents: None,
             sessions: sub_agents::Sessions::default(),
+            waiting: None,
         })
+    }
+
+    /// Says `where_` a call's question waits (the host's answerers' notice:
+    /// "questions go to the inbox of …") in a progress notification, to a
+    /// client that asked for progress and shows no form of it: a client
+    /// that shows progress (Gemini CLI) says where to answer while it waits.
+    pub fn waiting_says(self, where_: &str) -> Self {
+        McpServer {
+            waiting: Some(where_.into()),
+            ..self
+        }
     }
 
     /// Tells the calls a client's sub-agents made by `sub_agents`: each runs
@@ -319,6 +334,15 @@ impl McpServer {
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
         self.log.asking(&context.peer, questions).await;
+        if let (None, Some(waiting), Some(token)) =
+            (&answerer, &self.waiting, context.meta.get_progress_token())
+        {
+            let said = ProgressNotificationParam::new(token, 0.0)
+                .with_message(format!("Asking you: {waiting}"));
+            if let Err(error) = context.peer.notify_progress(said).await {
+                tracing::debug!(%error, "the client was not told where the question waits");
+            }
+        }
         // The call's signal: the client's cancellation, or the server's stop.
         let turn = self.stopping.child_token();
         let result = {

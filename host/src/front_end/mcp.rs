@@ -40,9 +40,12 @@ impl FrontEnd for Mcp {
         stop: impl Future<Output = ()> + Send + 'static,
         say: fn(&str),
     ) -> Result<(), CliError> {
-        let server = McpServer::new(host.runtime().clone(), host.pages())?
+        let mut server = McpServer::new(host.runtime().clone(), host.pages())?
             .forms(self.forms)
             .sub_agents(Arc::new(HookClients));
+        if !host.notices().is_empty() {
+            server = server.waiting_says(&host.notices().join("; "));
+        }
         let served = match self.http {
             None => {
                 // Started by hand: say what it waits for.

@@ -1028,6 +1028,44 @@ fn gemini_cli_without_forms_gets_the_answers_given_in_the_inbox() {
     assert_received(&model, Duration::ZERO, &answers);
 }
 
+/// Gemini CLI's terminal, while its call waits in the inbox, says where
+/// (the call's progress: "Asking you: questions go to the inbox of …"),
+/// and the answer given there reaches its model.
+#[test]
+fn gemini_cli_says_where_its_question_waits() {
+    let _one = one_at_a_time();
+    let npm = npm::folder();
+    let (deploy, answers) = deploy();
+    let model = FakeModel::start(deploy);
+    let inbox = crate::inbox::Inbox::new();
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    gemini_home(&npm, &home, &inbox);
+    let env = [
+        (
+            "GOOGLE_GEMINI_BASE_URL",
+            format!("http://{}", model.address),
+        ),
+        ("GEMINI_API_KEY", "test".to_owned()),
+        ("GEMINI_CLI_TRUST_WORKSPACE", "true".to_owned()),
+        ("HOME", home.display().to_string()),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let tui = Tui::start(
+        &npm.join("node_modules/.bin/gemini"),
+        &["--model", "gemini-2.5-flash", "-i", "Deploy the release"],
+        &home,
+        &env,
+    );
+    tui.wait_for(&["Asking you: questions go to the inbox of"], BOUND);
+    let asked = inbox.wait_for("Gemini CLI's question", false, |q| {
+        q["agentWaiting"] == true
+    });
+    let answered = inbox.answer(asked["id"].as_str().unwrap(), &answers);
+    assert!(answered.status.success(), "inbox answer: {answered:?}");
+    assert_received(&model, BOUND, &answers);
+}
+
 /// The skipped answers of a form accepted as it came: the recommended
 /// choice made, nothing else.
 fn defaults() -> Value {
