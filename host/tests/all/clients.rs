@@ -640,6 +640,34 @@ fn an_answer_in_the_inbox_reaches_claude_code_while_its_terminal_asks() {
     );
 }
 
+/// Claude Code's own question, asked with the hooks installed and the
+/// inbox running (the book's recipe), once it waits in the inbox.
+struct HookedQuestion {
+    model: FakeModel,
+    inbox: Inbox,
+    tui: Tui,
+    /// The inbox's id of the question.
+    id: String,
+    _state: tempfile::TempDir,
+}
+
+fn hooked_question() -> HookedQuestion {
+    let model = FakeModel::calling("AskUserQuestion", own_questions());
+    let (state, env) = hooked_home(&model, "[[answerer]]\nkind = \"inbox\"\n");
+    let inbox = Inbox::serve(&env, state.path());
+    let tui = claude_in(state.path(), &env, &[]);
+    let id = inbox.wait_for("the hook's question", |list| {
+        Some(list["questions"][0]["id"].as_str()?.to_owned())
+    });
+    HookedQuestion {
+        model,
+        inbox,
+        tui,
+        id,
+        _state: state,
+    }
+}
+
 /// A dismissal in the inbox (the page's Dismiss, `ask-user inbox dismiss`)
 /// reaches Claude Code as the person's refusal, not as a question left to
 /// its terminal: its own question tool is denied with what a model is told
@@ -660,13 +688,10 @@ fn a_dismissal_in_the_inbox_reaches_claude_codes_model() {
         assert!(dismissed.status.success(), "{dismissed:?}");
     };
 
-    let model = FakeModel::calling("AskUserQuestion", own_questions());
-    let (state, env) = hooked_home(&model, "[[answerer]]\nkind = \"inbox\"\n");
-    let inbox = Inbox::serve(&env, state.path());
-    let tui = claude_in(state.path(), &env, &[]);
-    dismiss_the_first(&inbox);
-    tui.wait_for(&[fake_model::DONE], BOUND);
-    let result = received(&model);
+    let asked = hooked_question();
+    dismiss_the_first(&asked.inbox);
+    asked.tui.wait_for(&[fake_model::DONE], BOUND);
+    let result = received(&asked.model);
     assert!(
         result.contains("The user dismissed the questions without answering"),
         "{result}"
@@ -693,20 +718,13 @@ fn a_dismissal_in_the_inbox_reaches_claude_codes_model() {
 #[test]
 fn escape_at_claude_codes_form_ends_the_inbox_card_as_dismissed_there() {
     let _one = one_at_a_time();
-    let model = FakeModel::calling("AskUserQuestion", own_questions());
-    let (state, env) = hooked_home(&model, "[[answerer]]\nkind = \"inbox\"\n");
-    let inbox = Inbox::serve(&env, state.path());
-    let tui = claude_in(state.path(), &env, &[]);
-    tui.wait_for(&["Where should this release be deployed?"], BOUND);
-    inbox.wait_for("the hook's question", |list| {
-        list["questions"][0]["id"].as_str().map(drop)
-    });
-    tui.keys("\x1b");
-    tui.wait_for(&["Declined to answer"], BOUND);
-    let settled = inbox.wait_until("the question settled", true, |list| {
-        let question = &list["questions"][0];
-        (question["state"] != "waiting").then(|| question.clone())
-    });
+    let asked = hooked_question();
+    asked
+        .tui
+        .wait_for(&["Where should this release be deployed?"], BOUND);
+    asked.tui.keys("\x1b");
+    asked.tui.wait_for(&["Declined to answer"], BOUND);
+    let settled = asked.inbox.settled(&asked.id);
     assert_eq!(settled["state"], "withdrawn", "{settled}");
     assert_eq!(
         settled["settledBy"], "dismissed in Claude Code",
@@ -720,18 +738,9 @@ fn escape_at_claude_codes_form_ends_the_inbox_card_as_dismissed_there() {
 #[test]
 fn a_killed_claude_codes_hook_withdraws_its_question() {
     let _one = one_at_a_time();
-    let model = FakeModel::calling("AskUserQuestion", own_questions());
-    let (state, env) = hooked_home(&model, "[[answerer]]\nkind = \"inbox\"\n");
-    let inbox = Inbox::serve(&env, state.path());
-    let tui = claude_in(state.path(), &env, &[]);
-    inbox.wait_for("the hook's question", |list| {
-        list["questions"][0]["id"].as_str().map(drop)
-    });
-    tui.signal(libc::SIGKILL);
-    let settled = inbox.wait_until("the question withdrawn", true, |list| {
-        let question = &list["questions"][0];
-        (question["state"] != "waiting").then(|| question.clone())
-    });
+    let asked = hooked_question();
+    asked.tui.signal(libc::SIGKILL);
+    let settled = asked.inbox.settled(&asked.id);
     assert_eq!(settled["settledBy"], "Claude Code ended", "{settled}");
 }
 
@@ -782,6 +791,17 @@ impl Inbox {
     /// of waiting questions ([`wait_until`](Self::wait_until)).
     fn wait_for<T>(&self, what: &str, found: impl Fn(&Value) -> Option<T>) -> T {
         self.wait_until(what, false, found)
+    }
+
+    /// Question `id` once it no longer waits.
+    fn settled(&self, id: &str) -> Value {
+        self.wait_until("the question settled", true, |list| {
+            list["questions"]
+                .as_array()?
+                .iter()
+                .find(|q| q["id"] == id && q["state"] != "waiting")
+                .cloned()
+        })
     }
 
     /// Waits, at most [`BOUND`], until `found` finds something in the list
