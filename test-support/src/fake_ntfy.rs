@@ -2,8 +2,9 @@
 //! publishing and subscribing docs (docs/publish.md, docs/subscribe/api.md
 //! of ntfy): publishing as JSON to the root (`{topic, title, message, tags,
 //! click, actions, sequence_id}`, at most three actions; a message kept with
-//! its sequence, as a later one of the same sequence updates it) or as a plain body to a topic's
-//! URL, and each topic's JSON stream (`GET /<topic>/json[?since=<id>]`: an
+//! its sequence, as a later one of the same sequence updates it) or as a
+//! plain body to a topic's URL (with `Title` and `X-Sequence-ID` headers),
+//! and each topic's JSON stream (`GET /<topic>/json[?since=<id>]`: an
 //! `open` event, then one message per line, those after `since` first). A
 //! test plays the phone: it taps an action, which posts the action's body
 //! to the action's URL, as ntfy's apps do.
@@ -216,6 +217,14 @@ async fn respond(
         .get(hyper::header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok()?.strip_prefix("Bearer "))
         .map(str::to_owned);
+    let header = |name: &str| {
+        request
+            .headers()
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned)
+    };
+    let (title, sequence) = (header("title"), header("x-sequence-id"));
     let since = request
         .uri()
         .query()
@@ -248,7 +257,8 @@ async fn respond(
             reply(StatusCode::OK, published.json())
         }
         ("POST" | "PUT", None) if topic_name(&path) => {
-            let message = json!({"message": String::from_utf8_lossy(&body)});
+            let message = json!({"message": String::from_utf8_lossy(&body),
+                "title": title, "sequence_id": sequence});
             let published = publish(&mut inner.lock().unwrap(), &path, message, token);
             reply(StatusCode::OK, published.json())
         }

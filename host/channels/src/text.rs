@@ -4,7 +4,7 @@
 //! whether a phone could open the page ([`opens_elsewhere`]).
 
 use ask_user_inbox::notify::ChannelHost;
-use ask_user_inbox::store::{Record, SettledBy, State};
+use ask_user_inbox::store::Record;
 use ask_user_seam::Answer;
 
 /// Where a piece of the model's words cut short goes on.
@@ -74,26 +74,7 @@ pub fn answer_line(answer: &Answer) -> String {
 /// where and by whom ("Answered in Telegram by @ana", "Withdrawn: the
 /// call was aborted").
 pub fn outcome_line(record: &Record, host: &dyn ChannelHost) -> String {
-    let place = match &record.settled_by {
-        Some(SettledBy::Page) => " on the page".to_owned(),
-        Some(SettledBy::Command) => " from the command line".to_owned(),
-        Some(SettledBy::Channel(name)) => format!(" in {}", host.title(name)),
-        Some(SettledBy::Agent(_) | SettledBy::Retention) | None => String::new(),
-    };
-    let by = record
-        .answered_by
-        .as_deref()
-        .map(|name| format!(" by {name}"))
-        .unwrap_or_default();
-    match (record.state, &record.settled_by) {
-        (State::Answered | State::Waiting, _) => format!("Answered{place}{by}"),
-        (State::Cancelled, _) => format!("Dismissed{place}{by}"),
-        (State::Withdrawn, Some(SettledBy::Agent(reason))) if !reason.is_empty() => {
-            format!("Withdrawn: {reason}")
-        }
-        (State::Withdrawn, _) => "Withdrawn by its agent".to_owned(),
-        (State::Expired, _) => "Expired: its agent was gone too long".to_owned(),
-    }
+    ask_user_inbox::notify::outcome_line(record, &|name| host.title(name))
 }
 
 /// The answers stored with `record`, when it was answered.

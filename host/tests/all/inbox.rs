@@ -612,10 +612,15 @@ fn a_killed_agents_question_stays_and_its_answer_comes_when_it_asks_again() {
         .finish();
     assert_eq!(third.status.code(), Some(1));
     assert_eq!(inbox.list(true).len(), 2);
-    // One notification per notifier for the first question; then the third's.
-    for _ in 0..4 {
-        let _ = inbox.hook();
-    }
+    // One notification per notifier for the first question and for the
+    // third, and ntfy's notice of each updated when it left (answered,
+    // withdrawn); the re-attached ask notified nobody.
+    let hooks: Vec<Hook> = (0..6).map(|_| inbox.hook()).collect();
+    let updates = hooks
+        .iter()
+        .filter(|hook| hook.head.to_lowercase().contains("no longer waiting"))
+        .count();
+    assert_eq!(updates, 2, "{hooks:#?}");
     assert!(
         inbox.hooks.as_ref().unwrap().try_recv().is_err(),
         "a re-attached ask notifies nobody"
@@ -660,8 +665,9 @@ fn a_wrong_token_and_a_second_server_are_refused() {
         &[&format!("Authorization: Bearer {token}")],
     );
     assert!(!api.starts_with("HTTP/1.1 200"), "{api}");
-    // Its files are this user's alone; no file holds the token.
-    for file in ["inbox.sock", "inbox.sqlite", "inbox.lock"] {
+    // Its files are this user's alone; none but the page's key holds the
+    // token.
+    for file in ["inbox.sock", "inbox.sqlite", "inbox.lock", "page.key"] {
         let mode = std::os::unix::fs::PermissionsExt::mode(
             &std::fs::metadata(inbox.state().join(file))
                 .unwrap()
@@ -671,6 +677,9 @@ fn a_wrong_token_and_a_second_server_are_refused() {
     }
     for entry in std::fs::read_dir(inbox.state()).unwrap() {
         let path = entry.unwrap().path();
+        if path.ends_with("page.key") {
+            continue;
+        }
         let bytes = std::fs::read(&path).unwrap_or_default();
         assert!(
             !String::from_utf8_lossy(&bytes).contains(&token),
@@ -815,10 +824,13 @@ fn root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// Whoever takes a stopped inbox's port hears from no agent and no
+/// command: they reach the inbox by its socket alone. (A browser's cookie
+/// is another matter: docs/src/inbox.md, "A browser stays signed in".)
 #[test]
 fn a_stopped_inbox_leaves_nothing_for_whoever_takes_its_port() {
     let mut inbox = Inbox::new();
-    let (address, token) = inbox.page_token();
+    let (address, _) = inbox.page_token();
     inbox.kill9();
     // Someone takes the freed port and waits for what comes.
     let squatter = TcpListener::bind(&address).unwrap();
@@ -839,11 +851,6 @@ fn a_stopped_inbox_leaves_nothing_for_whoever_takes_its_port() {
         squatter.accept().is_err(),
         "an agent or a command connected to whoever holds the old port"
     );
-    // The next inbox has a token of its own: the old one opens nothing.
-    inbox.serve();
-    let (fresh, _) = inbox.page_token();
-    let old = http(&fresh, &format!("GET /events?token={token} HTTP/1.1"), &[]);
-    assert!(old.starts_with("HTTP/1.1 401"), "{old}");
 }
 
 /// A state folder reached through a link another user owns (a pre-made

@@ -3,7 +3,8 @@
 //! `ntfy = "https://ntfy.sh/your-topic"` (in `[inbox.notify]`) notifies: the
 //! question as plain text (no markdown: ntfy reads none unless asked),
 //! control characters dropped, with `Title` and `Click` headers; the page's
-//! address without any way in.
+//! address without any way in. When the question leaves, the notice is
+//! updated in place (its sequence is the question's id) to say how.
 //!
 //! `[inbox.channels.ntfy]` (a table) is two-way: the question with answer
 //! buttons. Each button is an `http` action that posts to a reply topic on
@@ -175,7 +176,8 @@ impl Channel for NtfyChannel {
         let request = http
             .post(&self.topic)
             .header("Title", "ask-user: an agent is waiting")
-            .header("Tags", "question");
+            .header("Tags", "question")
+            .header(SEQUENCE, &note.record.id);
         // A page on this machine's loopback opens nowhere on a phone.
         let request = match text::opens_elsewhere(&note.address) {
             true => request
@@ -185,7 +187,31 @@ impl Channel for NtfyChannel {
         };
         Box::pin(http::sent(request))
     }
+
+    fn updates(&self) -> bool {
+        true
+    }
+
+    /// The notice, updated in place (its sequence: the question's id) to
+    /// say how the question ended.
+    fn left(
+        &self,
+        note: Arc<Note>,
+        http: reqwest::Client,
+    ) -> Pin<Box<dyn Future<Output = Result<(), ChannelError>> + Send>> {
+        let request = http
+            .post(&self.topic)
+            .header("Title", "ask-user: no longer waiting")
+            .header("Tags", "white_check_mark")
+            .header(SEQUENCE, &note.record.id)
+            .body(ask_user_seam::text::clean(&note.text, true).into_owned());
+        Box::pin(http::sent(request))
+    }
 }
+
+/// The header that names a notice's sequence: ntfy (2.16 and later)
+/// updates the notice of the same sequence in place.
+const SEQUENCE: &str = "X-Sequence-ID";
 
 /// `[inbox.channels.ntfy]` as written.
 #[derive(Deserialize)]

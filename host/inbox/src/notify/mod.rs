@@ -91,6 +91,50 @@ pub trait Channel: Send + Sync + Debug + 'static {
         note: Arc<Note>,
         http: reqwest::Client,
     ) -> Pin<Box<dyn Future<Output = Result<(), ChannelError>> + Send>>;
+
+    /// Whether it updates what it sent when the question leaves
+    /// ([`left`](Self::left)); by default, a notice stays as sent.
+    fn updates(&self) -> bool {
+        false
+    }
+
+    /// The question `note` told of left the waiting state ([`Note::text`]
+    /// says how: "Answered on the page"…): the update of what was sent.
+    /// Called only where the channel [`updates`](Self::updates).
+    fn left(
+        &self,
+        _note: Arc<Note>,
+        _http: reqwest::Client,
+    ) -> Pin<Box<dyn Future<Output = Result<(), ChannelError>> + Send>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+/// How a question left the waiting state, as its notices say it
+/// ("Answered on the page by ana", "Dismissed in Telegram", "Withdrawn: …"),
+/// a channel named as its service spells it (`title`).
+pub fn outcome_line(record: &Record, title: &dyn Fn(&str) -> String) -> String {
+    use crate::store::{SettledBy, State};
+    let place = match &record.settled_by {
+        Some(SettledBy::Page) => " on the page".to_owned(),
+        Some(SettledBy::Command) => " from the command line".to_owned(),
+        Some(SettledBy::Channel(name)) => format!(" in {}", title(name)),
+        Some(SettledBy::Agent(_) | SettledBy::Retention) | None => String::new(),
+    };
+    let by = record
+        .answered_by
+        .as_deref()
+        .map(|name| format!(" by {name}"))
+        .unwrap_or_default();
+    match (record.state, &record.settled_by) {
+        (State::Answered | State::Waiting, _) => format!("Answered{place}{by}"),
+        (State::Cancelled, _) => format!("Dismissed{place}{by}"),
+        (State::Withdrawn, Some(SettledBy::Agent(reason))) if !reason.is_empty() => {
+            format!("Withdrawn: {reason}")
+        }
+        (State::Withdrawn, _) => "Withdrawn by its agent".to_owned(),
+        (State::Expired, _) => "Expired: its agent was gone too long".to_owned(),
+    }
 }
 
 /// What a notification says.
@@ -122,6 +166,14 @@ fn questions(record: &Record) -> Vec<&str> {
         .iter()
         .map(|q| q.question.as_str())
         .collect()
+}
+
+/// The questions told of, locked: a panic elsewhere leaves them usable.
+fn lock(
+    told: &std::sync::Mutex<std::collections::HashSet<String>>,
+) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
+    told.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A [`ChannelKind`] as the registry holds it.
@@ -276,6 +328,10 @@ pub(crate) struct Notifier {
     /// The inbox's address, without its token.
     address: String,
     http: reqwest::Client,
+    /// The questions a channel that updates what it sent told of, until
+    /// they leave (this server's: a restart forgets them, and their
+    /// notices stay as sent).
+    told: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
 }
 
 /// `[inbox.escalate]`: a question still waiting `after` it was asked is
@@ -299,6 +355,7 @@ impl Notifier {
             after,
             address,
             http: crate::http_client(None)?,
+            told: Default::default(),
         })
     }
 
@@ -331,6 +388,45 @@ impl Notifier {
             .collect();
         for task in tasks {
             let _ = task.await;
+        }
+    }
+
+    /// Whether a channel that updates what it sent told of question `id`.
+    pub(crate) fn told(&self, id: &str) -> bool {
+        lock(&self.told).contains(id)
+    }
+
+    /// `record` left the waiting state: each channel that told of it
+    /// updates its notice, saying how (once; each on its own task, within
+    /// [`NOTIFY_TIMEOUT`]).
+    pub(crate) fn left(&self, record: &Record) {
+        if !lock(&self.told).remove(&record.id) {
+            return;
+        }
+        let first = questions(record).first().copied().unwrap_or_default();
+        let note = Arc::new(Note {
+            text: format!(
+                "{}\n{first}",
+                outcome_line(record, &|name| self.title(name))
+            ),
+            record: record.clone(),
+            address: self.address.clone(),
+            link: None,
+        });
+        for channel in self.channels.channels.iter().filter(|c| c.updates()) {
+            let (kind, update) = (
+                channel.name(),
+                channel.left(note.clone(), self.http.clone()),
+            );
+            tokio::spawn(async move {
+                match tokio::time::timeout(NOTIFY_TIMEOUT, update).await {
+                    Ok(Ok(())) => tracing::debug!(kind, "notice updated"),
+                    Ok(Err(error)) => {
+                        tracing::warn!(kind, error = error.report(), "a notice's update failed")
+                    }
+                    Err(_) => tracing::warn!(kind, "a notice's update took too long"),
+                }
+            });
         }
     }
 
@@ -389,15 +485,31 @@ impl Notifier {
             .map(|channel| {
                 let kind = channel.name();
                 let sending = channel.send(note.clone(), self.http.clone());
+                // Kept as it is sent, for the update when the question
+                // leaves (which may be while it is sent); forgotten if it
+                // never arrives.
+                let told = channel.updates().then(|| {
+                    let told = self.told.clone();
+                    lock(&told).insert(record.id.clone());
+                    (told, record.id.clone())
+                });
                 async move {
-                    match tokio::time::timeout(NOTIFY_TIMEOUT, sending).await {
-                        Ok(Ok(())) => tracing::debug!(kind, "notified"),
+                    let sent = match tokio::time::timeout(NOTIFY_TIMEOUT, sending).await {
+                        Ok(Ok(())) => {
+                            tracing::debug!(kind, "notified");
+                            true
+                        }
                         Ok(Err(error)) => {
-                            tracing::warn!(kind, error = error.report(), "a notification failed")
+                            tracing::warn!(kind, error = error.report(), "a notification failed");
+                            false
                         }
                         Err(_) => {
-                            tracing::warn!(kind, "a notification took too long and was dropped")
+                            tracing::warn!(kind, "a notification took too long and was dropped");
+                            false
                         }
+                    };
+                    if let (false, Some((told, id))) = (sent, told) {
+                        lock(&told).remove(&id);
                     }
                 }
             })

@@ -356,11 +356,33 @@ impl Inbox {
     fn left(&self, id: &str, frame: Value) {
         self.waiters.wake(id);
         self.agent_back(id);
+        self.update_notices(id);
         let _ = self.events.send(Event::Question(id.to_owned()));
         // One user's pages: its owner sees every question.
         if !self.mode.announces() {
             let _ = self.frames.send(PageFrame::Show(Shown::to_everyone(frame)));
         }
+    }
+
+    /// Question `id` may have left the waiting state: the notices this
+    /// server sent of it on a channel that updates them say how it ended.
+    fn update_notices(&self, id: &str) {
+        if !self.notifier.told(id) {
+            return;
+        }
+        let (store, notifier) = (self.store.clone(), self.notifier.clone());
+        let id = id.to_owned();
+        tokio::spawn(async move {
+            match store.get(id.clone()).await {
+                Ok(Some(record)) if record.state != QuestionState::Waiting => {
+                    notifier.left(&record);
+                }
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::warn!(%error, id, "a question's notices could not be updated")
+                }
+            }
+        });
     }
 
     /// What a team's database announced: a question (asked, or settled by
@@ -373,6 +395,7 @@ impl Inbox {
         match heard {
             Heard::Question(id) => {
                 self.waiters.wake(id);
+                self.update_notices(id);
                 if self.frames.receiver_count() > 0 {
                     let _ = feed.send(id.to_owned());
                 }

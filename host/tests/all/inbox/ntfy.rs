@@ -375,3 +375,30 @@ fn with_notify_after_a_question_answered_first_is_never_posted() {
         json!([{"id": "q", "selected": ["Yes"]}])
     );
 }
+
+/// `ntfy =` in `[inbox.notify]` (one way): the question's notice carries
+/// its id as its sequence, and once it is answered elsewhere (here from the
+/// command line) the notice is updated in place to say so.
+#[test]
+fn a_one_way_notice_is_updated_in_place_when_its_question_is_answered_elsewhere() {
+    let ntfy = FakeNtfy::start();
+    let inbox = Inbox::with_config(&format!(
+        "[inbox.notify]\nntfy = \"{}/{TOPIC}\"\n",
+        ntfy.url
+    ));
+    let agent = inbox.agent("s1", &choice("Merge it?", &["Yes", "No"]), &[]);
+    let asked = inbox.wait_for("the question", false, |q| q["agentWaiting"] == true);
+    let id = asked["id"].as_str().unwrap();
+    let notice = ntfy.message(TOPIC, "Merge it?");
+    assert_eq!(notice.sequence_id.as_deref(), Some(id), "{notice:#?}");
+    let answered = inbox.answer(id, &json!({"answers": [{"id": "q", "selected": ["No"]}]}));
+    assert!(answered.status.success(), "{}", stderr(&answered));
+    assert_eq!(
+        answers_of(&agent.finish()),
+        json!([{"id": "q", "selected": ["No"]}])
+    );
+    let update = ntfy.message(TOPIC, "Answered from the command line");
+    assert_eq!(update.sequence_id.as_deref(), Some(id), "{update:#?}");
+    assert!(update.message.contains("Merge it?"), "{update:#?}");
+    assert_eq!(ntfy.messages(TOPIC).len(), 2, "one notice, one update");
+}
