@@ -43,7 +43,9 @@ impl FrontEnd for Mcp {
         let mut server = McpServer::new(host.runtime().clone(), host.pages())?
             .forms(self.forms)
             .sub_agents(Arc::new(HookClients));
-        if !host.notices().is_empty() {
+        // A page's notice carries its address with the page's token, and
+        // a client may log its progress: a chain with a page says nothing.
+        if host.pages().is_empty() && !host.notices().is_empty() {
             server = server.waiting_says(&host.notices().join("; "));
         }
         let served = match self.http {

@@ -128,6 +128,28 @@ fn a_client_that_sets_a_log_level_is_told_how_each_call_goes() {
     peer.reply(5, BOUND).expect("the call ends");
 }
 
+/// A call's progress says where its question waits only from notices
+/// without a secret: a web page's notice carries the page's token, and a
+/// client may log the progress it is sent.
+#[test]
+fn a_pages_token_never_goes_into_a_calls_progress() {
+    let config =
+        "timeout = \"1s\"\n\n[mcp]\nforms = \"never\"\n\n[[answerer]]\nkind = \"web\"\nport = 0\n";
+    let (command, _dir) = server(Some(config));
+    let mut peer = McpPeer::start(command, json!({}));
+    peer.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "ask_user_question",
+            "arguments": serde_json::from_str::<serde_json::Value>(ONE_QUESTION).unwrap(),
+            "_meta": {"progressToken": "p1"}}}));
+    let first = peer
+        .next(BOUND, |m| {
+            m["method"] == "notifications/progress" || m["id"] == 1
+        })
+        .expect("the call ends");
+    assert_eq!(first["id"], 1, "progress with the page's address: {first}");
+    assert!(first.to_string().contains("ASK_TIMED_OUT"), "{first}");
+}
+
 #[test]
 fn with_forms_last_the_form_comes_only_when_the_configs_answerers_pass() {
     let script = r#"
