@@ -173,11 +173,7 @@ impl Channel for NtfyChannel {
         http: reqwest::Client,
     ) -> Pin<Box<dyn Future<Output = Result<(), ChannelError>> + Send>> {
         let text = ask_user_seam::text::clean(&note.text, true);
-        let request = http
-            .post(&self.topic)
-            .header("Title", "ask-user: an agent is waiting")
-            .header("Tags", "question")
-            .header(SEQUENCE, &note.record.id);
+        let request = self.notice(&http, "ask-user: an agent is waiting", "question", &note);
         // A page on this machine's loopback opens nowhere on a phone.
         let request = match text::opens_elsewhere(&note.address) {
             true => request
@@ -199,13 +195,32 @@ impl Channel for NtfyChannel {
         note: Arc<Note>,
         http: reqwest::Client,
     ) -> Pin<Box<dyn Future<Output = Result<(), ChannelError>> + Send>> {
-        let request = http
-            .post(&self.topic)
-            .header("Title", "ask-user: no longer waiting")
-            .header("Tags", "white_check_mark")
-            .header(SEQUENCE, &note.record.id)
+        let request = self
+            .notice(
+                &http,
+                "ask-user: no longer waiting",
+                "white_check_mark",
+                &note,
+            )
             .body(ask_user_seam::text::clean(&note.text, true).into_owned());
         Box::pin(http::sent(request))
+    }
+}
+
+impl NtfyChannel {
+    /// A notice of `note`'s question on the topic, titled and tagged, in
+    /// its question's sequence.
+    fn notice(
+        &self,
+        http: &reqwest::Client,
+        title: &str,
+        tags: &str,
+        note: &Note,
+    ) -> reqwest::RequestBuilder {
+        http.post(&self.topic)
+            .header("Title", title)
+            .header("Tags", tags)
+            .header(SEQUENCE, &note.record.id)
     }
 }
 

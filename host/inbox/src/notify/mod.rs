@@ -168,6 +168,29 @@ fn questions(record: &Record) -> Vec<&str> {
         .collect()
 }
 
+/// Runs `what` (a notification, an update) of channel `kind` within
+/// [`NOTIFY_TIMEOUT`], logging how it went; whether it was sent.
+async fn bounded(
+    kind: &'static str,
+    what: &'static str,
+    sending: impl Future<Output = Result<(), ChannelError>>,
+) -> bool {
+    match tokio::time::timeout(NOTIFY_TIMEOUT, sending).await {
+        Ok(Ok(())) => {
+            tracing::debug!(kind, what, "sent");
+            true
+        }
+        Ok(Err(error)) => {
+            tracing::warn!(kind, what, error = error.report(), "failed");
+            false
+        }
+        Err(_) => {
+            tracing::warn!(kind, what, "took too long and was dropped");
+            false
+        }
+    }
+}
+
 /// The questions told of, locked: a panic elsewhere leaves them usable.
 fn lock(
     told: &std::sync::Mutex<std::collections::HashSet<String>>,
@@ -418,15 +441,7 @@ impl Notifier {
                 channel.name(),
                 channel.left(note.clone(), self.http.clone()),
             );
-            tokio::spawn(async move {
-                match tokio::time::timeout(NOTIFY_TIMEOUT, update).await {
-                    Ok(Ok(())) => tracing::debug!(kind, "notice updated"),
-                    Ok(Err(error)) => {
-                        tracing::warn!(kind, error = error.report(), "a notice's update failed")
-                    }
-                    Err(_) => tracing::warn!(kind, "a notice's update took too long"),
-                }
-            });
+            tokio::spawn(bounded(kind, "a notice's update", update));
         }
     }
 
@@ -494,20 +509,7 @@ impl Notifier {
                     (told, record.id.clone())
                 });
                 async move {
-                    let sent = match tokio::time::timeout(NOTIFY_TIMEOUT, sending).await {
-                        Ok(Ok(())) => {
-                            tracing::debug!(kind, "notified");
-                            true
-                        }
-                        Ok(Err(error)) => {
-                            tracing::warn!(kind, error = error.report(), "a notification failed");
-                            false
-                        }
-                        Err(_) => {
-                            tracing::warn!(kind, "a notification took too long and was dropped");
-                            false
-                        }
-                    };
+                    let sent = bounded(kind, "a notification", sending).await;
                     if let (false, Some((told, id))) = (sent, told) {
                         lock(&told).remove(&id);
                     }

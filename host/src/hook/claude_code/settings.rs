@@ -373,9 +373,9 @@ impl Before {
     fn take(state: &Path, path: &Path) -> Option<Before> {
         let folder = ask_user_seam::files::trusted_dir(&state.join(KEPT_FOLDER)).ok()?;
         let at = folder.join(Before::name(path).ok()?);
-        let text = std::fs::read_to_string(&at).ok();
+        let kept = Before::read(&at);
         let _ = std::fs::remove_file(&at);
-        serde_json::from_str(&text?).ok()
+        kept
     }
 }
 
