@@ -146,11 +146,14 @@ fn messages(shared: &Shared, body: &Value) -> String {
     let delegated = body["messages"].to_string().contains("toolu_agent");
     let block = match (result, tool) {
         _ if main_agent && delegated => json!({"type": "text", "text": DONE}),
-        _ if main_agent && tools.contains(&"Agent") => {
-            json!({"type": "tool_use", "id": "toolu_agent", "name": "Agent", "input": {}})
-        }
+        // Before the MCP server connected (it may be slow on a loaded
+        // machine): wait for it, the main agent too, so that the sub-agent
+        // it starts has the tool.
         (None, None) if tools.contains(&WAIT) => {
             json!({"type": "tool_use", "id": "toolu_wait", "name": WAIT, "input": {}})
+        }
+        _ if main_agent && tools.contains(&"Agent") => {
+            json!({"type": "tool_use", "id": "toolu_agent", "name": "Agent", "input": {}})
         }
         (Some(result), _) => {
             let text = match &result["content"] {

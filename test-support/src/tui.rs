@@ -155,6 +155,12 @@ impl Tui {
 
 impl Drop for Tui {
     fn drop(&mut self) {
+        // A test that fails elsewhere (an inbox that never got the
+        // question) shows what the client showed.
+        if std::thread::panicking() {
+            let screen = self.screen.0.lock().unwrap().screen().contents();
+            eprintln!("--- the screen at the panic ---\n{screen}");
+        }
         // The client leads a session of its own in the pty: its process
         // group goes with it (the hooks it ran, the servers it started).
         if let Some(pid) = self.child.process_id() {
