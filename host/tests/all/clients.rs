@@ -1501,12 +1501,36 @@ fn an_answer_in_codexs_ui_withdraws_its_question_from_the_inbox() {
 
 /// Ended from outside while Codex asks (SIGTERM, as `kill` or a service
 /// manager ends it), `ask-user hook run codex` leaves none of Codex's
-/// processes running: Codex from npm is a Node launcher whose native binary
-/// outlived a SIGKILL to the launcher, keeping the app server alive.
+/// processes running, nor its socket or log: Codex from npm is a Node
+/// launcher whose native binary outlived a SIGKILL to the launcher, keeping
+/// the app server alive.
 #[test]
 fn a_run_ended_from_outside_leaves_none_of_codexs_processes() {
     let _one = one_at_a_time();
     let mut codex = codex_asked();
+    end_codexs_run(&mut codex, libc::SIGTERM);
+    let state = codex.inbox.state();
+    let left: Vec<_> = std::fs::read_dir(state.join("codex"))
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("app-server-"))
+        .collect();
+    assert!(left.is_empty(), "left in the folder: {left:?}");
+}
+
+/// Killed (SIGKILL, which nothing can catch: the OOM killer, `kill -9`),
+/// `ask-user hook run codex` still leaves none of Codex's processes
+/// running: they are told to stop when it dies.
+#[test]
+fn a_killed_run_leaves_none_of_codexs_processes() {
+    let _one = one_at_a_time();
+    end_codexs_run(&mut codex_asked(), libc::SIGKILL);
+}
+
+/// Sends `signal` to `codex`'s `ask-user hook run codex` alone, and waits
+/// until nothing of the run is left running.
+fn end_codexs_run(codex: &mut CodexAsked, signal: libc::c_int) {
     // Every process of this run names its socket, in this inbox's folder.
     let state = codex.inbox.state();
     let of_the_run = || -> Vec<String> {
@@ -1529,7 +1553,7 @@ fn a_run_ended_from_outside_leaves_none_of_codexs_processes() {
             .any(|line| line.contains("app-server --listen")),
         "no app server among {running:?}"
     );
-    codex.tui.signal(libc::SIGTERM);
+    codex.tui.signal(signal);
     assert!(codex.tui.ended(BOUND).is_some(), "ask-user did not end");
     let start = std::time::Instant::now();
     loop {
@@ -1540,14 +1564,6 @@ fn a_run_ended_from_outside_leaves_none_of_codexs_processes() {
         assert!(start.elapsed() < BOUND, "still running: {left:?}");
         std::thread::sleep(Duration::from_millis(20));
     }
-    // Nor its socket or Codex's log in the run's folder.
-    let left: Vec<_> = std::fs::read_dir(state.join("codex"))
-        .unwrap()
-        .flatten()
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with("app-server-"))
-        .collect();
-    assert!(left.is_empty(), "left in the folder: {left:?}");
 }
 
 /// The README's minute registers the tool for every project (`--scope

@@ -95,7 +95,8 @@ async fn attached(
         .kill_on_drop(true)
         .spawn()
         .context(|| format!("cannot run {}", run.program.display()))?;
-    let mut server = group::Group::led_by(server);
+    let mut server = group::Group::led_by(server)
+        .context(|| "cannot watch Codex's app server (/bin/sh)".to_owned())?;
     let (outgoing, incoming) = tokio::select! {
         connected = connect(&socket) => connected?,
         status = server.leader().wait() => {
