@@ -46,9 +46,9 @@ pub enum Command {
         #[arg(last = true, value_name = "AGENT FLAGS")]
         flags: Vec<std::ffi::OsString>,
     },
-    /// Run an agent's own UI (Codex) with its questions asked through your
-    /// answerers too (the inbox, a script…): whichever answers first wins.
-    /// For an agent whose questions reach no hook.
+    /// Run an agent's own UI (Codex, OpenCode) with its questions asked
+    /// through your answerers too (the inbox, a script…): whichever answers
+    /// first wins. For an agent whose questions reach no hook.
     Run {
         #[arg(value_parser = client_parser(Way::Attached))]
         client: &'static dyn HookClient,
@@ -56,7 +56,8 @@ pub enum Command {
         /// file when it exists.
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
-        /// The agent's program (default: `codex` for Codex).
+        /// The agent's program (default: `codex` for Codex, `opencode` for
+        /// OpenCode).
         #[arg(long, value_name = "PROGRAM")]
         program: Option<PathBuf>,
         /// More of the agent's own flags (`--model …`, a prompt).

@@ -13,6 +13,8 @@
 pub mod calls;
 pub mod claude_code;
 pub mod codex;
+pub mod opencode;
+pub mod quiet;
 pub mod waiting;
 
 use std::ffi::OsString;
@@ -32,7 +34,8 @@ use tokio_util::sync::CancellationToken;
 pub const MAX_INPUT_BYTES: usize = 1 << 20;
 
 /// Every agent whose hooks ask-user answers, by [`HookClient::name`].
-pub static CLIENTS: &[&dyn HookClient] = &[&claude_code::ClaudeCode, &codex::Codex];
+pub static CLIENTS: &[&dyn HookClient] =
+    &[&claude_code::ClaudeCode, &codex::Codex, &opencode::OpenCode];
 
 /// The client named `name` on the command line.
 pub fn client(name: &str) -> Option<&'static dyn HookClient> {
@@ -195,6 +198,32 @@ pub trait Answerers: Sync {
 
     /// Tells the human one line (on standard error).
     fn say(&self, line: &str);
+}
+
+/// The folder of `client`'s runs beside its UI, in the state folder: this
+/// user's only.
+pub fn run_dir(client: &str) -> Result<PathBuf, CliError> {
+    let state_dir = ask_user_inbox::state_dir()
+        .ok_or_else(|| CliError::new("no home folder: set ASK_USER_STATE_DIR"))?;
+    let dir = ask_user_seam::files::private_dir(&state_dir)?;
+    Ok(ask_user_seam::files::private_dir(&dir.join(client))?)
+}
+
+/// How long a process told to stop (SIGTERM) has before it is killed.
+pub const GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Ends `child`, an agent's UI in the terminal's process group: SIGTERM,
+/// which a launcher forwards to what it runs, then after [`GRACE`] SIGKILL.
+pub async fn end_gently(child: &mut tokio::process::Child) {
+    if let Some(pid) = child.id() {
+        // SAFETY: a plain system call on our own child, not yet reaped.
+        unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+        if tokio::time::timeout(GRACE, child.wait()).await.is_ok() {
+            return;
+        }
+    }
+    let _ = child.start_kill();
+    let _ = child.wait().await;
 }
 
 /// Resolves when nobody reads this process's standard output any more (a

@@ -22,17 +22,17 @@ use serde_json::{Value, json};
 use tui::Tui;
 
 /// The longest a client run may take.
-const BOUND: Duration = Duration::from_secs(180);
+pub(crate) const BOUND: Duration = Duration::from_secs(180);
 
 /// One client at a time: each starts a client's TUI, an MCP server and
 /// hooks, and eight at once on a 2-core machine starve each other.
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
     ONE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The book's example batch, and the answers the script gives it.
-fn deploy() -> (Value, Value) {
+pub(crate) fn deploy() -> (Value, Value) {
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
     let read = |name: &str| -> Value {
         serde_json::from_str(&std::fs::read_to_string(examples.join(name)).unwrap()).unwrap()
@@ -42,7 +42,7 @@ fn deploy() -> (Value, Value) {
 
 /// A folder for one client run: a home of its own, and the ask-user config
 /// (headless: the script answerer and no forms; else none).
-fn run_folder(headless: bool) -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn run_folder(headless: bool) -> (tempfile::TempDir, PathBuf) {
     // Outside the repository: a client treats a folder in a Git project
     // as that project.
     let dir = tempfile::tempdir().unwrap();
@@ -902,7 +902,7 @@ fn assert_cancelled(model: &FakeModel, client: &str) {
 
 /// Runs `command` to its end, at most [`BOUND`] (killed past it); its
 /// output.
-fn finish(mut command: Command) -> Output {
+pub(crate) fn finish(mut command: Command) -> Output {
     let child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

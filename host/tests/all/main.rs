@@ -11,6 +11,7 @@ mod inbox;
 mod mcp_http;
 mod mcp_python;
 mod mcp_stdio;
+mod opencode;
 mod release;
 mod runtimes;
 mod team_inbox;

@@ -10,12 +10,9 @@
 //! `kill -9`, the OOM killer), a watcher in the app server's group kills
 //! the group ([`Group::led_by`]); the UI, its app server gone, ends.
 
-use std::time::Duration;
-
 use tokio::process::{Child, Command};
 
-/// How long a process told to stop (SIGTERM) has before it is killed.
-pub const GRACE: Duration = Duration::from_secs(3);
+use crate::hook::GRACE;
 
 /// A child leading a process group of its own (spawned with
 /// `process_group(0)`): the group is killed when this is dropped, whatever
@@ -88,18 +85,4 @@ impl Drop for Group {
         self.signal(libc::SIGKILL);
         let _ = self.child.start_kill();
     }
-}
-
-/// Ends `child` (in the terminal's process group): SIGTERM, which a
-/// launcher forwards to what it runs, then after [`GRACE`] SIGKILL.
-pub async fn end_gently(child: &mut Child) {
-    if let Some(pid) = child.id() {
-        // SAFETY: a plain system call on our own child, not yet reaped.
-        unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
-        if tokio::time::timeout(GRACE, child.wait()).await.is_ok() {
-            return;
-        }
-    }
-    let _ = child.start_kill();
-    let _ = child.wait().await;
 }

@@ -21,6 +21,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::quiet::Quiet;
 use super::{Answerers, Attached, HookClient, Way};
 use crate::{CliError, Context};
 use app_server::{Event, Incoming, Notification, Outgoing, RequestId, Turn};
@@ -72,10 +73,7 @@ async fn attached(
     answerers: &dyn Answerers,
     stop: CancellationToken,
 ) -> Result<bool, CliError> {
-    let state_dir = ask_user_inbox::state_dir()
-        .ok_or_else(|| CliError::new("no home folder: set ASK_USER_STATE_DIR"))?;
-    let dir = ask_user_seam::files::private_dir(&state_dir)?;
-    let dir = ask_user_seam::files::private_dir(&dir.join(NAME))?;
+    let dir = super::run_dir(NAME)?;
     // One run's own socket and logs: two runs at once never share them.
     let run_id = std::process::id();
     let socket = dir.join(format!("app-server-{run_id}.sock"));
@@ -108,9 +106,7 @@ async fn attached(
     };
     // Codex's UI has the terminal: what this process says goes to a log
     // while it runs (the UI keeps the terminal's standard error).
-    let said = dir.join(format!("ask-user-{run_id}.log"));
-    let quiet = StderrTo::file(&said)
-        .context(|| format!("cannot send ask-user's log to {}", said.display()))?;
+    let quiet = Quiet::start(&dir, "Codex")?;
     let mut ui = tokio::process::Command::new(&run.program)
         .arg("--remote")
         .arg(format!("unix://{}", socket.display()))
@@ -126,11 +122,11 @@ async fn attached(
         status = ui.wait() => status?.success(),
         () = watched => ui.wait().await?.success(),
         () = stop.cancelled() => {
-            group::end_gently(&mut ui).await;
+            super::end_gently(&mut ui).await;
             false
         }
     };
-    drop(quiet);
+    quiet.end(answerers);
     server.end().await;
     let _ = std::fs::remove_file(&socket);
     // Codex's UI names the app server's socket to reconnect to, which is
@@ -143,47 +139,7 @@ async fn attached(
     }
     // Codex's own log is kept only when it failed at start (above).
     let _ = std::fs::remove_file(&server_log);
-    if std::fs::metadata(&said).is_ok_and(|m| m.len() > 0) {
-        answerers.say(&format!(
-            "what ask-user said while Codex ran: {}",
-            said.display()
-        ));
-    } else {
-        let _ = std::fs::remove_file(&said);
-    }
     Ok(ended)
-}
-
-/// While it lives, this process's standard error goes to a file; then to
-/// where it went before.
-struct StderrTo {
-    before: std::os::fd::OwnedFd,
-}
-
-impl StderrTo {
-    fn file(path: &Path) -> std::io::Result<StderrTo> {
-        use std::os::fd::{AsFd, AsRawFd};
-        let file = std::fs::File::create(path)?;
-        let before = std::io::stderr().as_fd().try_clone_to_owned()?;
-        // SAFETY: both are open descriptors of this process.
-        if unsafe { libc::dup2(file.as_raw_fd(), libc::STDERR_FILENO) } < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(StderrTo { before })
-    }
-
-    /// The standard error it had before, for a child that keeps it.
-    fn terminal(&self) -> std::io::Result<std::process::Stdio> {
-        Ok(self.before.try_clone()?.into())
-    }
-}
-
-impl Drop for StderrTo {
-    fn drop(&mut self) {
-        use std::os::fd::AsRawFd;
-        // SAFETY: as above.
-        unsafe { libc::dup2(self.before.as_raw_fd(), libc::STDERR_FILENO) };
-    }
 }
 
 /// The app server at `socket`, once it listens (within [`START_BOUND`]).
