@@ -12,6 +12,9 @@ use serde_json::{Value, json};
 /// How long the server may take to answer a request.
 const ANSWER_BOUND: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// How many times a question's answer or dismissal is sent, at most.
+const ATTEMPTS: u32 = 3;
+
 /// The largest event read (a question's text and options, with room).
 const MAX_EVENT_BYTES: usize = 1 << 20;
 
@@ -152,21 +155,35 @@ impl Server {
             .await
     }
 
+    /// Settles a question: sent again (up to [`ATTEMPTS`] times, a second
+    /// apart) when no answer came, so that a person's answer is not lost
+    /// to a hiccup; once sent again, "not found" means an earlier sending
+    /// landed (or OpenCode settled it meanwhile), which is done too.
     async fn settle(
         &self,
         path: &[&str],
         directory: Option<&str>,
         body: Option<Value>,
     ) -> Result<(), Error> {
-        let mut request = self.request(reqwest::Method::POST, path, directory)?;
-        if let Some(body) = body {
-            request = request
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .body(body.to_string());
-        }
-        let response = send(request).await?;
+        let mut attempt = 1;
+        let response = loop {
+            let mut request = self.request(reqwest::Method::POST, path, directory)?;
+            if let Some(body) = &body {
+                request = request
+                    .header(reqwest::header::CONTENT_TYPE, "application/json")
+                    .body(body.to_string());
+            }
+            match send(request).await {
+                Ok(response) => break response,
+                Err(error) if attempt == ATTEMPTS => return Err(error),
+                Err(_) => {
+                    attempt += 1;
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                }
+            }
+        };
         let status = response.status();
-        if status.is_success() {
+        if status.is_success() || (attempt > 1 && status == reqwest::StatusCode::NOT_FOUND) {
             Ok(())
         } else {
             let said = response.text().await.unwrap_or_default();
@@ -252,6 +269,61 @@ fn event_of(block: &[u8]) -> Option<Event> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A server on 127.0.0.1 that drops its first `dropped` connections
+    /// unanswered, then answers each with `status`; how many came.
+    async fn flaky(
+        dropped: usize,
+        status: &'static str,
+    ) -> (Server, tokio::task::JoinHandle<usize>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let served = tokio::spawn(async move {
+            let mut came = 0;
+            loop {
+                let accepted =
+                    tokio::time::timeout(std::time::Duration::from_millis(1500), listener.accept());
+                let Ok(Ok((mut stream, _))) = accepted.await else {
+                    return came;
+                };
+                came += 1;
+                let mut request = vec![0; 4096];
+                let _ = stream.read(&mut request).await;
+                if came > dropped {
+                    let reply = format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\n\r\n");
+                    let _ = stream.write_all(reply.as_bytes()).await;
+                }
+            }
+        });
+        (
+            Server::new(port, "opencode".into(), "pw".into()).unwrap(),
+            served,
+        )
+    }
+
+    #[tokio::test]
+    async fn an_answer_is_sent_again_when_no_answer_came_and_a_late_not_found_is_done() {
+        let (server, served) = flaky(1, "200 OK").await;
+        server
+            .reply("que_1", None, vec![vec!["A".into()]])
+            .await
+            .unwrap();
+        assert_eq!(served.await.unwrap(), 2);
+        // Not found once sent again: the first sending may have landed.
+        let (server, served) = flaky(1, "404 Not Found").await;
+        server.reject("que_1", None).await.unwrap();
+        assert_eq!(served.await.unwrap(), 2);
+        // Not found at once: OpenCode has no such question.
+        let (server, served) = flaky(0, "404 Not Found").await;
+        let error = server.reject("que_1", None).await.unwrap_err();
+        assert!(error.contains("404"), "{error}");
+        assert_eq!(served.await.unwrap(), 1);
+        // Never answered: given up after the last attempt.
+        let (server, served) = flaky(usize::MAX, "200 OK").await;
+        assert!(server.reply("que_1", None, vec![]).await.is_err());
+        assert_eq!(served.await.unwrap(), ATTEMPTS as usize);
+    }
 
     #[test]
     fn an_id_stays_one_segment_of_the_path() {
