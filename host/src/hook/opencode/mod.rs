@@ -178,9 +178,17 @@ async fn watch(server: &Server, answerers: &dyn Answerers, stop: CancellationTok
                     }
                 };
                 let withdrawn = stop.child_token();
+                // A question asked before the stream was joined names no
+                // project: shown in the folder OpenCode started in (and
+                // answered in its server's own).
+                let cwd = directory.clone().or_else(|| {
+                    std::env::current_dir()
+                        .ok()
+                        .and_then(|dir| dir.to_str().map(str::to_owned))
+                });
                 let asker = super::asker(
                     "OpenCode",
-                    directory.as_deref(),
+                    cwd.as_deref(),
                     None,
                     ask_user_inbox::WhenDown::Pass,
                 );
