@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::quiet::Quiet;
 use super::{Answerers, Attached, HookClient, Way};
-use crate::CliError;
+use crate::{CliError, Context};
 use ask_user_inbox::StopReason;
 use ask_user_seam::ErrorCode;
 use server::{Event, Server};
@@ -100,9 +100,7 @@ async fn attached(
         .stderr(quiet.terminal()?)
         .kill_on_drop(true)
         .spawn()
-        .map_err(|error| {
-            CliError::new(format!("cannot run {}", run.program.display())).because(error)
-        })?;
+        .context(|| format!("cannot run {}", run.program.display()))?;
     let watched = watch(&server, answerers, stop.child_token());
     let ended = tokio::select! {
         status = ui.wait() => status?.success(),
