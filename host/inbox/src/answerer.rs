@@ -45,6 +45,9 @@ const CLOSE_GRACE: Duration = Duration::from_secs(3);
 pub struct InboxAnswerer {
     client: InboxClient,
     agent: String,
+    /// The client this process serves, once it said its name: how the
+    /// inbox names it in place of `agent` (this program and its pid).
+    client_name: Option<ClientName>,
     cwd: Option<String>,
     withdrawals: TaskTracker,
     stop_reason: StopReason,
@@ -96,6 +99,7 @@ impl InboxAnswerer {
         InboxAnswerer {
             client,
             agent: agent.into(),
+            client_name: None,
             cwd,
             withdrawals: TaskTracker::new(),
             stop_reason: StopReason::default(),
@@ -103,6 +107,13 @@ impl InboxAnswerer {
             said_down: AtomicBool::new(false),
             when_down: WhenDown::default(),
         }
+    }
+
+    /// Names this process as the client it serves, once `name` is set
+    /// (the front end learns it when the client speaks).
+    pub fn named_by_client(mut self, name: ClientName) -> Self {
+        self.client_name = Some(name);
+        self
     }
 
     /// What an ask does when no inbox can be reached as it starts.
@@ -256,9 +267,15 @@ impl Answerer for InboxAnswerer {
                     .map_or_else(|| "(no agent)".to_owned(), |caller| caller.id().to_owned()),
                 // A relayed sub-agent is named on the card, in the
                 // notifications and in `inbox list`.
-                agent: match ask.asked_by_label() {
-                    Some(chain) => sub_agents_label(&self.agent, &chain),
-                    None => self.agent.clone(),
+                agent: {
+                    let agent = match self.client_name.as_ref().and_then(|name| name.get()) {
+                        Some(client) => client,
+                        None => &self.agent,
+                    };
+                    match ask.asked_by_label() {
+                        Some(chain) => sub_agents_label(agent, &chain),
+                        None => agent.clone(),
+                    }
                 },
                 cwd: self.cwd.clone(),
                 request: ask.request.clone(),
@@ -316,7 +333,14 @@ impl Answerer for InboxAnswerer {
 #[derive(Debug, Default)]
 pub struct InboxKind {
     asker: Option<Asker>,
+    client_name: Option<ClientName>,
 }
+
+/// The name of the client a front end serves, set once the client says it
+/// (MCP's `clientInfo`): how the inbox names the questions of a process
+/// that serves one client, where neither the config's `agent` nor the host
+/// ([`Asker`]) says better than the program's name and pid.
+pub type ClientName = Arc<std::sync::OnceLock<String>>;
 
 /// What the inbox shows as asking, when the host knows better than this
 /// process's name and folder (a hook asking for another program).
@@ -336,7 +360,19 @@ pub struct Asker {
 impl InboxKind {
     /// The kind whose answerers ask as `asker`.
     pub fn asking_as(asker: Asker) -> Self {
-        InboxKind { asker: Some(asker) }
+        InboxKind {
+            asker: Some(asker),
+            client_name: None,
+        }
+    }
+
+    /// The kind whose answerers name this process as the client it serves,
+    /// once `name` is set.
+    pub fn named_by_client(name: ClientName) -> Self {
+        InboxKind {
+            asker: None,
+            client_name: Some(name),
+        }
     }
 }
 
@@ -359,6 +395,8 @@ pub struct InboxSetup {
     pub agent: Option<String>,
     /// The host's word for what asks, under the config's `agent`.
     pub asker: Option<Asker>,
+    /// The client served, named once it speaks, under both.
+    pub client_name: Option<ClientName>,
     /// A team's inbox instead of this user's.
     pub team: Option<Team>,
 }
@@ -470,6 +508,7 @@ impl AnswererKind for InboxKind {
             state_dir: table.state_dir.map(|dir| base.join(dir)),
             agent: table.agent,
             asker: self.asker.clone(),
+            client_name: self.client_name.clone(),
             team,
         }))
     }
@@ -496,16 +535,24 @@ impl Setup for InboxSetup {
                     WhenDown::Wait,
                 ),
             };
+            // The config's name, or the host's, over the client's.
+            let client_name = match (&self.agent, &asker) {
+                (None, None) => self.client_name,
+                _ => None,
+            };
             let agent = self
                 .agent
                 .or(asker)
                 .unwrap_or_else(|| format!("{} (pid {})", program(), std::process::id()));
             if let Some(team) = self.team {
                 let client = InboxClient::remote(&team.url, team.token.read("the inbox token")?)?;
-                let answerer = InboxAnswerer::new(client, agent, cwd)
+                let mut answerer = InboxAnswerer::new(client, agent, cwd)
                     .stopping_for(stop_reason)
                     .when_down(when_down)
                     .audience(team.audience);
+                if let Some(name) = client_name {
+                    answerer = answerer.named_by_client(name);
+                }
                 return Ok(Started {
                     answerer: Arc::new(answerer),
                     notice: Some(format!("questions go to the team's inbox at {}", team.url)),
@@ -521,9 +568,12 @@ impl Setup for InboxSetup {
                     ));
                 }
             };
-            let answerer = InboxAnswerer::new(InboxClient::new(&state_dir)?, agent, cwd)
+            let mut answerer = InboxAnswerer::new(InboxClient::new(&state_dir)?, agent, cwd)
                 .stopping_for(stop_reason)
                 .when_down(when_down);
+            if let Some(name) = client_name {
+                answerer = answerer.named_by_client(name);
+            }
             // No address and no token here: this goes to standard error,
             // which MCP clients keep in their logs.
             let notice = match answerer.client.check() {

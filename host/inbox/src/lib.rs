@@ -35,7 +35,9 @@ pub mod settings;
 pub mod store;
 mod waiters;
 
-pub use answerer::{Asker, InboxAnswerer, InboxKind, StopReason, WhenDown, sub_agents_label};
+pub use answerer::{
+    Asker, ClientName, InboxAnswerer, InboxKind, StopReason, WhenDown, sub_agents_label,
+};
 pub use client::{ClientError, InboxClient};
 pub use server::{InboxConfig, InboxServer};
 

@@ -38,6 +38,36 @@ const KNOWN: &[(&str, Quirks)] = &[(
     },
 )];
 
+/// How people know the clients whose names are not words for them.
+const LABELS: &[(&str, &str)] = &[
+    ("claude-code", "Claude Code"),
+    ("codex-mcp-client", "Codex"),
+    ("gemini-cli-mcp-client", "Gemini CLI"),
+];
+
+/// The longest label taken from a client (in characters).
+const MAX_LABEL: usize = 60;
+
+/// How a client that said `name` (and maybe `title`) is named where its
+/// questions wait: a known client as people know it, else its title or
+/// name, printable and at most [`MAX_LABEL`] characters; none for a client
+/// that said nothing printable.
+pub fn label(name: &str, title: Option<&str>) -> Option<String> {
+    if let Some((_, known)) = LABELS.iter().find(|(known, _)| *known == name) {
+        return Some((*known).to_owned());
+    }
+    let said = title
+        .filter(|title| !title.trim().is_empty())
+        .unwrap_or(name);
+    let label: String = said
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(MAX_LABEL)
+        .collect();
+    let label = label.trim();
+    (!label.is_empty()).then(|| label.to_owned())
+}
+
 /// A client, as this server serves it.
 pub(crate) struct Client {
     /// Its form comes back as a second round of the call.
@@ -77,6 +107,26 @@ impl Client {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_client_is_named_as_people_know_it_and_never_by_what_would_not_print() {
+        assert_eq!(
+            label("gemini-cli-mcp-client", None).as_deref(),
+            Some("Gemini CLI")
+        );
+        assert_eq!(
+            label("codex-mcp-client", Some("Codex")).as_deref(),
+            Some("Codex")
+        );
+        assert_eq!(label("zed", Some("Zed")).as_deref(), Some("Zed"));
+        assert_eq!(label("my-agent", Some(" ")).as_deref(), Some("my-agent"));
+        assert_eq!(
+            label("evil\u{1b}[2Jname\n", None).as_deref(),
+            Some("evil [2Jname")
+        );
+        assert_eq!(label(&"x".repeat(500), None).unwrap().len(), MAX_LABEL);
+        assert_eq!(label("\n\t", None), None);
+    }
 
     #[test]
     fn the_protocol_decides_and_a_known_clients_quirks_narrow_it() {

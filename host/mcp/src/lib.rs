@@ -117,6 +117,9 @@ pub struct McpServer {
     /// Where a call's question waits when the client shows no form of it
     /// (the host's answerers: the inbox…), said in the call's progress.
     waiting: Option<Arc<str>>,
+    /// Set to the client's name at its first call, for the host's
+    /// answerers to name it ([`names_its_client`](Self::names_its_client)).
+    client_name: Option<Arc<std::sync::OnceLock<String>>>,
 }
 
 impl McpServer {
@@ -158,7 +161,20 @@ impl McpServer {
             sub_agents: None,
             sessions: sub_agents::Sessions::default(),
             waiting: None,
+            client_name: None,
         })
+    }
+
+    /// Sets `name`, at the client's first call, to how people know the
+    /// client (`clientInfo`: "Gemini CLI" for `gemini-cli-mcp-client`, else
+    /// its title or name), for the host's answerers to name it (the inbox,
+    /// in place of this program and its pid). For a server of one client
+    /// (stdio): the first client's name stays.
+    pub fn names_its_client(self, name: Arc<std::sync::OnceLock<String>>) -> Self {
+        McpServer {
+            client_name: Some(name),
+            ..self
+        }
     }
 
     /// Says `where_` a call's question waits (the host's answerers' notice:
@@ -333,6 +349,11 @@ impl McpServer {
             .and_then(|arguments| arguments.get("questions"))
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
+        if let (Some(name), Some(info)) = (&self.client_name, context.client_info())
+            && let Some(label) = client::label(&info.name, info.title.as_deref())
+        {
+            let _ = name.set(label);
+        }
         self.log.asking(&context.peer, questions).await;
         if let (None, Some(waiting), Some(token)) =
             (&answerer, &self.waiting, context.meta.get_progress_token())

@@ -22,8 +22,9 @@ impl Serving for Runner {
             config,
             mut front_end,
         } = serve;
-        let config = user_config(config.as_deref(), &ask_user::config::Registries::builtin())?
-            .unwrap_or_default();
+        let mut registries = ask_user::config::Registries::builtin();
+        front_end.kinds(&mut registries.kinds);
+        let config = user_config(config.as_deref(), &registries)?.unwrap_or_default();
         front_end.configure(config.front_ends.of::<F>());
         // An answerer that cannot start (a web port taken) is reported and
         // left out: the tool stays in the client's session.

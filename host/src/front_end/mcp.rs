@@ -4,6 +4,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crate::hook::CLIENTS;
+use crate::inbox::ClientName;
 use crate::mcp::{Forms, McpHttp, McpServer, McpSettings, SubAgent, SubAgents};
 use crate::{CliError, Host};
 use serde_json::{Map, Value};
@@ -23,6 +24,9 @@ pub struct Mcp {
     /// Where the client's own form goes (`[mcp] forms`).
     #[arg(skip)]
     forms: Forms,
+    /// The client's name, once it calls (stdio: one client).
+    #[arg(skip)]
+    client_name: Option<ClientName>,
 }
 
 impl FrontEnd for Mcp {
@@ -34,6 +38,16 @@ impl FrontEnd for Mcp {
         self.forms = settings.forms;
     }
 
+    /// On stdio, one client: the inbox names its questions as the client
+    /// ("Gemini CLI"), not as this program and its pid.
+    fn kinds(&mut self, kinds: &mut crate::answerers::Kinds) {
+        if self.http.is_none() {
+            let name = ClientName::default();
+            kinds.register(crate::inbox::InboxKind::named_by_client(name.clone()));
+            self.client_name = Some(name);
+        }
+    }
+
     async fn serve(
         self,
         host: &Host,
@@ -43,6 +57,9 @@ impl FrontEnd for Mcp {
         let mut server = McpServer::new(host.runtime().clone(), host.pages())?
             .forms(self.forms)
             .sub_agents(Arc::new(HookClients));
+        if let Some(name) = self.client_name {
+            server = server.names_its_client(name);
+        }
         // A page's notice carries its address with the page's token, and
         // a client may log its progress: a chain with a page says nothing.
         if host.pages().is_empty() && !host.notices().is_empty() {

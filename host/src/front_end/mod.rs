@@ -32,6 +32,11 @@ pub trait FrontEnd: clap::Args + Send {
     /// Takes its settings, before the config's answerers start.
     fn configure(&mut self, settings: Self::Settings);
 
+    /// Puts its own answerer kinds in place of the built-in ones, before
+    /// the config is read (`mcp` on stdio: an inbox that names the client
+    /// it serves). None by default.
+    fn kinds(&mut self, _kinds: &mut crate::answerers::Kinds) {}
+
     /// Serves `host` until its peer leaves or `stop` resolves, then
     /// returns (the caller closes the host). `say` tells the human one
     /// line (where it serves, what it waits for).

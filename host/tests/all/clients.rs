@@ -1037,6 +1037,8 @@ fn gemini_cli_without_forms_gets_the_answers_given_in_the_inbox() {
         q["agentWaiting"] == true
     });
     assert_eq!(asked["questions"].as_array().unwrap().len(), 3, "{asked}");
+    // Named as people know it (its `clientInfo`), not as `ask-user (pid N)`.
+    assert_eq!(asked["agent"], "Gemini CLI", "{asked}");
     let answered = inbox.answer(asked["id"].as_str().unwrap(), &answers);
     assert!(answered.status.success(), "inbox answer: {answered:?}");
     let output = run.join().unwrap();
