@@ -45,9 +45,9 @@ const CLOSE_GRACE: Duration = Duration::from_secs(3);
 pub struct InboxAnswerer {
     client: InboxClient,
     agent: String,
-    /// The client this process serves, once it said its name: how the
-    /// inbox names it in place of `agent` (this program and its pid).
-    client_name: Option<ClientName>,
+    /// The one client this process serves: named as it says, in place of
+    /// `agent` (this program and its pid), its own calls in one session.
+    one_client: Option<OneClient>,
     cwd: Option<String>,
     withdrawals: TaskTracker,
     stop_reason: StopReason,
@@ -99,7 +99,7 @@ impl InboxAnswerer {
         InboxAnswerer {
             client,
             agent: agent.into(),
-            client_name: None,
+            one_client: None,
             cwd,
             withdrawals: TaskTracker::new(),
             stop_reason: StopReason::default(),
@@ -109,10 +109,10 @@ impl InboxAnswerer {
         }
     }
 
-    /// Names this process as the client it serves, once `name` is set
-    /// (the front end learns it when the client speaks).
-    pub fn named_by_client(mut self, name: ClientName) -> Self {
-        self.client_name = Some(name);
+    /// Names this process as the one client it serves, once the client
+    /// said its name, and asks its root calls in the client's session.
+    pub fn serving(mut self, client: OneClient) -> Self {
+        self.one_client = Some(client);
         self
     }
 
@@ -260,20 +260,23 @@ impl Answerer for InboxAnswerer {
 
     fn answer<'a>(&'a self, ask: &'a Ask, next: Next<'a>) -> AnswerFuture<'a> {
         Box::pin(async move {
+            let chain = ask.asked_by_label();
             let body = AskBody {
-                session: ask
-                    .caller
-                    .as_ref()
-                    .map_or_else(|| "(no agent)".to_owned(), |caller| caller.id().to_owned()),
+                session: match (&self.one_client, &chain, &ask.caller) {
+                    // The client's own call: its run's session.
+                    (Some(client), None, _) => client.session.clone(),
+                    (_, _, Some(caller)) => caller.id().to_owned(),
+                    (_, _, None) => "(no agent)".to_owned(),
+                },
                 // A relayed sub-agent is named on the card, in the
                 // notifications and in `inbox list`.
                 agent: {
-                    let agent = match self.client_name.as_ref().and_then(|name| name.get()) {
+                    let agent = match self.one_client.as_ref().and_then(|c| c.name.get()) {
                         Some(client) => client,
                         None => &self.agent,
                     };
-                    match ask.asked_by_label() {
-                        Some(chain) => sub_agents_label(agent, &chain),
+                    match &chain {
+                        Some(chain) => sub_agents_label(agent, chain),
                         None => agent.clone(),
                     }
                 },
@@ -333,14 +336,32 @@ impl Answerer for InboxAnswerer {
 #[derive(Debug, Default)]
 pub struct InboxKind {
     asker: Option<Asker>,
-    client_name: Option<ClientName>,
+    one_client: Option<OneClient>,
 }
 
-/// The name of the client a front end serves, set once the client says it
-/// (MCP's `clientInfo`): how the inbox names the questions of a process
-/// that serves one client, where neither the config's `agent` nor the host
-/// ([`Asker`]) says better than the program's name and pid.
-pub type ClientName = Arc<std::sync::OnceLock<String>>;
+/// The one client a process serves (`ask-user mcp` on stdio: one run of
+/// one client). Its `name`, set once the client says it (MCP's
+/// `clientInfo`), names its questions where neither the config's `agent`
+/// nor the host ([`Asker`]) says better than this program and its pid. Its
+/// own calls ask in one `session`: a run's questions show together, and
+/// a batch asked again while the first still waits (a client that gave up
+/// on a call without a word, as Gemini CLI's Esc does) is the same
+/// question, answered once for both. Its sub-agents keep their own.
+#[derive(Debug, Clone)]
+pub struct OneClient {
+    pub name: Arc<std::sync::OnceLock<String>>,
+    pub session: String,
+}
+
+impl OneClient {
+    /// A client not named yet, in a fresh session (`mcp-run-<random>`).
+    pub fn new() -> std::io::Result<OneClient> {
+        Ok(OneClient {
+            name: Arc::default(),
+            session: ask_user_seam::secret::id("mcp-run-")?,
+        })
+    }
+}
 
 /// What the inbox shows as asking, when the host knows better than this
 /// process's name and folder (a hook asking for another program).
@@ -362,16 +383,16 @@ impl InboxKind {
     pub fn asking_as(asker: Asker) -> Self {
         InboxKind {
             asker: Some(asker),
-            client_name: None,
+            one_client: None,
         }
     }
 
-    /// The kind whose answerers name this process as the client it serves,
-    /// once `name` is set.
-    pub fn named_by_client(name: ClientName) -> Self {
+    /// The kind whose answerers ask for the one `client` this process
+    /// serves ([`OneClient`]).
+    pub fn serving(client: OneClient) -> Self {
         InboxKind {
             asker: None,
-            client_name: Some(name),
+            one_client: Some(client),
         }
     }
 }
@@ -395,8 +416,8 @@ pub struct InboxSetup {
     pub agent: Option<String>,
     /// The host's word for what asks, under the config's `agent`.
     pub asker: Option<Asker>,
-    /// The client served, named once it speaks, under both.
-    pub client_name: Option<ClientName>,
+    /// The one client served, named once it speaks, under both.
+    pub one_client: Option<OneClient>,
     /// A team's inbox instead of this user's.
     pub team: Option<Team>,
 }
@@ -508,7 +529,7 @@ impl AnswererKind for InboxKind {
             state_dir: table.state_dir.map(|dir| base.join(dir)),
             agent: table.agent,
             asker: self.asker.clone(),
-            client_name: self.client_name.clone(),
+            one_client: self.one_client.clone(),
             team,
         }))
     }
@@ -536,8 +557,8 @@ impl Setup for InboxSetup {
                 ),
             };
             // The config's name, or the host's, over the client's.
-            let client_name = match (&self.agent, &asker) {
-                (None, None) => self.client_name,
+            let one_client = match (&self.agent, &asker) {
+                (None, None) => self.one_client,
                 _ => None,
             };
             let agent = self
@@ -550,8 +571,8 @@ impl Setup for InboxSetup {
                     .stopping_for(stop_reason)
                     .when_down(when_down)
                     .audience(team.audience);
-                if let Some(name) = client_name {
-                    answerer = answerer.named_by_client(name);
+                if let Some(client) = one_client {
+                    answerer = answerer.serving(client);
                 }
                 return Ok(Started {
                     answerer: Arc::new(answerer),
@@ -571,8 +592,8 @@ impl Setup for InboxSetup {
             let mut answerer = InboxAnswerer::new(InboxClient::new(&state_dir)?, agent, cwd)
                 .stopping_for(stop_reason)
                 .when_down(when_down);
-            if let Some(name) = client_name {
-                answerer = answerer.named_by_client(name);
+            if let Some(client) = one_client {
+                answerer = answerer.serving(client);
             }
             // No address and no token here: this goes to standard error,
             // which MCP clients keep in their logs.

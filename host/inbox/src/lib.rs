@@ -36,7 +36,7 @@ pub mod store;
 mod waiters;
 
 pub use answerer::{
-    Asker, ClientName, InboxAnswerer, InboxKind, StopReason, WhenDown, sub_agents_label,
+    Asker, InboxAnswerer, InboxKind, OneClient, StopReason, WhenDown, sub_agents_label,
 };
 pub use client::{ClientError, InboxClient};
 pub use server::{InboxConfig, InboxServer};

@@ -4,7 +4,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crate::hook::CLIENTS;
-use crate::inbox::ClientName;
+use crate::inbox::OneClient;
 use crate::mcp::{Forms, McpHttp, McpServer, McpSettings, SubAgent, SubAgents};
 use crate::{CliError, Host};
 use serde_json::{Map, Value};
@@ -24,9 +24,9 @@ pub struct Mcp {
     /// Where the client's own form goes (`[mcp] forms`).
     #[arg(skip)]
     forms: Forms,
-    /// The client's name, once it calls (stdio: one client).
+    /// On stdio, the one client served.
     #[arg(skip)]
-    client_name: Option<ClientName>,
+    one_client: Option<OneClient>,
 }
 
 impl FrontEnd for Mcp {
@@ -39,12 +39,15 @@ impl FrontEnd for Mcp {
     }
 
     /// On stdio, one client: the inbox names its questions as the client
-    /// ("Gemini CLI"), not as this program and its pid.
+    /// ("Gemini CLI"), not as this program and its pid, in one session.
     fn kinds(&mut self, kinds: &mut crate::answerers::Kinds) {
         if self.http.is_none() {
-            let name = ClientName::default();
-            kinds.register(crate::inbox::InboxKind::named_by_client(name.clone()));
-            self.client_name = Some(name);
+            // No session to keep it in: the inbox's kind stays as it is.
+            let Ok(client) = OneClient::new() else {
+                return;
+            };
+            kinds.register(crate::inbox::InboxKind::serving(client.clone()));
+            self.one_client = Some(client);
         }
     }
 
@@ -57,8 +60,8 @@ impl FrontEnd for Mcp {
         let mut server = McpServer::new(host.runtime().clone(), host.pages())?
             .forms(self.forms)
             .sub_agents(Arc::new(HookClients));
-        if let Some(name) = self.client_name {
-            server = server.names_its_client(name);
+        if let Some(client) = self.one_client {
+            server = server.names_its_client(client.name);
         }
         // A page's notice carries its address with the page's token, and
         // a client may log its progress: a chain with a page says nothing.

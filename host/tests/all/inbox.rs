@@ -1047,8 +1047,8 @@ fn mcp_calls_of_two_processes_never_share_a_question() {
     for question in &asked {
         let session = question["session"].as_str().unwrap();
         assert!(
-            session.starts_with("mcp-call-") && session.len() == 41,
-            "a random call id: {session}"
+            session.starts_with("mcp-run-") && session.len() == 40,
+            "a random session of the run: {session}"
         );
     }
     // Each answer reaches exactly one of them, and a different one.

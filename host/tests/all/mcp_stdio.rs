@@ -333,3 +333,51 @@ fn started_by_hand_it_says_it_waits_for_a_client_and_ctrl_c_stops_it() {
     tui.keys("\x03");
     assert!(tui.ended(BOUND).is_some(), "Ctrl-C stopped it");
 }
+
+/// On stdio the server serves one client's run: the inbox names its
+/// questions as the client (Gemini CLI's `clientInfo`, not `ask-user (pid
+/// N)`) and shows a run's calls in one session.
+#[test]
+fn one_clients_calls_show_together_named_as_the_client() {
+    let inbox = crate::inbox::Inbox::new();
+    let mut command = inbox.command();
+    command
+        .args(["mcp", "--config"])
+        .arg(inbox.agent_config())
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"));
+    let mut peer = McpPeer::start_as(command, json!({}), "gemini-cli-mcp-client", "2025-06-18");
+    peer.call(1, &serde_json::from_str(ONE_QUESTION).unwrap());
+    peer.call(
+        2,
+        &json!({"questions": [{"id": "when", "question": "When?"}]}),
+    );
+    let both = inbox.wait_until("both calls' questions", false, |list| {
+        (list.len() == 2).then_some(list)
+    });
+    for question in &both {
+        assert_eq!(question["agent"], "Gemini CLI", "{question}");
+        assert_eq!(question["session"], both[0]["session"], "{both:?}");
+    }
+    assert!(
+        both[0]["session"].as_str().unwrap().starts_with("mcp-run-"),
+        "{both:?}"
+    );
+    let id = both
+        .iter()
+        .find(|q| q["questions"][0]["id"] == "go")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let answer = json!({"answers": [{"id": "go", "selected": [], "custom": "Yes"}]});
+    let answered = inbox.answer(&id, &answer);
+    assert!(answered.status.success(), "inbox answer: {answered:?}");
+    let reply = peer.reply(1, BOUND).expect("the call ends");
+    assert!(
+        reply["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|text| text.contains("Yes")),
+        "{reply}"
+    );
+}

@@ -1,4 +1,5 @@
-//! OpenCode (`opencode-ai` 1.18.33 from npm, `host/tests/npm`), pointed at
+//! OpenCode (1.18.33 from npm, `host/tests/npm`: `opencode-linux-x64`, the
+//! binary `opencode-ai` runs on Linux x64), pointed at
 //! our model server as its Anthropic provider: its own question tool
 //! answered beside its UI (`ask-user hook run opencode`), driven in a pty
 //! with the inbox as the user's answerer, and `ask-user mcp` registered in
@@ -15,6 +16,11 @@ use serde_json::{Value, json};
 
 use crate::clients::{BOUND, one_at_a_time};
 use crate::inbox::Inbox;
+
+/// OpenCode's program: the binary `opencode-ai` runs on Linux x64.
+fn opencode_program() -> std::path::PathBuf {
+    npm::folder().join("node_modules/opencode-linux-x64/bin/opencode")
+}
 
 /// What OpenCode's model asks with its own `question` tool.
 fn question() -> Value {
@@ -90,7 +96,7 @@ fn asked() -> Asked {
     let mut env = opencode_env(dir.path());
     env.push(("ASK_USER_STATE_DIR", state.display().to_string()));
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let opencode = npm::folder().join("node_modules/.bin/opencode");
+    let opencode = opencode_program();
     let tui = Tui::start(
         Path::new(env!("CARGO_BIN_EXE_ask-user")),
         &[
@@ -116,6 +122,7 @@ fn asked() -> Asked {
         &["Where should this release be deployed?", "esc dismiss"],
         BOUND,
     );
+    let _shown = LogOnPanic(state.join("opencode"));
     let asked = inbox.wait_for("OpenCode's question", false, |q| q["agentWaiting"] == true);
     Asked {
         tui,
@@ -123,6 +130,21 @@ fn asked() -> Asked {
         inbox,
         model,
         _dir: dir,
+    }
+}
+
+/// What ask-user logged while OpenCode's UI ran (its logs in this folder),
+/// printed if the test panics meanwhile.
+struct LogOnPanic(std::path::PathBuf);
+
+impl Drop for LogOnPanic {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            for entry in std::fs::read_dir(&self.0).into_iter().flatten().flatten() {
+                let said = std::fs::read_to_string(entry.path()).unwrap_or_default();
+                eprintln!("--- {} ---\n{said}", entry.path().display());
+            }
+        }
     }
 }
 
@@ -289,7 +311,7 @@ fn the_books_opencode_registration_gives_opencode_the_tool() {
     server["command"] = json!([env!("CARGO_BIN_EXE_ask-user"), "mcp", "--config", config]);
     let model = FakeModel::start(deploy);
     opencode_home(dir.path(), &model, registration);
-    let mut run = std::process::Command::new(npm::folder().join("node_modules/.bin/opencode"));
+    let mut run = std::process::Command::new(opencode_program());
     run.args(["run", "Deploy the release"])
         .current_dir(dir.path().join("home"))
         .env_clear()

@@ -12,7 +12,7 @@
 mod questions;
 mod server;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use futures_util::FutureExt;
@@ -34,6 +34,16 @@ const NAME: &str = "opencode";
 
 /// How long OpenCode's server may take to answer.
 const START_BOUND: Duration = Duration::from_secs(60);
+
+/// How long its event stream may be silent before it is joined again (it
+/// sends a heartbeat every 10 s).
+const SILENCE: Duration = Duration::from_secs(30);
+
+/// How long a stream just joined has to say it is connected.
+const HANDSHAKE: Duration = Duration::from_secs(3);
+
+/// How often the questions waiting are read, beside the event stream.
+const POLL: Duration = Duration::from_secs(1);
 
 /// OpenCode's environment variables for its server's basic auth.
 const PASSWORD: &str = "OPENCODE_SERVER_PASSWORD";
@@ -116,133 +126,190 @@ async fn attached(
 
 /// Joins OpenCode's event stream (within [`START_BOUND`]) and asks each of
 /// its questions through `answerers`, until the stream ends (OpenCode
-/// ended) or `stop`.
+/// ended) or `stop`. The stream tells a question at once and how OpenCode
+/// settled it; but one joined while OpenCode starts can stay silent for
+/// good (found with OpenCode 1.18), so a stream must say it is connected
+/// ([`join`]), one silent for [`SILENCE`] is joined again, and the
+/// questions waiting are also read every [`POLL`]: one not seen yet is
+/// asked, one being asked that two reads in a row no longer have, with
+/// no word of it on the stream, was settled in OpenCode.
 async fn watch(server: &Server, answerers: &dyn Answerers, stop: CancellationToken) {
-    let start = std::time::Instant::now();
-    let mut events = loop {
-        match server.events().await {
-            Ok(events) => break events,
-            Err(error) if start.elapsed() > START_BOUND => {
-                answerers.say(&format!(
-                    "OpenCode's server did not answer within {START_BOUND:?} ({error}): its \
-                     questions are left to its own UI"
-                ));
-                return;
-            }
-            // Not listening yet.
-            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-        }
+    let Some(mut events) = join(server, answerers, START_BOUND).await else {
+        return;
     };
     // The questions being asked, by OpenCode's id: how to withdraw each,
     // and what the inbox is told when OpenCode settled it first.
     let mut asking: HashMap<String, (CancellationToken, StopReason)> = HashMap::new();
     let mut asks = futures_util::stream::FuturesUnordered::new();
-    // Asked before the stream was joined.
-    let earlier = match server.pending().await {
-        Ok(earlier) => earlier,
-        Err(error) => {
-            answerers.say(&format!(
-                "OpenCode's waiting questions were not read: {error}"
-            ));
-            Vec::new()
-        }
-    };
-    let mut earlier = earlier.into_iter();
+    // Questions of a shape we do not ask: left to OpenCode's UI, said once.
+    let mut left: HashSet<String> = HashSet::new();
+    // Questions being asked that the last read of the list did not have.
+    let mut missing: HashSet<String> = HashSet::new();
+    let mut poll = tokio::time::interval(POLL);
+    poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        let event = match earlier.next() {
-            Some(asked) => Event::Asked {
-                directory: None,
-                asked,
-            },
-            None => tokio::select! {
-                event = events.next() => match event {
-                    Some(event) => event,
-                    None => break,
-                },
-                Some(()) = futures_util::StreamExt::next(&mut asks) => continue,
-                () = stop.cancelled() => break,
-            },
-        };
-        match event {
-            Event::Asked { directory, asked } => {
-                if asking.contains_key(&asked.id) {
+        let happened = tokio::select! {
+            event = tokio::time::timeout(SILENCE, events.next()) => match event {
+                Ok(Some(event)) => vec![event],
+                Ok(None) => break,
+                Err(_) => {
+                    let Some(fresh) = join(server, answerers, SILENCE).await else {
+                        break;
+                    };
+                    events = fresh;
                     continue;
                 }
-                let request = match questions::request(&asked.questions) {
-                    Ok(request) => request,
-                    Err(why) => {
-                        answerers.say(&format!("a question of OpenCode's left to OpenCode: {why}"));
+            },
+            _ = poll.tick() => {
+                let Ok(waiting) = server.pending().await else {
+                    continue;
+                };
+                // Gone from the list at two reads in a row, with no word
+                // of how on the stream (which tells it a moment after the
+                // list changes): settled in OpenCode, we know not how.
+                let ids: HashSet<&str> = waiting.iter().map(|asked| asked.id.as_str()).collect();
+                let gone: HashSet<String> = asking
+                    .keys()
+                    .filter(|id| !ids.contains(id.as_str()))
+                    .cloned()
+                    .collect();
+                for id in gone.intersection(&missing) {
+                    settled(&mut asking, id, "settled in OpenCode");
+                }
+                missing = gone;
+                waiting
+                    .into_iter()
+                    .map(|asked| Event::Asked { directory: None, asked })
+                    .collect()
+            }
+            Some(()) = futures_util::StreamExt::next(&mut asks) => continue,
+            () = stop.cancelled() => break,
+        };
+        for event in happened {
+            match event {
+                Event::Asked { directory, asked } => {
+                    if asking.contains_key(&asked.id) || left.contains(&asked.id) {
                         continue;
                     }
-                };
-                let withdrawn = stop.child_token();
-                // A question asked before the stream was joined names no
-                // project: shown in the folder OpenCode started in (and
-                // answered in its server's own).
-                let cwd = directory.clone().or_else(|| {
-                    std::env::current_dir()
-                        .ok()
-                        .and_then(|dir| dir.to_str().map(str::to_owned))
-                });
-                let asker = super::asker(
-                    "OpenCode",
-                    cwd.as_deref(),
-                    None,
-                    ask_user_inbox::WhenDown::Pass,
-                );
-                asking.insert(
-                    asked.id.clone(),
-                    (withdrawn.clone(), asker.stop_reason.clone()),
-                );
-                let server = server.clone();
-                asks.push(async move {
-                    let reply = answerers
-                        .ask(
-                            &OpenCode,
-                            Some(&asked.session),
-                            asker,
-                            request.clone(),
-                            &withdrawn,
-                        )
-                        .await;
-                    let directory = directory.as_deref();
-                    let settled = match reply {
-                        _ if withdrawn.is_cancelled() => Ok(()),
-                        Ok(Some(Ok(answers))) => {
-                            let answers = questions::reply(&request, &answers);
-                            server.reply(&asked.id, directory, answers).await
-                        }
-                        // Dismissed by the person: OpenCode is told as its
-                        // own Esc tells it (its model hears the question
-                        // was dismissed).
-                        Ok(Some(Err(error))) if error.code() == Some(&ErrorCode::AskCancelled) => {
-                            server.reject(&asked.id, directory).await
-                        }
-                        Ok(Some(Err(error))) => {
-                            answerers.say(&format!("not answered through ask-user: {error}"));
-                            Ok(())
-                        }
-                        // No answerer but the terminal, which OpenCode's UI has.
-                        Ok(None) => Ok(()),
-                        Err(error) => {
-                            answerers.say(&format!("not asked through ask-user: {error}"));
-                            Ok(())
+                    let request = match questions::request(&asked.questions) {
+                        Ok(request) => request,
+                        Err(why) => {
+                            answerers
+                                .say(&format!("a question of OpenCode's left to OpenCode: {why}"));
+                            left.insert(asked.id);
+                            continue;
                         }
                     };
-                    if let Err(error) = settled {
-                        answerers.say(&format!("OpenCode was not given the answer: {error}"));
-                    }
-                });
+                    let withdrawn = stop.child_token();
+                    // A question read from the waiting list names no
+                    // project: shown in the folder OpenCode started in (and
+                    // answered in its server's own).
+                    let cwd = directory.clone().or_else(|| {
+                        std::env::current_dir()
+                            .ok()
+                            .and_then(|dir| dir.to_str().map(str::to_owned))
+                    });
+                    let asker = super::asker(
+                        "OpenCode",
+                        cwd.as_deref(),
+                        None,
+                        ask_user_inbox::WhenDown::Pass,
+                    );
+                    asking.insert(
+                        asked.id.clone(),
+                        (withdrawn.clone(), asker.stop_reason.clone()),
+                    );
+                    let server = server.clone();
+                    asks.push(async move {
+                        let reply = answerers
+                            .ask(
+                                &OpenCode,
+                                Some(&asked.session),
+                                asker,
+                                request.clone(),
+                                &withdrawn,
+                            )
+                            .await;
+                        let directory = directory.as_deref();
+                        let settled = match reply {
+                            _ if withdrawn.is_cancelled() => Ok(()),
+                            Ok(Some(Ok(answers))) => {
+                                let answers = questions::reply(&request, &answers);
+                                server.reply(&asked.id, directory, answers).await
+                            }
+                            // Dismissed by the person: OpenCode is told as its
+                            // own Esc tells it (its model hears the question
+                            // was dismissed).
+                            Ok(Some(Err(error)))
+                                if error.code() == Some(&ErrorCode::AskCancelled) =>
+                            {
+                                server.reject(&asked.id, directory).await
+                            }
+                            Ok(Some(Err(error))) => {
+                                answerers.say(&format!("not answered through ask-user: {error}"));
+                                Ok(())
+                            }
+                            // No answerer but the terminal, which OpenCode's UI has.
+                            Ok(None) => Ok(()),
+                            Err(error) => {
+                                answerers.say(&format!("not asked through ask-user: {error}"));
+                                Ok(())
+                            }
+                        };
+                        if let Err(error) = settled {
+                            answerers.say(&format!("OpenCode was not given the answer: {error}"));
+                        }
+                    });
+                }
+                Event::Replied { id } => settled(&mut asking, &id, "answered in OpenCode"),
+                Event::Rejected { id } => settled(&mut asking, &id, "dismissed in OpenCode"),
+                Event::Other => {}
             }
-            Event::Replied { id } => settled(&mut asking, &id, "answered in OpenCode"),
-            Event::Rejected { id } => settled(&mut asking, &id, "dismissed in OpenCode"),
-            Event::Other => {}
         }
     }
     for (withdrawn, _) in asking.values() {
         withdrawn.cancel();
     }
     while futures_util::StreamExt::next(&mut asks).await.is_some() {}
+}
+
+/// Joins OpenCode's event stream, trying again for at most `bound` (a
+/// server still starting); `None` when it could not be joined, said.
+async fn join(
+    server: &Server,
+    answerers: &dyn Answerers,
+    bound: Duration,
+) -> Option<server::Events> {
+    let start = std::time::Instant::now();
+    loop {
+        match live_stream(server).await {
+            Ok(events) => return Some(events),
+            Err(error) if start.elapsed() > bound => {
+                answerers.say(&format!(
+                    "OpenCode's server did not answer within {bound:?} ({error}): its \
+                     questions are left to its own UI"
+                ));
+                return None;
+            }
+            // Not listening yet.
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+}
+
+/// OpenCode's event stream, once its server answers a plain request (its
+/// waiting questions: it has started) and the stream says it is connected
+/// (a live one does at once; one joined while OpenCode starts may say
+/// nothing, ever).
+async fn live_stream(server: &Server) -> Result<server::Events, server::Error> {
+    server.pending().await?;
+    let mut events = server.events().await?;
+    match tokio::time::timeout(HANDSHAKE, events.next()).await {
+        Ok(Some(_)) => Ok(events),
+        _ => Err(format!(
+            "its event stream said nothing within {HANDSHAKE:?}"
+        )),
+    }
 }
 
 /// Question `id` settled in OpenCode (or by our own reply, when its ask
