@@ -221,44 +221,12 @@ async fn watch(server: &Server, answerers: &dyn Answerers, stop: CancellationTok
                     );
                     let server = server.clone();
                     asks.push(async move {
-                        let reply = answerers
-                            .ask(
-                                &OpenCode,
-                                Some(&asked.session),
-                                asker,
-                                request.clone(),
-                                &withdrawn,
-                            )
-                            .await;
-                        let directory = directory.as_deref();
-                        let settled = match reply {
-                            _ if withdrawn.is_cancelled() => Ok(()),
-                            Ok(Some(Ok(answers))) => {
-                                let answers = questions::reply(&request, &answers);
-                                server.reply(&asked.id, directory, answers).await
-                            }
-                            // Dismissed by the person: OpenCode is told as its
-                            // own Esc tells it (its model hears the question
-                            // was dismissed).
-                            Ok(Some(Err(error)))
-                                if error.code() == Some(&ErrorCode::AskCancelled) =>
-                            {
-                                server.reject(&asked.id, directory).await
-                            }
-                            Ok(Some(Err(error))) => {
-                                answerers.say(&format!("not answered through ask-user: {error}"));
-                                Ok(())
-                            }
-                            // No answerer but the terminal, which OpenCode's UI has.
-                            Ok(None) => Ok(()),
-                            Err(error) => {
-                                answerers.say(&format!("not asked through ask-user: {error}"));
-                                Ok(())
-                            }
+                        let question = ToAsk {
+                            asked,
+                            directory,
+                            request,
                         };
-                        if let Err(error) = settled {
-                            answerers.say(&format!("OpenCode was not given the answer: {error}"));
-                        }
+                        ask(question, asker, &server, answerers, withdrawn).await;
                     });
                 }
                 Event::Replied { id } => settled(&mut asking, &id, "answered in OpenCode"),
@@ -271,6 +239,65 @@ async fn watch(server: &Server, answerers: &dyn Answerers, stop: CancellationTok
         withdrawn.cancel();
     }
     while futures_util::StreamExt::next(&mut asks).await.is_some() {}
+}
+
+/// A question of OpenCode's, as our request.
+struct ToAsk {
+    asked: server::Asked,
+    /// Its project, when the stream named it.
+    directory: Option<String>,
+    request: ask_user_seam::AskRequest,
+}
+
+/// Asks one question of OpenCode's through `answerers`, and gives OpenCode
+/// what they answered, unless `withdrawn` first (settled in OpenCode, or
+/// its UI ended): the answers, or, dismissed by the person, a dismissal as
+/// OpenCode's own Esc gives (its model hears the question was dismissed).
+async fn ask(
+    question: ToAsk,
+    asker: ask_user_inbox::Asker,
+    server: &Server,
+    answerers: &dyn Answerers,
+    withdrawn: CancellationToken,
+) {
+    let ToAsk {
+        asked,
+        directory,
+        request,
+    } = question;
+    let reply = answerers
+        .ask(
+            &OpenCode,
+            Some(&asked.session),
+            asker,
+            request.clone(),
+            &withdrawn,
+        )
+        .await;
+    let directory = directory.as_deref();
+    let given = match reply {
+        _ if withdrawn.is_cancelled() => Ok(()),
+        Ok(Some(Ok(answers))) => {
+            let answers = questions::reply(&request, &answers);
+            server.reply(&asked.id, directory, answers).await
+        }
+        Ok(Some(Err(error))) if error.code() == Some(&ErrorCode::AskCancelled) => {
+            server.reject(&asked.id, directory).await
+        }
+        Ok(Some(Err(error))) => {
+            answerers.say(&format!("not answered through ask-user: {error}"));
+            Ok(())
+        }
+        // No answerer but the terminal, which OpenCode's UI has.
+        Ok(None) => Ok(()),
+        Err(error) => {
+            answerers.say(&format!("not asked through ask-user: {error}"));
+            Ok(())
+        }
+    };
+    if let Err(error) = given {
+        answerers.say(&format!("OpenCode was not given the answer: {error}"));
+    }
 }
 
 /// Joins OpenCode's event stream, trying again for at most `bound` (a
