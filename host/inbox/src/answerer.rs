@@ -110,9 +110,10 @@ impl InboxAnswerer {
     }
 
     /// Names this process as the one client it serves, once the client
-    /// said its name, and asks its root calls in the client's session.
-    pub fn serving(mut self, client: OneClient) -> Self {
-        self.one_client = Some(client);
+    /// said its name, and asks its root calls in the client's session
+    /// (none: as `agent`, each call in its own).
+    pub fn serving(mut self, client: Option<OneClient>) -> Self {
+        self.one_client = client;
         self
     }
 
@@ -567,13 +568,11 @@ impl Setup for InboxSetup {
                 .unwrap_or_else(|| format!("{} (pid {})", program(), std::process::id()));
             if let Some(team) = self.team {
                 let client = InboxClient::remote(&team.url, team.token.read("the inbox token")?)?;
-                let mut answerer = InboxAnswerer::new(client, agent, cwd)
+                let answerer = InboxAnswerer::new(client, agent, cwd)
                     .stopping_for(stop_reason)
                     .when_down(when_down)
+                    .serving(one_client)
                     .audience(team.audience);
-                if let Some(client) = one_client {
-                    answerer = answerer.serving(client);
-                }
                 return Ok(Started {
                     answerer: Arc::new(answerer),
                     notice: Some(format!("questions go to the team's inbox at {}", team.url)),
@@ -589,12 +588,10 @@ impl Setup for InboxSetup {
                     ));
                 }
             };
-            let mut answerer = InboxAnswerer::new(InboxClient::new(&state_dir)?, agent, cwd)
+            let answerer = InboxAnswerer::new(InboxClient::new(&state_dir)?, agent, cwd)
                 .stopping_for(stop_reason)
-                .when_down(when_down);
-            if let Some(client) = one_client {
-                answerer = answerer.serving(client);
-            }
+                .when_down(when_down)
+                .serving(one_client);
             // No address and no token here: this goes to standard error,
             // which MCP clients keep in their logs.
             let notice = match answerer.client.check() {

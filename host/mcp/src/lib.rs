@@ -349,7 +349,12 @@ impl McpServer {
             .and_then(|arguments| arguments.get("questions"))
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
-        if let (Some(name), Some(info)) = (&self.client_name, context.client_info())
+        // Named once, at its first call.
+        if let Some(name) = self
+            .client_name
+            .as_ref()
+            .filter(|name| name.get().is_none())
+            && let Some(info) = context.client_info()
             && let Some(label) = client::label(&info.name, info.title.as_deref())
         {
             let _ = name.set(label);

@@ -200,6 +200,23 @@ pub trait Answerers: Sync {
     fn say(&self, line: &str);
 }
 
+/// An option of an agent's own question tool, as Claude Code, Codex and
+/// OpenCode each send it: a label, and maybe a description.
+#[derive(serde::Deserialize)]
+pub struct AgentOption {
+    label: String,
+    #[serde(default)]
+    description: Option<String>,
+}
+
+impl From<AgentOption> for ask_user_seam::QuestionOption {
+    fn from(option: AgentOption) -> Self {
+        let mut ours = ask_user_seam::QuestionOption::new(option.label);
+        ours.description = option.description;
+        ours
+    }
+}
+
 /// The folder of `client`'s runs beside its UI, in the state folder: this
 /// user's only.
 pub fn run_dir(client: &str) -> Result<PathBuf, CliError> {

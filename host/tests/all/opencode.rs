@@ -85,6 +85,15 @@ struct Asked {
     _dir: tempfile::TempDir,
 }
 
+impl Asked {
+    /// The inbox's question once it no longer waits.
+    fn left(&self) -> Value {
+        self.inbox.wait_for("the question settled", true, |q| {
+            q["id"] == self.asked["id"] && q["state"] != "waiting"
+        })
+    }
+}
+
 fn asked() -> Asked {
     let model = FakeModel::calling("question", question());
     let inbox = Inbox::new();
@@ -233,11 +242,7 @@ fn an_answer_in_opencodes_ui_withdraws_its_question_from_the_inbox() {
     opencode.tui.keys("\r");
     let result = received(&opencode.model);
     assert!(result.contains(r#"="Staging""#), "{result}");
-    let left = opencode
-        .inbox
-        .wait_for("the question withdrawn", true, |q| {
-            q["id"] == opencode.asked["id"] && q["state"] != "waiting"
-        });
+    let left = opencode.left();
     assert_eq!(left["state"], "withdrawn", "{left}");
     assert_eq!(left["settledBy"], "answered in OpenCode", "{left}");
 }
@@ -249,11 +254,7 @@ fn escape_in_opencode_withdraws_its_question_as_dismissed() {
     let _one = one_at_a_time();
     let opencode = asked();
     opencode.tui.keys("\x1b");
-    let left = opencode
-        .inbox
-        .wait_for("the question withdrawn", true, |q| {
-            q["id"] == opencode.asked["id"] && q["state"] != "waiting"
-        });
+    let left = opencode.left();
     assert_eq!(left["state"], "withdrawn", "{left}");
     assert_eq!(left["settledBy"], "dismissed in OpenCode", "{left}");
 }
@@ -269,11 +270,7 @@ fn a_dismissal_in_the_inbox_dismisses_opencodes_question() {
         .inbox
         .dismiss(opencode.asked["id"].as_str().unwrap());
     assert!(dismissed.status.success(), "inbox dismiss: {dismissed:?}");
-    let left = opencode
-        .inbox
-        .wait_for("the question dismissed", true, |q| {
-            q["id"] == opencode.asked["id"] && q["state"] != "waiting"
-        });
+    let left = opencode.left();
     assert_eq!(left["state"], "cancelled", "{left}");
     // The question gone, the turn over: OpenCode ends a turn whose
     // question was dismissed.

@@ -15,6 +15,7 @@ use ask_user_seam::{Answer, AskRequest, Question, QuestionOption};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use crate::hook::AgentOption;
 use ask_user_answerers::form::received::ReceivedForm;
 use ask_user_mcp::SubAgent;
 
@@ -339,16 +340,9 @@ struct ToolQuestion {
     #[serde(default)]
     header: Option<String>,
     #[serde(default)]
-    options: Vec<ToolOption>,
+    options: Vec<AgentOption>,
     #[serde(default)]
     multi_select: bool,
-}
-
-#[derive(Deserialize)]
-struct ToolOption {
-    label: String,
-    #[serde(default)]
-    description: Option<String>,
 }
 
 impl Asked {
@@ -385,11 +379,7 @@ impl Asked {
                     asked
                         .options
                         .into_iter()
-                        .map(|o| {
-                            let mut option = QuestionOption::new(o.label);
-                            option.description = o.description;
-                            option
-                        })
+                        .map(QuestionOption::from)
                         .collect(),
                 );
                 question.multi_select = Some(asked.multi_select);

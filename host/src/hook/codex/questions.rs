@@ -8,6 +8,8 @@ use ask_user_seam::{Accepts, Answer, AskRequest, Question, QuestionOption};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use crate::hook::AgentOption;
+
 /// How Codex's own UI marks a person's words among a question's answers,
 /// so that the model reads them as it reads a note typed in Codex.
 const NOTE: &str = "user_note: ";
@@ -28,16 +30,9 @@ struct CodexQuestion {
     header: Option<String>,
     question: String,
     #[serde(default)]
-    options: Option<Vec<CodexOption>>,
+    options: Option<Vec<AgentOption>>,
     #[serde(default)]
     is_secret: bool,
-}
-
-#[derive(Deserialize)]
-struct CodexOption {
-    label: String,
-    #[serde(default)]
-    description: Option<String>,
 }
 
 impl Asked {
@@ -65,16 +60,10 @@ impl Asked {
             }
             let mut question = Question::new(format!("q{}", n + 1), asked.question);
             question.header = asked.header;
-            question.options = asked.options.filter(|o| !o.is_empty()).map(|options| {
-                options
-                    .into_iter()
-                    .map(|o| {
-                        let mut option = QuestionOption::new(o.label);
-                        option.description = o.description;
-                        option
-                    })
-                    .collect()
-            });
+            question.options = asked
+                .options
+                .filter(|o| !o.is_empty())
+                .map(|options| options.into_iter().map(QuestionOption::from).collect());
             // Codex's UI takes a choice and a note: so do ours.
             if question.options.is_some() {
                 question.accepts = Some(Accepts {

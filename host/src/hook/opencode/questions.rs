@@ -9,13 +9,15 @@ use ask_user_seam::{Accepts, Answer, AskRequest, OwnWords, Question, QuestionOpt
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::hook::AgentOption;
+
 #[derive(Deserialize)]
 struct OpenCodeQuestion {
     question: String,
     #[serde(default)]
     header: Option<String>,
     #[serde(default)]
-    options: Vec<OpenCodeOption>,
+    options: Vec<AgentOption>,
     #[serde(default)]
     multiple: bool,
     #[serde(default = "own_words_by_default")]
@@ -24,13 +26,6 @@ struct OpenCodeQuestion {
 
 fn own_words_by_default() -> bool {
     true
-}
-
-#[derive(Deserialize)]
-struct OpenCodeOption {
-    label: String,
-    #[serde(default)]
-    description: Option<String>,
 }
 
 /// OpenCode's `questions` as our request (ids `q1`, `q2`, … in order, so
@@ -54,8 +49,9 @@ pub fn request(questions: &[Value]) -> Result<AskRequest, String> {
                     .options
                     .into_iter()
                     .map(|o| {
-                        let mut option = QuestionOption::new(o.label);
-                        option.description = o.description.filter(|d| !d.is_empty());
+                        // OpenCode sends an empty description for none.
+                        let mut option = QuestionOption::from(o);
+                        option.description = option.description.filter(|d| !d.is_empty());
                         option
                     })
                     .collect(),
