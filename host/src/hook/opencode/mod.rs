@@ -131,8 +131,9 @@ async fn attached(
 /// good (found with OpenCode 1.18), so a stream must say it is connected
 /// ([`join`]), one silent for [`SILENCE`] is joined again, and the
 /// questions waiting are also read every [`POLL`]: one not seen yet is
-/// asked, one being asked that two reads in a row no longer have, with
-/// no word of it on the stream, was settled in OpenCode.
+/// asked (and the stream, which missed it, joined again), one being asked
+/// that two reads in a row no longer have, with no word of it on the
+/// stream, was settled in OpenCode.
 async fn watch(server: &Server, answerers: &dyn Answerers, stop: CancellationToken) {
     let Some(mut events) = join(server, answerers, START_BOUND).await else {
         return;
@@ -145,6 +146,8 @@ async fn watch(server: &Server, answerers: &dyn Answerers, stop: CancellationTok
     let mut left: HashSet<String> = HashSet::new();
     // Questions being asked that the last read of the list did not have.
     let mut missing: HashSet<String> = HashSet::new();
+    // The last read of the list had a question the stream had not told.
+    let mut rejoin = false;
     let mut poll = tokio::time::interval(POLL);
     poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -177,6 +180,11 @@ async fn watch(server: &Server, answerers: &dyn Answerers, stop: CancellationTok
                     settled(&mut asking, id, "settled in OpenCode");
                 }
                 missing = gone;
+                // A question the stream has not told: it may be deaf to
+                // this project's events (joined while OpenCode started).
+                rejoin = waiting
+                    .iter()
+                    .any(|asked| !asking.contains_key(&asked.id) && !left.contains(&asked.id));
                 waiting
                     .into_iter()
                     .map(|asked| Event::Asked { directory: None, asked })
@@ -233,6 +241,12 @@ async fn watch(server: &Server, answerers: &dyn Answerers, stop: CancellationTok
                 Event::Rejected { id } => settled(&mut asking, &id, "dismissed in OpenCode"),
                 Event::Other => {}
             }
+        }
+        // Joined again, so that how OpenCode settles it is heard.
+        if std::mem::take(&mut rejoin)
+            && let Some(fresh) = join(server, answerers, SILENCE).await
+        {
+            events = fresh;
         }
     }
     for (withdrawn, _) in asking.values() {
