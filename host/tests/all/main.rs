@@ -3,6 +3,7 @@
 //! `ask-user-test-support`.
 
 mod acp;
+mod apps;
 mod book;
 mod cli;
 mod clients;
