@@ -1425,9 +1425,10 @@ fn the_way_back_to_a_codex_session_is_said_and_works() {
 }
 
 /// Esc in Codex's UI interrupts its turn: the inbox's question is
-/// withdrawn as cancelled in Codex, never recorded as answered there.
+/// withdrawn as dismissed in Codex (as Esc in Claude Code and OpenCode
+/// says), never recorded as answered there.
 #[test]
-fn escape_in_codex_withdraws_its_question_as_cancelled() {
+fn escape_in_codex_withdraws_its_question_as_dismissed() {
     let _one = one_at_a_time();
     let codex = codex_asked();
     codex
@@ -1437,7 +1438,7 @@ fn escape_in_codex_withdraws_its_question_as_cancelled() {
         q["id"] == codex.asked["id"] && q["state"] != "waiting"
     });
     assert_eq!(left["state"], "withdrawn", "{left}");
-    assert_eq!(left["settledBy"], "cancelled in Codex", "{left}");
+    assert_eq!(left["settledBy"], "dismissed in Codex", "{left}");
     assert_eq!(codex.model.tool_result(Duration::ZERO), None);
 }
 

@@ -239,12 +239,13 @@ async fn watch(
                     }
                     Event::TurnInterrupted { turn } => {
                         // Esc or Ctrl-C in Codex (it says so before it
-                        // resolves the turn's questions): cancelled, not
-                        // answered.
+                        // resolves the turn's questions): dismissed, not
+                        // answered, in the words Claude Code's and
+                        // OpenCode's Esc get.
                         asking.retain(|_, asked| {
                             let ended = asked.turn.turn.as_deref() == Some(turn.as_str());
                             if ended {
-                                asked.reason.set("cancelled in Codex");
+                                asked.reason.set("dismissed in Codex");
                                 asked.withdrawn.cancel();
                             }
                             !ended
@@ -300,7 +301,7 @@ struct Asking {
 
 /// Asks one question of Codex's through `answerers`; answers the app
 /// server's request `id` with what they give, unless `withdrawn` first
-/// (answered or cancelled in Codex, or Codex's UI ended). A person's
+/// (answered or dismissed in Codex, or Codex's UI ended). A person's
 /// dismissal gives the `turn/interrupt` parameters that tell Codex.
 async fn ask(
     asked: Asked,
