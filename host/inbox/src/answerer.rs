@@ -557,10 +557,16 @@ impl Setup for InboxSetup {
                     WhenDown::Wait,
                 ),
             };
-            // The config's name, or the host's, over the client's.
-            let one_client = match (&self.agent, &asker) {
-                (None, None) => self.one_client,
-                _ => None,
+            // The config's name, or the host's, over the client's; with
+            // the config's, the client's own calls still ask in its run's
+            // session (a name of its own, never set, leaves the config's).
+            let one_client = match (&self.agent, &asker, self.one_client) {
+                (_, Some(_), _) | (_, _, None) => None,
+                (None, None, client) => client,
+                (Some(_), None, Some(client)) => Some(OneClient {
+                    name: Arc::default(),
+                    ..client
+                }),
             };
             let agent = self
                 .agent

@@ -339,11 +339,27 @@ fn started_by_hand_it_says_it_waits_for_a_client_and_ctrl_c_stops_it() {
 /// N)`) and shows a run's calls in one session.
 #[test]
 fn one_clients_calls_show_together_named_as_the_client() {
+    one_clients_calls_show_together_named(None, "Gemini CLI");
+}
+
+/// The config's `agent` names the questions instead; a run's calls still
+/// show together.
+#[test]
+fn one_clients_calls_show_together_named_as_the_config_says() {
+    one_clients_calls_show_together_named(Some("ci-bot"), "ci-bot");
+}
+
+fn one_clients_calls_show_together_named(agent: Option<&str>, named: &str) {
     let inbox = crate::inbox::Inbox::new();
+    let config = inbox.agent_config();
+    if let Some(agent) = agent {
+        let file = format!("[[answerer]]\nkind = \"inbox\"\nagent = {agent:?}\n");
+        std::fs::write(&config, file).unwrap();
+    }
     let mut command = inbox.command();
     command
         .args(["mcp", "--config"])
-        .arg(inbox.agent_config())
+        .arg(config)
         .env("XDG_CONFIG_HOME", "/nonexistent")
         .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"));
     let mut peer = McpPeer::start_as(command, json!({}), "gemini-cli-mcp-client", "2025-06-18");
@@ -356,7 +372,7 @@ fn one_clients_calls_show_together_named_as_the_client() {
         (list.len() == 2).then_some(list)
     });
     for question in &both {
-        assert_eq!(question["agent"], "Gemini CLI", "{question}");
+        assert_eq!(question["agent"], named, "{question}");
         assert_eq!(question["session"], both[0]["session"], "{both:?}");
     }
     assert!(
