@@ -48,12 +48,18 @@ impl FakeModel {
         })
     }
 
-    /// Claude Code only: the main agent hands the work to a sub-agent (its
-    /// `Agent` tool, in the foreground), and the sub-agent calls the MCP
-    /// tool with `arguments`.
+    /// The main agent hands the work to a sub-agent (Claude Code's `Agent`
+    /// tool, OpenCode's `task`, in the foreground), and the sub-agent calls
+    /// the MCP tool with `arguments`.
     pub fn delegating(arguments: Value) -> FakeModel {
+        FakeModel::delegating_to(TOOL, arguments)
+    }
+
+    /// As [`delegating`](Self::delegating), the sub-agent calling the tool
+    /// whose name ends with `tool`.
+    pub fn delegating_to(tool: &'static str, arguments: Value) -> FakeModel {
         FakeModel::serve(Shared {
-            tool: TOOL,
+            tool,
             arguments,
             delegates: true,
             results: Mutex::new(mpsc::channel().0),
@@ -114,11 +120,14 @@ fn event(name: &str, data: Value) -> String {
     format!("event: {name}\ndata: {data}\n\n")
 }
 
-/// Claude Code: the Messages API. The tool is `mcp__<server>__<tool>`;
-/// where the MCP servers are still starting (a TUI sends the first prompt at
-/// once), the model waits for them first, with Claude Code's own tool.
+/// Claude Code and OpenCode: the Messages API. The tool is
+/// `mcp__<server>__<tool>` (or a client's own); where the MCP servers are
+/// still starting (a TUI sends the first prompt at once), the model waits
+/// for them first, with Claude Code's own tool. A delegating main agent
+/// starts its sub-agent with Claude Code's `Agent` or OpenCode's `task`.
 fn messages(shared: &Shared, body: &Value) -> String {
     const WAIT: &str = "WaitForMcpServers";
+    const DELEGATE: [&str; 2] = ["Agent", "task"];
     // Anywhere in the conversation: a client may add messages of its own
     // after it.
     let result = body["messages"]
@@ -152,8 +161,8 @@ fn messages(shared: &Shared, body: &Value) -> String {
         (None, None) if tools.contains(&WAIT) => {
             json!({"type": "tool_use", "id": "toolu_wait", "name": WAIT, "input": {}})
         }
-        _ if main_agent && tools.contains(&"Agent") => {
-            json!({"type": "tool_use", "id": "toolu_agent", "name": "Agent", "input": {}})
+        _ if main_agent && let Some(name) = DELEGATE.iter().find(|d| tools.contains(d)) => {
+            json!({"type": "tool_use", "id": "toolu_agent", "name": name, "input": {}})
         }
         (Some(result), _) => {
             let text = match &result["content"] {
@@ -188,6 +197,9 @@ fn messages(shared: &Shared, body: &Value) -> String {
         Some("Agent") => json!({"description": "Ask about the deploy",
             "prompt": SUB_AGENT_TASK, "subagent_type": "general-purpose",
             "run_in_background": false})
+        .to_string(),
+        Some("task") => json!({"description": "Ask about the deploy",
+            "prompt": SUB_AGENT_TASK, "subagent_type": "general"})
         .to_string(),
         _ => shared.arguments.to_string(),
     };

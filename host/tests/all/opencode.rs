@@ -95,11 +95,18 @@ impl Asked {
 }
 
 fn asked() -> Asked {
-    let model = FakeModel::calling("question", question());
+    asked_of(FakeModel::calling("question", question()), json!({}))
+}
+
+/// As [`asked`], with OpenCode's `model` and `more` in its config; the
+/// question is waited for in the inbox (a sub-agent's shows in OpenCode's
+/// UI only once its session is opened).
+fn asked_of(model: FakeModel, more: Value) -> Asked {
     let inbox = Inbox::new();
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("home/project")).unwrap();
-    opencode_home(dir.path(), &model, json!({}));
+    let main_agents = more.as_object().is_none_or(|more| more.is_empty());
+    opencode_home(dir.path(), &model, more);
     let state = inbox.state();
     let config = inbox.agent_config();
     let mut env = opencode_env(dir.path());
@@ -127,10 +134,12 @@ fn asked() -> Asked {
     // Enter would answer the question).
     tui.wait_for(&["Deploy the release", "ctrl+p commands"], BOUND);
     tui.keys("\r");
-    tui.wait_for(
-        &["Where should this release be deployed?", "esc dismiss"],
-        BOUND,
-    );
+    if main_agents {
+        tui.wait_for(
+            &["Where should this release be deployed?", "esc dismiss"],
+            BOUND,
+        );
+    }
     let _shown = LogOnPanic(state.join("opencode"));
     let asked = inbox.wait_for("OpenCode's question", false, |q| q["agentWaiting"] == true);
     Asked {
@@ -232,6 +241,31 @@ fn opencodes_own_question_is_answered_in_the_inbox_while_its_ui_shows_it() {
     );
     // OpenCode's UI no longer asks.
     opencode.tui.wait_for(&[fake_model::DONE], BOUND);
+}
+
+/// A sub-agent's question (OpenCode's `task` tool started it; the user's
+/// config lets sub-agents ask, which OpenCode denies them by default)
+/// waits in the inbox named as the sub-agent, and its answer reaches it.
+#[test]
+fn a_sub_agents_question_is_named_as_the_sub_agents_and_answered_from_the_inbox() {
+    let _one = one_at_a_time();
+    let model = FakeModel::delegating_to("question", question());
+    let opencode = asked_of(model, json!({"permission": {"question": "allow"}}));
+    let asked = &opencode.asked;
+    assert_eq!(
+        asked["agent"], "OpenCode · sub-agent general (Ask about the deploy)",
+        "{asked}"
+    );
+    let answers = json!({"answers": [{"id": "q1", "selected": ["Staging"]}]});
+    let answered = opencode
+        .inbox
+        .answer(asked["id"].as_str().unwrap(), &answers);
+    assert!(answered.status.success(), "inbox answer: {answered:?}");
+    let result = received(&opencode.model);
+    assert!(
+        result.contains(r#""Where should this release be deployed?"="Staging""#),
+        "{result}"
+    );
 }
 
 #[test]

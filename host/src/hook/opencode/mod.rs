@@ -11,6 +11,7 @@
 
 mod questions;
 mod server;
+mod sub_agents;
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -125,15 +126,15 @@ async fn attached(
 }
 
 /// Joins OpenCode's event stream (within [`START_BOUND`]) and asks each of
-/// its questions through `answerers`, until the stream ends (OpenCode
-/// ended) or `stop`. The stream tells a question at once and how OpenCode
+/// its questions through `answerers`, until the stream cannot be joined
+/// again or `stop`. The stream tells a question at once and how OpenCode
 /// settled it; but one joined while OpenCode starts can stay silent for
 /// good (found with OpenCode 1.18), so a stream must say it is connected
-/// ([`join`]), one silent for [`SILENCE`] is joined again, and the
-/// questions waiting are also read every [`POLL`]: one not seen yet is
-/// asked (and the stream, which missed it, joined again), one being asked
-/// that two reads in a row no longer have, with no word of it on the
-/// stream, was settled in OpenCode.
+/// ([`join`]), one that ends or is silent for [`SILENCE`] is joined
+/// again, and the questions waiting are also read every [`POLL`]: one not
+/// seen yet is asked (and the stream, which missed it, joined again), one
+/// being asked that two reads in a row no longer have, with no word of it
+/// on the stream, was settled in OpenCode.
 async fn watch(server: &Server, answerers: &dyn Answerers, stop: CancellationToken) {
     let Some(mut events) = join(server, answerers, START_BOUND).await else {
         return;
@@ -154,8 +155,9 @@ async fn watch(server: &Server, answerers: &dyn Answerers, stop: CancellationTok
         let happened = tokio::select! {
             event = tokio::time::timeout(SILENCE, events.next()) => match event {
                 Ok(Some(event)) => vec![event],
-                Ok(None) => break,
-                Err(_) => {
+                // Ended (a dropped connection, or OpenCode ending, which
+                // ends this run too) or silent: joined again.
+                Ok(None) | Err(_) => {
                     let Some(fresh) = join(server, answerers, SILENCE).await else {
                         break;
                     };
@@ -279,16 +281,24 @@ async fn ask(
         directory,
         request,
     } = question;
+    let directory = directory.as_deref();
+    // A sub-agent's question shows with its root's, named as the sub-agent.
+    let (session, asker) = match sub_agents::of(server, &asked.session, directory).await {
+        Some((root, name)) => {
+            let agent = ask_user_inbox::sub_agents_label(&asker.agent, &name);
+            (root, ask_user_inbox::Asker { agent, ..asker })
+        }
+        None => (asked.session.clone(), asker),
+    };
     let reply = answerers
         .ask(
             &OpenCode,
-            Some(&asked.session),
+            Some(&session),
             asker,
             request.clone(),
             &withdrawn,
         )
         .await;
-    let directory = directory.as_deref();
     let given = match reply {
         _ if withdrawn.is_cancelled() => Ok(()),
         Ok(Some(Ok(answers))) => {

@@ -3,10 +3,12 @@
 //! `{"directory", "payload": {"type", "properties"}}`), its pending
 //! questions (`GET /question`) and their replies (`POST
 //! /question/{id}/reply` with `{"answers": [[labels…], …]}`, `POST
-//! /question/{id}/reject`). Every request carries the run's password
+//! /question/{id}/reject`), and its sessions (`GET /session/{id}`: a
+//! sub-agent's has a parent). Every request carries the run's password
 //! (HTTP basic auth, as OpenCode's `OPENCODE_SERVER_PASSWORD` asks).
 
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 /// How long the server may take to answer a request.
@@ -35,6 +37,16 @@ pub struct Asked {
     #[serde(rename = "sessionID")]
     pub session: String,
     pub questions: Vec<Value>,
+}
+
+/// A session of OpenCode's (`Session.Info`): a sub-agent's (its `task`
+/// tool's) has a parent, and a title that names it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Session {
+    #[serde(rename = "parentID", default)]
+    pub parent: Option<String>,
+    #[serde(default)]
+    pub title: String,
 }
 
 /// What the event stream says that matters here.
@@ -127,13 +139,29 @@ impl Server {
 
     /// The questions waiting now (asked before the stream was joined).
     pub async fn pending(&self) -> Result<Vec<Asked>, Error> {
-        let response = send(self.request(reqwest::Method::GET, &["question"], None)?).await?;
+        self.get(&["question"], None, "its list of questions").await
+    }
+
+    /// Session `id` (of the project at `directory`).
+    pub async fn session(&self, id: &str, directory: Option<&str>) -> Result<Session, Error> {
+        self.get(&["session", id], directory, "a session").await
+    }
+
+    /// What the path of `segments` holds, as JSON: `what` names it in
+    /// errors.
+    async fn get<T: DeserializeOwned>(
+        &self,
+        segments: &[&str],
+        directory: Option<&str>,
+        what: &str,
+    ) -> Result<T, Error> {
+        let response = send(self.request(reqwest::Method::GET, segments, directory)?).await?;
         let status = response.status();
         if !status.is_success() {
-            return Err(format!("listing its questions: HTTP {status}"));
+            return Err(format!("{what}: HTTP {status}"));
         }
         let body = response.bytes().await.map_err(|e| e.to_string())?;
-        serde_json::from_slice(&body).map_err(|e| format!("its list of questions: {e}"))
+        serde_json::from_slice(&body).map_err(|e| format!("{what}: {e}"))
     }
 
     /// Answers question `id` (in the project at `directory`): one list of
