@@ -3,7 +3,7 @@
 
 use std::fmt::Debug;
 
-use ask_user_inbox::answerer::TokenSource;
+use ask_user_inbox::kind::TokenSource;
 use ask_user_inbox::notify::ChannelError;
 
 /// Where a channel's secret is: `{key}_env = "VARIABLE"` or `{key}_file =

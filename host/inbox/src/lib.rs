@@ -27,6 +27,7 @@ use ask_user_seam::{AskRequest, Question};
 mod access;
 pub mod answerer;
 pub mod client;
+pub mod kind;
 pub mod notify;
 mod outbox;
 pub mod server;
@@ -35,10 +36,9 @@ pub mod settings;
 pub mod store;
 mod waiters;
 
-pub use answerer::{
-    Asker, InboxAnswerer, InboxKind, OneClient, StopReason, WhenDown, sub_agents_label,
-};
+pub use answerer::{InboxAnswerer, StopReason, WhenDown, sub_agents_label};
 pub use client::{ClientError, InboxClient};
+pub use kind::{Asker, InboxKind, OneClient};
 pub use server::{InboxConfig, InboxServer};
 
 /// The inbox's socket in the state directory: its API, for this user's

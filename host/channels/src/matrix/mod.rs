@@ -40,7 +40,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use ask_user_inbox::answerer::TokenSource;
+use ask_user_inbox::kind::TokenSource;
 use ask_user_inbox::notify::{ChannelError, ChannelHost, ChannelKind, Configured, TwoWay};
 use ask_user_inbox::store::BoxFuture;
 

@@ -8,7 +8,7 @@ use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use ask_user_inbox::answerer::TokenSource;
+use ask_user_inbox::kind::TokenSource;
 use ask_user_inbox::notify::{ChannelError, ChannelHost, ChannelKind, TwoWay};
 use ask_user_inbox::store::{BoxFuture, Person, Record, State as Stage};
 use ask_user_seam::Answer;
