@@ -241,6 +241,13 @@ impl Inbox {
             audience: body.audience,
         };
         let (record, reattached) = self.store.ask(question, since, now).await?;
+        if reattached {
+            tracing::info!(
+                id = record.id,
+                "the same questions asked again in their session: the question is re-attached, \
+                 not asked twice"
+            );
+        }
         // A team's pages hear of it from the database's announcement, and
         // its notifications go once from the database's outbox.
         if !reattached && !self.mode.announces() {
