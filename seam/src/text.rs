@@ -1,6 +1,7 @@
 //! Text from a model, an agent or a file, made safe for where it goes: a
 //! terminal ([`clean`]), a Slack message ([`slack`]), a desktop
-//! notification's markup ([`markup`]). Whatever it says, it stays text:
+//! notification's markup ([`markup`]), one line of a name ([`name_line`]).
+//! Whatever it says, it stays text:
 //! it never moves a cursor, sets a clipboard, mentions a channel or turns
 //! into a link. And a folder and a session's id as a person reads them
 //! ([`folder`], [`session`]).
@@ -60,6 +61,23 @@ pub fn clean(text: &str, newlines: bool) -> Cow<'_, str> {
     )
 }
 
+/// `text` as one line of a name (a client's, a sub-agent's, which a
+/// program or a model chose): every control character and bidirectional
+/// override a space, at most `most` characters, trimmed; `None` when
+/// nothing printable is left.
+pub fn name_line(text: &str, most: usize) -> Option<String> {
+    let line: String = text
+        .chars()
+        .map(|c| match c.is_control() || is_bidi_control(c) {
+            true => ' ',
+            false => c,
+        })
+        .take(most)
+        .collect();
+    let line = line.trim();
+    (!line.is_empty()).then(|| line.to_owned())
+}
+
 /// U+202A–U+202E and U+2066–U+2069: embeddings, overrides and isolates.
 fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
@@ -105,6 +123,20 @@ fn escape(text: &str, table: &[(char, &str)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_is_one_printable_line_that_reorders_nothing() {
+        assert_eq!(
+            name_line("evil\u{1b}[2Jname\n", 60).as_deref(),
+            Some("evil [2Jname")
+        );
+        assert_eq!(
+            name_line("a\u{202E}gpj.exe", 60).as_deref(),
+            Some("a gpj.exe")
+        );
+        assert_eq!(name_line("ééé", 2).as_deref(), Some("éé"));
+        assert_eq!(name_line("\n\t\u{2066}", 60), None);
+    }
 
     #[test]
     fn a_long_session_id_is_shown_by_its_end() {

@@ -94,6 +94,11 @@ pub fn shown_with_the_form(tool: &Tool) -> Tool {
     tool.clone().with_meta(meta)
 }
 
+/// Whether `name` is one of the app's tools.
+pub fn is_app_tool(name: &str) -> bool {
+    [FORM_TOOL, ANSWER_TOOL].contains(&name)
+}
+
 /// The app's two tools, hidden from the model.
 pub fn tools() -> [Tool; 2] {
     let schema = |schema: Value| match schema {

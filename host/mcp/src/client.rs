@@ -59,13 +59,7 @@ pub fn label(name: &str, title: Option<&str>) -> Option<String> {
     let said = title
         .filter(|title| !title.trim().is_empty())
         .unwrap_or(name);
-    let label: String = said
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .take(MAX_LABEL)
-        .collect();
-    let label = label.trim();
-    (!label.is_empty()).then(|| label.to_owned())
+    ask_user_seam::text::name_line(said, MAX_LABEL)
 }
 
 /// A client, as this server serves it.

@@ -95,9 +95,7 @@ impl CallIds {
             },
         })
     }
-}
 
-impl CallIds {
     /// The id derived from `arguments`, the same for every call of them
     /// (whereas a call's own id is random while another call holds it).
     pub fn derived(&self, arguments: &Value) -> String {

@@ -555,9 +555,11 @@ impl ServerHandler for McpServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        std::iter::once(self.tool.clone())
-            .chain(apps::tools())
-            .find(|tool| tool.name == name)
+        match name == self.tool.name {
+            true => Some(self.tool.clone()),
+            false if apps::is_app_tool(name) => apps::tools().into_iter().find(|t| t.name == name),
+            false => None,
+        }
     }
 
     async fn call_tool(
@@ -565,8 +567,9 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let for_the_app = [apps::FORM_TOOL, apps::ANSWER_TOOL].contains(&&*request.name);
-        if for_the_app && apps::declared(context.client_capabilities().as_ref()) {
+        if apps::is_app_tool(&request.name)
+            && apps::declared(context.client_capabilities().as_ref())
+        {
             let arguments = request.arguments.unwrap_or_default();
             let key_of = |arguments: &Value| self.call_ids.derived(arguments);
             let called = apps::call(&self.app_forms, &request.name, arguments, key_of);

@@ -48,15 +48,7 @@ fn name(title: &str) -> String {
             description => format!("{agent} ({description})"),
         })
         .unwrap_or_else(|| title.to_owned());
-    let printable: String = named
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .take(MAX_NAME)
-        .collect();
-    match printable.trim() {
-        "" => "sub-agent".to_owned(),
-        name => name.to_owned(),
-    }
+    ask_user_seam::text::name_line(&named, MAX_NAME).unwrap_or_else(|| "sub-agent".to_owned())
 }
 
 #[cfg(test)]
