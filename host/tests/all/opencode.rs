@@ -86,6 +86,18 @@ struct Asked {
 }
 
 impl Asked {
+    /// Chooses `label` in the inbox; OpenCode's model gets it.
+    fn choose_in_the_inbox(&self, label: &str) {
+        let answers = json!({"answers": [{"id": "q1", "selected": [label]}]});
+        let answered = self
+            .inbox
+            .answer(self.asked["id"].as_str().unwrap(), &answers);
+        assert!(answered.status.success(), "inbox answer: {answered:?}");
+        let result = received(&self.model);
+        let chosen = format!(r#""Where should this release be deployed?"="{label}""#);
+        assert!(result.contains(&chosen), "{result}");
+    }
+
     /// The inbox's question once it no longer waits.
     fn left(&self) -> Value {
         self.inbox.wait_for("the question settled", true, |q| {
@@ -229,16 +241,7 @@ fn opencodes_own_question_is_answered_in_the_inbox_while_its_ui_shows_it() {
         );
         assert!(said.starts_with("HTTP/1.1 401"), "{auth:?}: {said}");
     }
-    let answers = json!({"answers": [{"id": "q1", "selected": ["Production"]}]});
-    let answered = opencode
-        .inbox
-        .answer(asked["id"].as_str().unwrap(), &answers);
-    assert!(answered.status.success(), "inbox answer: {answered:?}");
-    let result = received(&opencode.model);
-    assert!(
-        result.contains(r#""Where should this release be deployed?"="Production""#),
-        "{result}"
-    );
+    opencode.choose_in_the_inbox("Production");
     // OpenCode's UI no longer asks.
     opencode.tui.wait_for(&[fake_model::DONE], BOUND);
 }
@@ -256,16 +259,7 @@ fn a_sub_agents_question_is_named_as_the_sub_agents_and_answered_from_the_inbox(
         asked["agent"], "OpenCode · sub-agent general (Ask about the deploy)",
         "{asked}"
     );
-    let answers = json!({"answers": [{"id": "q1", "selected": ["Staging"]}]});
-    let answered = opencode
-        .inbox
-        .answer(asked["id"].as_str().unwrap(), &answers);
-    assert!(answered.status.success(), "inbox answer: {answered:?}");
-    let result = received(&opencode.model);
-    assert!(
-        result.contains(r#""Where should this release be deployed?"="Staging""#),
-        "{result}"
-    );
+    opencode.choose_in_the_inbox("Staging");
 }
 
 #[test]
