@@ -19,24 +19,43 @@ const LISTS: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 /// round of it (the answer sealed in the call's `requestState`).
 const ROUNDS: ProtocolVersion = ProtocolVersion::V_2026_07_28;
 
-/// What a known client's form cannot do, whatever its protocol says.
+/// What a known client cannot do, whatever its protocol and capabilities
+/// say.
 struct Quirks {
     lists: bool,
     text_last: bool,
     pages: bool,
+    /// Its model takes a task's result as the person's answer.
+    tasks: bool,
 }
 
-/// The clients known to do less, by their exact name. Codex (0.169 to
-/// 0.171) shows no lists, cannot leave an empty last text field, and
-/// declines a page offer without showing it.
-const KNOWN: &[(&str, Quirks)] = &[(
-    "codex-mcp-client",
-    Quirks {
-        lists: false,
-        text_last: false,
-        pages: false,
-    },
-)];
+/// The clients known to do less, by their exact name.
+const KNOWN: &[(&str, Quirks)] = &[
+    // Codex (0.169 to 0.171) shows no lists, cannot leave an empty last
+    // text field, and declines a page offer without showing it.
+    (
+        "codex-mcp-client",
+        Quirks {
+            lists: false,
+            text_last: false,
+            pages: false,
+            tasks: true,
+        },
+    ),
+    // Claude Code (2.1.328) takes tasks, runs them in the background and
+    // hands the model their results later, under the words "Do NOT
+    // interpret this as user acknowledgement, confirmation, or response to
+    // any pending question": the person's answers, told to be no answer.
+    (
+        "claude-code",
+        Quirks {
+            lists: true,
+            text_last: true,
+            pages: true,
+            tasks: false,
+        },
+    ),
+];
 
 /// How people know the clients whose names are not words for them.
 const LABELS: &[(&str, &str)] = &[
@@ -70,6 +89,8 @@ pub(crate) struct Client {
     pub renders: Renders,
     /// It sends its person to a page it is offered.
     pub follows_pages: bool,
+    /// It takes a call as a task ([`crate::tasks`]).
+    pub takes_tasks: bool,
 }
 
 impl Client {
@@ -78,10 +99,13 @@ impl Client {
     pub fn of(context: &RequestContext<RoleServer>) -> Client {
         let version = context.protocol_version();
         let name = context.client_info().map(|info| info.name.clone());
-        Client::from(version, name.as_deref())
+        let tasks = crate::tasks::declared(context.client_capabilities().as_ref());
+        Client::from(version, name.as_deref(), tasks)
     }
 
-    fn from(version: Option<ProtocolVersion>, name: Option<&str>) -> Client {
+    /// The client that speaks `version`, says `name`, and declared the
+    /// Tasks extension or not (`tasks`).
+    fn from(version: Option<ProtocolVersion>, name: Option<&str>, tasks: bool) -> Client {
         let at_least = |first: ProtocolVersion| version.as_ref().is_some_and(|v| *v >= first);
         let quirks = KNOWN
             .iter()
@@ -94,6 +118,7 @@ impl Client {
                 text_last: quirks.is_none_or(|q| q.text_last),
             },
             follows_pages: quirks.is_none_or(|q| q.pages),
+            takes_tasks: tasks && quirks.is_none_or(|q| q.tasks),
         }
     }
 }
@@ -124,21 +149,27 @@ mod tests {
 
     #[test]
     fn the_protocol_decides_and_a_known_clients_quirks_narrow_it() {
-        let newest = Client::from(Some(PROTOCOL), Some("claude-code"));
+        let newest = Client::from(Some(PROTOCOL), Some("claude-code"), true);
         assert!(newest.rounds && newest.renders.arrays && newest.follows_pages);
-        let older = Client::from(Some(ProtocolVersion::V_2025_11_25), Some("vscode"));
+        // Claude Code declares tasks, and would tell its model that the
+        // answers are none.
+        assert!(!newest.takes_tasks);
+        let older = Client::from(Some(ProtocolVersion::V_2025_11_25), Some("vscode"), true);
         assert!(!older.rounds && older.renders.arrays && older.renders.text_last);
-        let oldest = Client::from(Some(ProtocolVersion::V_2025_06_18), None);
-        assert!(!oldest.renders.arrays);
+        assert!(older.takes_tasks);
+        let oldest = Client::from(Some(ProtocolVersion::V_2025_06_18), None, false);
+        assert!(!oldest.renders.arrays && !oldest.takes_tasks);
         let codex = Client::from(
             Some(ProtocolVersion::V_2025_11_25),
             Some("codex-mcp-client"),
+            false,
         );
         assert!(!codex.renders.arrays && !codex.renders.text_last && !codex.follows_pages);
         // A name is matched whole: another client that mentions Codex is not it.
         let other = Client::from(
             Some(ProtocolVersion::V_2025_11_25),
             Some("my-codex-wrapper"),
+            false,
         );
         assert!(other.renders.arrays && other.follows_pages);
     }

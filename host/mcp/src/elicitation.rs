@@ -7,11 +7,13 @@ use ask_user_seam::{AnswerError, AnswerFuture, Answerer, Ask, AskError, ErrorCod
 use rmcp::Peer;
 use rmcp::model::{
     ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationSchema, ServerRequest,
+    ElicitationSchema, InputRequest, ServerRequest,
 };
 use rmcp::service::{PeerRequestOptions, RequestHandle, RoleServer};
+use rmcp::task_manager::{TaskContext, TaskExit};
 use serde_json::Value;
 
+use crate::FORM_KEY;
 use crate::stdio::{Dropped, MAX_MESSAGE_BYTES};
 use ask_user_answerers::Page;
 use ask_user_answerers::form::{self, Form, Renders};
@@ -32,6 +34,9 @@ pub enum Channel {
     Page { peer: Peer<RoleServer>, page: Page },
     /// Protocol 2026-07-28 has no server-to-client requests.
     Rounds(Box<Rounds>),
+    /// The call is a task ([`crate::tasks`]): the form goes in the task's
+    /// `inputRequests`, its answer comes in `tasks/update`.
+    Task(TaskContext),
 }
 
 /// A call of a 2026-07-28 client: a retry carries the client's answer to the
@@ -73,7 +78,7 @@ impl ElicitationAnswerer {
     /// ask wanted one and had no answer to it.
     pub fn wanted(&self) -> Option<ElicitRequestParams> {
         match &self.channel {
-            Channel::Live(_) | Channel::Page { .. } => None,
+            Channel::Live(_) | Channel::Page { .. } | Channel::Task(_) => None,
             Channel::Rounds(rounds) => rounds.wanted.lock().ok()?.take(),
         }
     }
@@ -188,6 +193,30 @@ impl Answerer for ElicitationAnswerer {
                     }
                 }
                 Channel::Page { .. } => next.run().await,
+                Channel::Task(task) => {
+                    let request = InputRequest::Elicitation(ElicitRequest::new(params));
+                    match task.request_input(FORM_KEY, request).await {
+                        Ok(answer) => match serde_json::from_value(answer) {
+                            Ok(result) => outcome(&form, result),
+                            Err(e) => Err(AskError::new(
+                                ErrorCode::InvalidAnswer,
+                                format!(
+                                    "the client's answer to the form is not an elicitation \
+                                     result ({e}); it was not passed on. This is a fault of the \
+                                     MCP client"
+                                ),
+                            )
+                            .into()),
+                        },
+                        // Cancelled: the call is withdrawn as it ends.
+                        Err(TaskExit::Cancelled) => Err(form::dismissed("cancelled").into()),
+                        // Asked twice in one call (a key is used once).
+                        Err(TaskExit::Error(error)) => {
+                            tracing::warn!(%error, "the form could not be put in the task; passing the question on");
+                            next.run().await
+                        }
+                    }
+                }
                 Channel::Rounds(rounds) => {
                     let given = rounds.answered.lock().ok().and_then(|mut a| a.take());
                     match given {

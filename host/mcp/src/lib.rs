@@ -29,19 +29,22 @@ mod keys;
 mod log;
 pub mod stdio;
 mod sub_agents;
+mod tasks;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use ask_user_seam::ErrorCode;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
-    ElicitResult, Implementation, InputRequest, InputRequests, InputRequiredResult, JsonObject,
-    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
-    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, RequestStateCodec,
-    SealOptions, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
+    ElicitRequest, ElicitResult, GetTaskParams, GetTaskResult, Implementation, InputRequest,
+    InputRequests, InputRequiredResult, JsonObject, ListResourcesResult, ListToolsResult,
+    MetaObject, PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
+    ReadResourceResponse, RequestStateCodec, SealOptions, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
+use rmcp::task_manager::TaskContext;
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -54,6 +57,7 @@ use elicitation::{Channel, ElicitationAnswerer};
 pub use http::McpHttp;
 use keys::{CallIds, Keys};
 pub use sub_agents::{SubAgent, SubAgents};
+use tasks::Tasks;
 
 use ask_user_answerers::Page;
 use ask_user_runtime::{ToolResult, ToolRuntime};
@@ -127,6 +131,8 @@ pub struct McpServer {
     client_name: Option<Arc<std::sync::OnceLock<String>>>,
     /// The forms waiting for a client's app (the MCP Apps extension).
     app_forms: AppForms,
+    /// The calls made tasks (the MCP Tasks extension).
+    tasks: Tasks,
 }
 
 impl McpServer {
@@ -170,6 +176,7 @@ impl McpServer {
             waiting: None,
             client_name: None,
             app_forms: AppForms::default(),
+            tasks: Tasks::default(),
         })
     }
 
@@ -275,20 +282,14 @@ impl McpServer {
             .map_err(|e| std::io::Error::other(e.to_string()))
     }
 
+    /// Runs a call of the tool; `task` when the call is a task's, whose
+    /// form and cancellation go through it.
     async fn run(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
+        task: Option<TaskContext>,
     ) -> Result<CallToolResponse, McpError> {
-        if request.name != self.tool.name {
-            return Err(McpError::invalid_params(
-                format!(
-                    "there is no tool {:?}; this server offers {:?}",
-                    request.name, self.tool.name
-                ),
-                None,
-            ));
-        }
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
         // The call's id: keyed by this server's secret, so that no call of
         // another process (or machine) is ever taken for it, and by the
@@ -318,6 +319,7 @@ impl McpServer {
         });
         let channel = match (page, elicits, rounds) {
             _ if self.forms == Forms::Never => None,
+            _ if task.is_some() => task.clone().filter(|_| elicits).map(Channel::Task),
             (Some(page), _, _) => Some(Channel::Page {
                 peer: context.peer.clone(),
                 page: page.clone(),
@@ -381,7 +383,9 @@ impl McpServer {
             let _ = name.set(label);
         }
         self.log.asking(&context.peer, questions).await;
-        if let (None, None, Some(waiting), Some(token)) = (
+        if let (Some(task), None, None, Some(waiting)) = (&task, &answerer, &app, &self.waiting) {
+            task.set_status_message(format!("Waiting for the user: {waiting}"));
+        } else if let (None, None, Some(waiting), Some(token)) = (
             &answerer,
             &app,
             &self.waiting,
@@ -393,13 +397,20 @@ impl McpServer {
                 tracing::debug!(%error, "the client was not told where the question waits");
             }
         }
-        // The call's signal: the client's cancellation, or the server's stop.
+        // The call's signal: the client's cancellation (of the call, or of
+        // its task), or the server's stop.
         let turn = self.stopping.child_token();
+        let cancelled = async {
+            match &task {
+                Some(task) => task.cancelled().await,
+                None => context.ct.cancelled().await,
+            }
+        };
         let result = {
             let mut running = std::pin::pin!(self.runtime.call(call.agent(), &turn, &arguments));
             tokio::select! {
                 result = &mut running => result,
-                () = context.ct.cancelled() => {
+                () = cancelled => {
                     turn.cancel();
                     running.await
                 }
@@ -517,6 +528,7 @@ impl ServerHandler for McpServer {
             .enable_tools()
             .enable_resources()
             .enable_logging()
+            .enable_tasks()
             .build();
         let mut info = ServerConfig::new(capabilities);
         info.protocol_version = client::PROTOCOL;
@@ -575,7 +587,60 @@ impl ServerHandler for McpServer {
             let called = apps::call(&self.app_forms, &request.name, arguments, key_of);
             return Ok(self.calls.track_future(called).await?.into());
         }
-        self.calls.track_future(self.run(request, context)).await
+        if request.name != self.tool.name {
+            return Err(McpError::invalid_params(
+                format!(
+                    "there is no tool {:?}; this server offers {:?}",
+                    request.name, self.tool.name
+                ),
+                None,
+            ));
+        }
+        if !Client::of(&context).takes_tasks {
+            return self
+                .calls
+                .track_future(self.run(request, context, None))
+                .await;
+        }
+        let server = self.clone();
+        let task = self.tasks.start("Waiting for the user's answer", |task| {
+            let asked = async move {
+                match server.run(request, context, Some(task)).await? {
+                    CallToolResponse::Complete(result) => Ok(result),
+                    // A task's form goes in the task, never in a round.
+                    _ => Err(McpError::internal_error(
+                        "a task's call wanted a round of its own",
+                        None,
+                    )),
+                }
+            };
+            self.calls.track_future(asked)
+        });
+        Ok(task.into())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        self.tasks.get(&request.task_id)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.tasks.update(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.tasks.cancel(&request.task_id)
     }
 
     async fn list_resources(

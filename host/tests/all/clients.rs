@@ -145,7 +145,7 @@ fn assert_received(model: &FakeModel, wait: Duration, expected: &Value) {
         .tool_result(wait)
         .expect("the model got the tool's result (or the client never had the tool)");
     assert_eq!(
-        &serde_json::from_str::<Value>(&result).unwrap(),
+        &serde_json::from_str::<Value>(&result).unwrap_or_else(|e| panic!("{e}: {result}")),
         expected,
         "{result}"
     );

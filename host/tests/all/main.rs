@@ -12,6 +12,7 @@ mod inbox;
 mod mcp_http;
 mod mcp_python;
 mod mcp_stdio;
+mod mcp_tasks;
 mod opencode;
 mod release;
 mod runtimes;

@@ -211,6 +211,66 @@ async fn inbox_list(state: &std::path::Path, all: bool) -> Vec<Value> {
 }
 
 /// One MCP session, spoken to in raw HTTP.
+/// A task lives in the server, not in the session that made it: another
+/// session of a client that takes tasks finds it, answers its form, and
+/// gets its result.
+#[tokio::test]
+async fn a_task_is_found_answered_and_ended_from_another_session() {
+    let server = Server::start(&["--config", "/dev/null"]);
+    let tasks = json!({"elicitation": {"form": {}},
+        "extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let first = Session::open_with(&server, tasks.clone()).await;
+    let mut call = first
+        .post(serde_json::from_str(ONE_QUESTION).unwrap())
+        .await;
+    let made = read_from(&mut call, "\"id\":1").await;
+    let made = reply_in(&made, 1);
+    assert_eq!(made["result"]["resultType"], "task", "{made}");
+    let task = made["result"]["taskId"].as_str().expect("a task id");
+
+    let second = Session::open_with(&server, tasks).await;
+    let get = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"taskId": task}});
+    let asking = second.ask(get.clone()).await;
+    assert_eq!(asking["result"]["status"], "input_required", "{asking}");
+    let (key, form) = asking["result"]["inputRequests"]
+        .as_object()
+        .and_then(|requests| requests.iter().next())
+        .expect("the form in the task");
+    assert_eq!(form["params"]["message"], "Ship it?", "{form}");
+    let update = json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/update", "params": {
+        "taskId": task,
+        "inputResponses": {key: {"action": "accept", "content": {"q01_go": "yes"}}}}});
+    let updated = second.ask(update).await;
+    assert!(updated.get("result").is_some(), "{updated}");
+    // Polled as a client does, for at most BOUND.
+    let polled = async {
+        loop {
+            let got = second.ask(get.clone()).await;
+            if !["input_required", "working"].contains(&got["result"]["status"].as_str().unwrap()) {
+                return got;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    let done = tokio::time::timeout(BOUND, polled)
+        .await
+        .expect("the task ends");
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    let text = done["result"]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(text.contains(r#""custom":"yes""#), "{done}");
+}
+
+/// The JSON-RPC message with `id` among the events of `text`.
+fn reply_in(text: &str, id: u64) -> Value {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+        .find(|message| message["id"] == id)
+        .unwrap_or_else(|| panic!("no reply {id} in {text}"))
+}
+
 struct Session {
     client: Client<HttpConnector, Full<Bytes>>,
     url: String,
@@ -221,6 +281,11 @@ struct Session {
 impl Session {
     /// Shakes hands as a client of 2025-11-25 that shows forms.
     async fn open(server: &Server) -> Session {
+        Session::open_with(server, json!({"elicitation": {"form": {}}})).await
+    }
+
+    /// Shakes hands as a client of 2025-11-25 with `capabilities`.
+    async fn open_with(server: &Server, capabilities: Value) -> Session {
         let mut session = Session {
             client: Client::builder(TokioExecutor::new()).build_http(),
             url: format!("http://{}/mcp", server.address),
@@ -230,7 +295,7 @@ impl Session {
         let mut hello = session
             .post(
                 json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}}},
+                "protocolVersion": "2025-11-25", "capabilities": capabilities,
                 "clientInfo": {"name": "raw", "version": "0"}}}),
             )
             .await;
@@ -268,6 +333,14 @@ impl Session {
             .body(Full::new(Bytes::from(message.to_string())))
             .unwrap();
         self.client.request(request).await.unwrap()
+    }
+
+    /// Posts the request `message` and returns its reply.
+    async fn ask(&self, message: Value) -> Value {
+        let id = message["id"].as_u64().expect("a request");
+        let mut response = self.post(message).await;
+        let text = read_from(&mut response, &format!("\"id\":{id}")).await;
+        reply_in(&text, id)
     }
 
     /// Resumes the stream after event `last_id` (`GET` with `Last-Event-ID`).
