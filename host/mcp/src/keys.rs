@@ -27,12 +27,19 @@ const PREFIX: &str = "mcp-call-";
 pub(crate) struct Keys {
     pub call_ids: CallIds,
     request_state: [u8; 32],
+    tasks: [u8; 32],
 }
 
 impl Keys {
     /// Keys of a random secret of this process.
     pub fn random() -> std::io::Result<Self> {
         Ok(Self::from(&ask_user_seam::secret::random::<32>()?[..]))
+    }
+
+    /// The name of the folder of the tasks kept under these keys: a server
+    /// with another secret keeps its own (and never finds these).
+    pub fn tasks_folder(&self) -> String {
+        self.tasks[..8].iter().map(|b| format!("{b:02x}")).collect()
     }
 
     /// The seal of `requestState`.
@@ -52,6 +59,7 @@ impl From<&[u8]> for Keys {
                 in_use: Arc::default(),
             },
             request_state: derive("request state", secret),
+            tasks: derive("tasks", secret),
         }
     }
 }

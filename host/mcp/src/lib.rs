@@ -37,11 +37,11 @@ use std::time::Duration;
 use ask_user_seam::ErrorCode;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
-    ElicitRequest, ElicitResult, GetTaskParams, GetTaskResult, Implementation, InputRequest,
-    InputRequests, InputRequiredResult, JsonObject, ListResourcesResult, ListToolsResult,
-    MetaObject, PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
-    ReadResourceResponse, RequestStateCodec, SealOptions, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations, UpdateTaskParams,
+    CreateTaskResult, ElicitRequest, ElicitResult, GetTaskParams, GetTaskResult, Implementation,
+    InputRequest, InputRequests, InputRequiredResult, JsonObject, ListResourcesResult,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
+    ReadResourceRequestParams, ReadResourceResponse, RequestStateCodec, SealOptions,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::task_manager::TaskContext;
@@ -57,7 +57,7 @@ use elicitation::{Channel, ElicitationAnswerer};
 pub use http::McpHttp;
 use keys::{CallIds, Keys};
 pub use sub_agents::{SubAgent, SubAgents};
-use tasks::Tasks;
+use tasks::{Found, Tasks};
 
 use ask_user_answerers::Page;
 use ask_user_runtime::{ToolResult, ToolRuntime};
@@ -68,6 +68,9 @@ pub const REQUEST_STATE_TTL: Duration = Duration::from_secs(30 * 60);
 
 /// How long a stopping server waits for its calls' results.
 const STOP_BOUND: Duration = Duration::from_secs(2);
+
+/// A task's status as it starts.
+const TASK_STATUS: &str = "Waiting for the user's answer";
 
 /// The key under which the form travels in `inputRequests`.
 const FORM_KEY: &str = "ask";
@@ -133,6 +136,8 @@ pub struct McpServer {
     app_forms: AppForms,
     /// The calls made tasks (the MCP Tasks extension).
     tasks: Tasks,
+    /// Where tasks are kept across restarts, once the server is keyed.
+    tasks_dir: Option<std::path::PathBuf>,
 }
 
 impl McpServer {
@@ -177,6 +182,7 @@ impl McpServer {
             client_name: None,
             app_forms: AppForms::default(),
             tasks: Tasks::default(),
+            tasks_dir: None,
         })
     }
 
@@ -238,13 +244,31 @@ impl McpServer {
     /// gives a call asked again the id it had, so an inbox question it left
     /// waiting is found again, and takes the retry of a 2026-07-28 client
     /// whose form was sealed before the restart.
+    ///
+    /// With [`keeps_tasks_in`](Self::keeps_tasks_in), tasks are kept in a
+    /// folder of the secret's there, so that the restarted server finds a
+    /// task by its id, and asks its question again (found again in the
+    /// inbox) or gives its result.
     pub fn keyed_by(self, secret: &[u8]) -> std::io::Result<Self> {
         let keys = Keys::from(secret);
+        let tasks = match &self.tasks_dir {
+            Some(dir) => self.tasks.clone().kept_in(&dir.join(keys.tasks_folder()))?,
+            None => self.tasks.clone(),
+        };
         Ok(McpServer {
             state: keys.request_state()?,
             call_ids: keys.call_ids,
+            tasks,
             ..self
         })
+    }
+
+    /// Keeps tasks in `dir` once the server is [keyed](Self::keyed_by).
+    pub fn keeps_tasks_in(self, dir: std::path::PathBuf) -> Self {
+        McpServer {
+            tasks_dir: Some(dir),
+            ..self
+        }
     }
 
     /// Puts the client's own form where `forms` says in each call's chain.
@@ -398,8 +422,12 @@ impl McpServer {
             }
         }
         // The call's signal: the client's cancellation (of the call, or of
-        // its task), or the server's stop.
-        let turn = self.stopping.child_token();
+        // its task), or the server's stop, unless its task outlives it
+        // (its question stays where it waits).
+        let turn = match task.is_some() && self.tasks.outlive_the_process() {
+            true => CancellationToken::new(),
+            false => self.stopping.child_token(),
+        };
         let cancelled = async {
             match &task {
                 Some(task) => task.cancelled().await,
@@ -440,6 +468,56 @@ impl McpServer {
             result,
             elicits || app.is_some(),
         )))
+    }
+
+    /// Starts the call `request` as a task, or, `again`, the task of that
+    /// id kept from before a restart.
+    fn start_task(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+        again: Option<&str>,
+    ) -> CreateTaskResult {
+        let server = self.clone();
+        let arguments = request.arguments.clone().unwrap_or_default();
+        // A stopping server waits for its tasks, unless they outlive it.
+        let call = (!self.tasks.outlive_the_process()).then(|| self.calls.token());
+        self.tasks
+            .start(TASK_STATUS, &arguments, again, |task| async move {
+                let response = server.run(request, context, Some(task)).await?;
+                drop(call);
+                match response {
+                    CallToolResponse::Complete(result) => Ok(result),
+                    // A task's form goes in the task, never in a round.
+                    _ => Err(McpError::internal_error(
+                        "a task's call wanted a round of its own",
+                        None,
+                    )),
+                }
+            })
+    }
+
+    /// The task `id` as it stands; one kept from before a restart, not
+    /// ended, is asked again first.
+    fn task(
+        &self,
+        id: &str,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let arguments = match self.tasks.get(id)? {
+            Found::Task(task) => return Ok(*task),
+            Found::Lost(arguments) => arguments,
+        };
+        tracing::info!(id, "a task kept from before a restart is asked again");
+        let request = CallToolRequestParams::new(self.tool.name.clone()).with_arguments(arguments);
+        self.start_task(request, context, Some(id));
+        match self.tasks.get(id)? {
+            Found::Task(task) => Ok(*task),
+            Found::Lost(_) => Err(McpError::internal_error(
+                "a task kept from before a restart could not be asked again",
+                None,
+            )),
+        }
     }
 
     /// The client's answer to the form, from a retry whose `requestState`
@@ -602,44 +680,32 @@ impl ServerHandler for McpServer {
                 .track_future(self.run(request, context, None))
                 .await;
         }
-        let server = self.clone();
-        let task = self.tasks.start("Waiting for the user's answer", |task| {
-            let asked = async move {
-                match server.run(request, context, Some(task)).await? {
-                    CallToolResponse::Complete(result) => Ok(result),
-                    // A task's form goes in the task, never in a round.
-                    _ => Err(McpError::internal_error(
-                        "a task's call wanted a round of its own",
-                        None,
-                    )),
-                }
-            };
-            self.calls.track_future(asked)
-        });
-        Ok(task.into())
+        Ok(self.start_task(request, context, None).into())
     }
 
     async fn get_task(
         &self,
         request: GetTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
-        self.tasks.get(&request.task_id)
+        self.task(&request.task_id, context)
     }
 
     async fn update_task(
         &self,
         request: UpdateTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        self.task(&request.task_id, context)?;
         self.tasks.update(&request.task_id, request.input_responses)
     }
 
     async fn cancel_task(
         &self,
         request: CancelTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        self.task(&request.task_id, context)?;
         self.tasks.cancel(&request.task_id)
     }
 

@@ -17,8 +17,8 @@ use super::FrontEnd;
 pub struct Mcp {
     /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8766)
     /// instead of stdio, with the bearer token in ASK_USER_MCP_TOKEN (a
-    /// call waiting on the inbox then survives a restart), else one
-    /// printed at start.
+    /// call waiting on the inbox, and a task, then survive a restart),
+    /// else one printed at start.
     #[arg(long, value_name = "ADDRESS")]
     http: Option<std::net::SocketAddr>,
     /// Where the client's own form goes (`[mcp] forms`).
@@ -86,6 +86,12 @@ impl FrontEnd for Mcp {
                 let shown = match &token {
                     Some(_) => format!("${MCP_TOKEN_ENV}"),
                     None => String::new(),
+                };
+                // A token given keys the server: its tasks are kept, to be
+                // found again by their ids after a restart.
+                let server = match (&token, crate::inbox::state_dir()) {
+                    (Some(_), Some(state)) => server.keeps_tasks_in(state.join("mcp-tasks")),
+                    _ => server,
                 };
                 let http = McpHttp::start(server, address, token).await?;
                 if !address.ip().is_loopback() {

@@ -87,92 +87,217 @@ async fn a_call_outlives_its_dropped_stream_and_answers_on_the_resumed_one() {
 /// question. A server with another token never finds it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_waiting_on_the_inbox_survives_kill_9_of_its_server() {
-    let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("state");
-    let config = dir.path().join("agent.toml");
-    std::fs::write(
-        &config,
-        "[mcp]\nforms = \"never\"\n\n[[answerer]]\nkind = \"inbox\"\n",
-    )
-    .unwrap();
-    // The inbox's webhook tells of each new question: the test waits on it.
-    let (hooks_at, hooks) = hooks::hook_server();
-    let inbox_config = dir.path().join("inbox.toml");
-    std::fs::write(
-        &inbox_config,
-        format!("[inbox.notify]\nwebhook = \"{hooks_at}/hook\"\n"),
-    )
-    .unwrap();
-    let new_question = || {
-        let hook = hooks.recv_timeout(BOUND).expect("a new question's webhook");
-        assert!(hook.head.starts_with("POST /hook"), "{hook:?}");
-        let body: Value = serde_json::from_str(&hook.body).unwrap();
-        body["id"].as_str().expect("the question's id").to_owned()
-    };
-    let mut inbox = ask_user(&state)
-        .args(["inbox", "serve", "--config"])
-        .arg(&inbox_config)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let said = http_server::child::said_on_stderr(&mut inbox, "the inbox serves", BOUND);
-    let _inbox = KillOnDrop(&mut inbox);
-    said.unwrap_or_else(|why| panic!("the inbox did not start: {why}"));
-    let token = "restart-survival-token-0123456789abcdef";
-    let env = [
-        ("ASK_USER_STATE_DIR", state.as_os_str()),
-        ("ASK_USER_MCP_TOKEN", std::ffi::OsStr::new(token)),
-    ];
-    let args = ["--config", config.to_str().unwrap()];
+    let inbox = InboxBehind::start();
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params":
         {"name": "ask_user_question", "arguments": {"questions": [{"id": "go",
         "question": "Ship it?", "options": [{"label": "Yes"}, {"label": "No"}]}]}}});
 
     // The server names the variable; the token never reaches its log.
-    let first = Server::start_with(&args, &env);
-    assert_eq!(first.token, token);
+    let first = inbox.server(true);
+    assert_eq!(first.token, TOKEN);
     assert!(
-        first.announced.contains("Bearer $ASK_USER_MCP_TOKEN") && !first.announced.contains(token),
+        first.announced.contains("Bearer $ASK_USER_MCP_TOKEN") && !first.announced.contains(TOKEN),
         "{}",
         first.announced
     );
     let session = Session::open(&first).await;
     let waiting_call = session.post(call.clone()).await;
-    let question = tokio::task::block_in_place(new_question);
+    let question = tokio::task::block_in_place(|| inbox.new_question());
     first.kill9();
     drop(waiting_call);
 
     // Answered while no server runs.
-    let answers = dir.path().join("answers.json");
-    std::fs::write(
-        &answers,
+    inbox.answer(
+        &question,
         r#"{"answers": [{"id": "go", "selected": ["Yes"]}]}"#,
-    )
-    .unwrap();
-    let answered = ask_user(&state)
-        .args(["inbox", "answer", &question, "--answers"])
-        .arg(&answers)
-        .output()
-        .unwrap();
-    assert!(answered.status.success(), "{answered:?}");
+    );
 
-    let again = Server::start_with(&args, &env);
+    let again = inbox.server(true);
     let session = Session::open(&again).await;
     let mut result = session.post(call.clone()).await;
     let text = read_from(&mut result, "\"id\":1,").await;
     assert!(text.contains(r#"\"selected\":[\"Yes\"]"#), "{text}");
-    let all = inbox_list(&state, true).await;
+    let all = inbox_list(&inbox.state(), true).await;
     assert_eq!(all.len(), 1, "the call found its question: {all:?}");
 
     // Another token: another server's call, never the question of this one.
-    let stranger = Server::start_with(&args, &[env[0]]);
+    let stranger = inbox.server(false);
     let session = Session::open(&stranger).await;
     let _asking = session.post(call).await;
-    let stranger_question = tokio::task::block_in_place(new_question);
+    let stranger_question = tokio::task::block_in_place(|| inbox.new_question());
     assert_ne!(stranger_question, question);
-    assert_eq!(inbox_list(&state, true).await.len(), 2);
+    assert_eq!(inbox_list(&inbox.state(), true).await.len(), 2);
+}
+
+/// A task outlives its server: stopped (Ctrl-C), its question stays in the
+/// inbox; asked for by its id, the server started again asks it again
+/// (the same question); killed, and answered while no server runs, the
+/// next server gives the answer; and once it has, a server started again
+/// gives the same result, asking nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_is_found_by_its_id_after_its_server_stops_and_is_killed() {
+    let inbox = InboxBehind::start();
+    let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let get = |task: &str| {
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get",
+        "params": {"taskId": task}})
+    };
+
+    let mut first = inbox.server(true);
+    let session = Session::open_with(&first, tasks.clone()).await;
+    let made = session
+        .ask(serde_json::from_str(ONE_QUESTION).unwrap())
+        .await;
+    let task = made["result"]["taskId"]
+        .as_str()
+        .expect("a task")
+        .to_owned();
+    let question = tokio::task::block_in_place(|| inbox.new_question());
+    let working = session.ask(get(&task)).await;
+    assert_eq!(working["result"]["status"], "working", "{working}");
+    let said = working["result"]["statusMessage"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(said.contains("inbox"), "where it waits: {working}");
+    first.signal(libc::SIGTERM);
+    let stopped = tokio::task::spawn_blocking(move || first.exit(BOUND))
+        .await
+        .unwrap();
+    assert!(stopped.is_some_and(|s| s.success()), "{stopped:?}");
+    let waiting = inbox_list(&inbox.state(), false).await;
+    assert_eq!(waiting.len(), 1, "the question still waits: {waiting:?}");
+
+    let second = inbox.server(true);
+    let session = Session::open_with(&second, tasks.clone()).await;
+    let again = session.ask(get(&task)).await;
+    assert_eq!(again["result"]["taskId"], task.as_str(), "{again}");
+    assert_eq!(again["result"]["status"], "working", "{again}");
+    second.kill9();
+    inbox.answer(
+        &question,
+        r#"{"answers": [{"id": "go", "selected": [], "custom": "Yes"}]}"#,
+    );
+
+    let third = inbox.server(true);
+    let session = Session::open_with(&third, tasks.clone()).await;
+    let done = session.until_ended(get(&task)).await;
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    let text = done["result"]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(text.contains(r#""custom":"Yes""#), "{done}");
+    third.kill9();
+
+    let fourth = inbox.server(true);
+    let session = Session::open_with(&fourth, tasks).await;
+    let kept = session.ask(get(&task)).await;
+    assert_eq!(kept["result"]["status"], "completed", "{kept}");
+    assert_eq!(kept["result"]["result"], done["result"]["result"], "{kept}");
+    let all = inbox_list(&inbox.state(), true).await;
+    assert_eq!(all.len(), 1, "one question, asked once: {all:?}");
+}
+
+/// The token every server of a test with [`InboxBehind`] is given.
+const TOKEN: &str = "restart-survival-token-0123456789abcdef";
+
+/// An inbox for servers to ask (`[mcp] forms = "never"`), which tells the
+/// test of each new question (its webhook); killed when dropped.
+struct InboxBehind {
+    dir: tempfile::TempDir,
+    hooks: std::sync::mpsc::Receiver<hooks::Hook>,
+    inbox: Child,
+}
+
+impl InboxBehind {
+    fn start() -> InboxBehind {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("agent.toml"),
+            "[mcp]\nforms = \"never\"\n\n[[answerer]]\nkind = \"inbox\"\n",
+        )
+        .unwrap();
+        let (hooks_at, hooks) = hooks::hook_server();
+        let inbox_config = dir.path().join("inbox.toml");
+        std::fs::write(
+            &inbox_config,
+            format!("[inbox.notify]\nwebhook = \"{hooks_at}/hook\"\n"),
+        )
+        .unwrap();
+        let mut inbox = ask_user(&dir.path().join("state"))
+            .args(["inbox", "serve", "--config"])
+            .arg(&inbox_config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let said = http_server::child::said_on_stderr(&mut inbox, "the inbox serves", BOUND);
+        let behind = InboxBehind { dir, hooks, inbox };
+        said.unwrap_or_else(|why| panic!("the inbox did not start: {why}"));
+        behind
+    }
+
+    fn state(&self) -> std::path::PathBuf {
+        self.dir.path().join("state")
+    }
+
+    /// A server's environment: the inbox's state, and [`TOKEN`].
+    fn env(&self) -> [(&'static str, std::ffi::OsString); 2] {
+        [
+            ("ASK_USER_STATE_DIR", self.state().into_os_string()),
+            ("ASK_USER_MCP_TOKEN", TOKEN.into()),
+        ]
+    }
+
+    /// A server's arguments: the config that asks the inbox.
+    fn args(&self) -> [String; 2] {
+        let config = self.dir.path().join("agent.toml");
+        ["--config".to_owned(), config.display().to_string()]
+    }
+
+    /// The id of the next new question (blocks, at most [`BOUND`]).
+    fn new_question(&self) -> String {
+        let hook = self
+            .hooks
+            .recv_timeout(BOUND)
+            .expect("a new question's webhook");
+        assert!(hook.head.starts_with("POST /hook"), "{hook:?}");
+        let body: Value = serde_json::from_str(&hook.body).unwrap();
+        body["id"].as_str().expect("the question's id").to_owned()
+    }
+
+    /// `ask-user mcp --http` asking this inbox, with [`TOKEN`] (`keyed`)
+    /// or a token of its own.
+    fn server(&self, keyed: bool) -> Server {
+        let env = self.env();
+        let env: Vec<(&str, &std::ffi::OsStr)> = env
+            .iter()
+            .take(if keyed { 2 } else { 1 })
+            .map(|(name, value)| (*name, value.as_os_str()))
+            .collect();
+        let args = self.args();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        Server::start_with(&args, &env)
+    }
+
+    /// `ask-user inbox answer ID` with `answers`.
+    fn answer(&self, id: &str, answers: &str) {
+        let file = self.dir.path().join("answers.json");
+        std::fs::write(&file, answers).unwrap();
+        let answered = ask_user(&self.state())
+            .args(["inbox", "answer", id, "--answers"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(answered.status.success(), "{answered:?}");
+    }
+}
+
+impl Drop for InboxBehind {
+    fn drop(&mut self) {
+        let _ = self.inbox.kill();
+        let _ = self.inbox.wait();
+    }
 }
 
 /// `ask-user` with its state in `state`.
@@ -183,16 +308,6 @@ fn ask_user(state: &std::path::Path) -> Command {
         .env("XDG_CONFIG_HOME", "/nonexistent")
         .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"));
     command
-}
-
-/// Kills the child (`kill -9`) when dropped.
-struct KillOnDrop<'a>(&'a mut Child);
-
-impl Drop for KillOnDrop<'_> {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// `inbox list --json` (`--all` too when `all`).
@@ -210,7 +325,6 @@ async fn inbox_list(state: &std::path::Path, all: bool) -> Vec<Value> {
     list["questions"].as_array().unwrap().clone()
 }
 
-/// One MCP session, spoken to in raw HTTP.
 /// A task lives in the server, not in the session that made it: another
 /// session of a client that takes tasks finds it, answers its form, and
 /// gets its result.
@@ -242,19 +356,7 @@ async fn a_task_is_found_answered_and_ended_from_another_session() {
         "inputResponses": {key: {"action": "accept", "content": {"q01_go": "yes"}}}}});
     let updated = second.ask(update).await;
     assert!(updated.get("result").is_some(), "{updated}");
-    // Polled as a client does, for at most BOUND.
-    let polled = async {
-        loop {
-            let got = second.ask(get.clone()).await;
-            if !["input_required", "working"].contains(&got["result"]["status"].as_str().unwrap()) {
-                return got;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    };
-    let done = tokio::time::timeout(BOUND, polled)
-        .await
-        .expect("the task ends");
+    let done = second.until_ended(get).await;
     assert_eq!(done["result"]["status"], "completed", "{done}");
     let text = done["result"]["result"]["content"][0]["text"]
         .as_str()
@@ -271,6 +373,7 @@ fn reply_in(text: &str, id: u64) -> Value {
         .unwrap_or_else(|| panic!("no reply {id} in {text}"))
 }
 
+/// One MCP session, spoken to in raw HTTP.
 struct Session {
     client: Client<HttpConnector, Full<Bytes>>,
     url: String,
@@ -341,6 +444,24 @@ impl Session {
         let mut response = self.post(message).await;
         let text = read_from(&mut response, &format!("\"id\":{id}")).await;
         reply_in(&text, id)
+    }
+
+    /// Sends `get` (`tasks/get`) every 50 ms, as a client polls, until
+    /// the task has ended (at most [`BOUND`]); its last reply.
+    async fn until_ended(&self, get: Value) -> Value {
+        let polled = async {
+            loop {
+                let got = self.ask(get.clone()).await;
+                let status = got["result"]["status"].as_str();
+                if !status.is_some_and(|s| ["input_required", "working"].contains(&s)) {
+                    return got;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        };
+        tokio::time::timeout(BOUND, polled)
+            .await
+            .expect("the task ends")
     }
 
     /// Resumes the stream after event `last_id` (`GET` with `Last-Event-ID`).
