@@ -64,7 +64,9 @@ async fn round(
         tokio::spawn(async move {
             // A question answered meanwhile needs no notice.
             if record.state == State::Waiting {
-                notifier.deliver(&record, notice == Notice::Escalated).await;
+                notifier
+                    .deliver(&record, notice == Notice::Escalated, || None)
+                    .await;
             }
             if let Err(error) = store
                 .notice_sent(&me, &record.id, notice, crate::now())

@@ -1797,6 +1797,42 @@ async fn a_note_goes_beside_a_choice_where_a_question_takes_one() {
     browser.close().await;
 }
 
+/// `[inbox.escalate]` in one user's inbox: a question still waiting
+/// `after` it was asked is sent on the escalation's channels too, saying
+/// so, at its time even when the inbox restarted in between (`kill -9`);
+/// one answered by then is reminded of nowhere.
+#[test]
+fn a_question_still_waiting_is_reminded_of_on_the_escalations_channels() {
+    let (url, hooks) = hook_server();
+    let mut inbox = Inbox::with_config(&format!(
+        "[inbox.notify]\nwebhook = \"{url}/first\"\n\n\
+         [inbox.escalate]\nafter = \"3s\"\nwebhook = \"{url}/again\"\n"
+    ));
+    inbox.answered_at_once("Quick one?");
+    let slow_asked = Instant::now();
+    let _slow = inbox.agent("s2", &choice("Slow one?", &["Yes", "No"]), &[]);
+    inbox.wait_for("the slow question", false, |q| {
+        q["questions"][0]["question"] == "Slow one?"
+    });
+    inbox.kill9();
+    inbox.serve();
+    let reminder = loop {
+        let hook = hooks.recv_timeout(BOUND).expect("the reminder");
+        if hook.head.starts_with("POST /again") {
+            break hook;
+        }
+        assert!(hook.head.starts_with("POST /first"), "{hook:?}");
+    };
+    assert!(
+        reminder.body.contains("Slow one?") && reminder.body.contains("Still waiting after 3s"),
+        "{reminder:?}"
+    );
+    assert!(
+        slow_asked.elapsed() >= Duration::from_secs(3),
+        "reminded only once it had waited"
+    );
+}
+
 /// `[inbox] notify_after`: a question answered within it (here from the
 /// command line, as at the terminal) is told on no channel; one still
 /// waiting then is, and not before.

@@ -391,8 +391,14 @@ impl Notifier {
     }
 
     /// Sends `record` on every channel (the escalation's, when
-    /// `escalated`), and returns once each was sent, failed or gave up.
-    pub(crate) async fn deliver(&self, record: &Record, escalated: bool) {
+    /// `escalated`), and returns once each was sent, failed or gave up;
+    /// `link` makes the one-time link a local channel carries.
+    pub(crate) async fn deliver(
+        &self,
+        record: &Record,
+        escalated: bool,
+        link: impl FnOnce() -> Option<String>,
+    ) {
         let (channels, lead) = match (&self.escalation, escalated) {
             (Some(escalation), true) => (
                 &escalation.channels,
@@ -405,7 +411,7 @@ impl Notifier {
             (_, false) => (&self.channels, String::new()),
         };
         let tasks: Vec<_> = self
-            .sendings(channels, record, &lead, || None)
+            .sendings(channels, record, &lead, link)
             .into_iter()
             .map(tokio::spawn)
             .collect();

@@ -265,6 +265,7 @@ impl Inbox {
     /// once it has waited `[inbox] notify_after`, if it waits still (one
     /// answered by then is told nowhere; a restart in between forgets it).
     fn notify(self: &Arc<Self>, record: Record) {
+        self.remind(&record);
         let after = self.notifier.after();
         if after.is_zero() {
             let link = || self.gate.ticket(&self.address).ok();
@@ -285,6 +286,36 @@ impl Inbox {
                 Err(error) => {
                     tracing::warn!(%error, id = record.id, "a question's notice could not be sent")
                 }
+            }
+        });
+    }
+
+    /// Reminds of `record` on the escalation's channels (`[inbox.escalate]`)
+    /// once it has waited `after` from when it was asked, if it waits
+    /// still: one user's inbox (a team's goes through its outbox). A
+    /// question whose time passed while the inbox was down is not reminded
+    /// of (it may have been): a reminder goes at most once.
+    pub(crate) fn remind(self: &Arc<Self>, record: &Record) {
+        let Some(after) = self.notifier.escalates_after() else {
+            return;
+        };
+        let due = record.asked_at + after.as_millis() as i64;
+        let Ok(wait) = u64::try_from(due - crate::now()) else {
+            return;
+        };
+        let (inbox, id) = (self.clone(), record.id.clone());
+        tokio::spawn(async move {
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(wait)) => {}
+                () = inbox.closing.cancelled() => return,
+            }
+            match inbox.store.get(id.clone()).await {
+                Ok(Some(now)) if now.state == QuestionState::Waiting => {
+                    let link = || inbox.gate.ticket(&inbox.address).ok();
+                    inbox.notifier.deliver(&now, true, link).await;
+                }
+                Ok(_) => {}
+                Err(error) => tracing::warn!(%error, id, "a question's reminder could not be sent"),
             }
         });
     }

@@ -71,12 +71,6 @@ impl InboxServer {
         config: InboxConfig,
         store: Option<Arc<dyn LocalStore>>,
     ) -> std::io::Result<Self> {
-        if config.escalate.is_some() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::Unsupported,
-                "[inbox.escalate] is a team's inbox's (inbox serve --database) for now",
-            ));
-        }
         if let Some(address) = config.agents.filter(|a| !a.ip().is_loopback()) {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
@@ -137,7 +131,8 @@ impl InboxServer {
             ));
             serving.push(Serving::start_with(listener, app, MAX_API_CONNECTIONS));
         }
-        let tasks = every_inbox_runs(&inbox, &config, None);
+        let mut tasks = every_inbox_runs(&inbox, &config, None);
+        tasks.push(tokio::spawn(remind_waiting(inbox.clone())));
         Ok(InboxServer {
             serving,
             tasks,
@@ -349,6 +344,24 @@ fn every_inbox_runs(
         tasks.push(tokio::spawn(run));
     }
     tasks
+}
+
+/// The most waiting questions reminded of after a restart.
+const MOST_REMINDED: usize = 100_000;
+
+/// Reminds of the questions that waited across a restart, each at its
+/// time (one user's inbox: a team's reminders go through its outbox).
+async fn remind_waiting(inbox: Arc<Inbox>) {
+    if inbox.notifier.escalates_after().is_none() {
+        return;
+    }
+    match inbox.store.list(false, MOST_REMINDED).await {
+        Ok(waiting) => waiting
+            .records
+            .iter()
+            .for_each(|record| inbox.remind(record)),
+        Err(error) => tracing::warn!(%error, "the waiting questions' reminders are not set"),
+    }
 }
 
 /// Takes the state directory's lock and writes this process's id in it,
