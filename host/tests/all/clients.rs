@@ -121,8 +121,9 @@ fn codex_home(dir: &Path, model: &FakeModel) -> PathBuf {
 
 /// Codex's `-c` overrides that register `ask-user mcp --config config`, as
 /// the book does: required, or Codex (0.147 and later) gives the server a
-/// second to start and runs the turn without its tool.
-fn codex_server(config: &Path) -> [String; 6] {
+/// second to start and runs the turn without its tool; and a day for a
+/// call, or Codex ends it after 60 s ("timed out awaiting tools/call").
+fn codex_server(config: &Path) -> [String; 8] {
     [
         "-c".to_owned(),
         format!(
@@ -136,6 +137,8 @@ fn codex_server(config: &Path) -> [String; 6] {
         ),
         "-c".to_owned(),
         "mcp_servers.ask-user.required=true".to_owned(),
+        "-c".to_owned(),
+        "mcp_servers.ask-user.tool_timeout_sec=86400".to_owned(),
     ]
 }
 
@@ -1619,4 +1622,51 @@ fn the_readmes_claude_mcp_add_registers_the_tool_in_every_folder() {
         out.contains("ask-user"),
         "another folder lists it: {listed:?}"
     );
+}
+
+/// Codex ends an MCP call at its `tool_timeout_sec` (60 s unless the
+/// registration says otherwise, as the book's does): the model is told the
+/// call timed out, and the question is withdrawn from the inbox, where no
+/// answer could reach the model any more. Here with 4 s.
+#[test]
+fn codex_ends_a_call_at_its_tool_timeout_and_its_question_is_withdrawn() {
+    let _one = one_at_a_time();
+    let npm = npm::folder();
+    let model = FakeModel::start(deploy().0);
+    let inbox = crate::inbox::Inbox::new();
+    let (dir, config) = run_folder(false);
+    std::fs::write(
+        &config,
+        "[mcp]\nforms = \"never\"\n\n[[answerer]]\nkind = \"inbox\"\n",
+    )
+    .unwrap();
+    let codex_home = codex_home(dir.path(), &model);
+    let state = format!("{:?}", inbox.state().display().to_string());
+    let mut codex = client(
+        npm.join("node_modules/.bin/codex"),
+        &dir.path().join("home"),
+    );
+    codex
+        .env("CODEX_HOME", &codex_home)
+        .env("TEST_MODEL_KEY", "test")
+        .args(codex_server(&config))
+        .args(["-c", "mcp_servers.ask-user.tool_timeout_sec=4"])
+        .args([
+            "-c",
+            &format!("mcp_servers.ask-user.env.ASK_USER_STATE_DIR={state}"),
+        ])
+        .args(["exec", "--skip-git-repo-check", "Deploy the release"]);
+    let status = finish(codex).status;
+    assert!(status.success(), "codex exec: {status:?}");
+    let result = model
+        .tool_result(Duration::ZERO)
+        .expect("the model got a result");
+    assert!(
+        result.contains("timed out awaiting tools/call after 4s"),
+        "{result}"
+    );
+    let withdrawn = inbox.wait_for("the question withdrawn", true, |q| {
+        q["state"] == "withdrawn"
+    });
+    assert_eq!(withdrawn["agent"], "Codex", "{withdrawn}");
 }
