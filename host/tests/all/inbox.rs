@@ -1316,11 +1316,15 @@ fn inbox_answer_without_a_file_asks_at_the_terminal() {
 
 /// After `kill -9` of its agent, a card says the agent is gone, where it
 /// stands out (and still takes an answer, for when it asks again), as
-/// `inbox list` does: its wait's connection closing says so at once.
+/// `inbox list` does: its wait's connection closing says so at once. It
+/// says when the inbox will remind of it (`[inbox.escalate]`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_card_says_when_its_agent_is_gone() {
     let _one = browser::BROWSER.lock().await;
-    let inbox = Inbox::new();
+    let (url, _hooks) = hook_server();
+    let inbox = Inbox::with_config(&format!(
+        "[inbox.escalate]\nafter = \"1h\"\nwebhook = \"{url}/again\"\n"
+    ));
     let agent = inbox.agent("alpha", &choice("Ship it?", &["Yes", "No"]), &[]);
     inbox.wait_for("alpha", false, |q| q["session"] == "alpha");
     let browser = browser::Browser::start().await;
@@ -1328,6 +1332,7 @@ async fn a_card_says_when_its_agent_is_gone() {
     browser.as_phone().await;
     let card = browser.wait_for("form.batch").await.text().await.unwrap();
     assert!(!card.contains("agent is gone"), "{card}");
+    assert!(card.contains("reminder at"), "{card}");
     agent.kill9();
     let gone = browser
         .client

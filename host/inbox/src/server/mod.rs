@@ -77,7 +77,7 @@ use ask_user_web::serve::client_host;
 pub use start::InboxServer;
 
 use mode::Mode;
-use pages::{departure, frame};
+use pages::departure;
 
 /// The largest ask taken, in bytes: the host's largest request by default
 /// (the runtime's `RuntimeConfig`), and what asked (session, agent, folder). A
@@ -251,7 +251,7 @@ impl Inbox {
         // A team's pages hear of it from the database's announcement, and
         // its notifications go once from the database's outbox.
         if !reattached && !self.mode.announces() {
-            let _ = self.frames.send(PageFrame::Show(frame(&record, true)));
+            let _ = self.frames.send(PageFrame::Show(self.frame(&record, true)));
             let _ = self.events.send(Event::Question(record.id.clone()));
             self.notify(record.clone());
         }

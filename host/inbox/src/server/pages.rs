@@ -19,9 +19,22 @@ use axum::http::request::Parts;
 
 use super::{Inbox, Unanswered};
 
+impl Inbox {
+    /// `record`'s frame ([`frame`]) and, where `[inbox.escalate]` reminds,
+    /// when (`remindAt`).
+    pub(super) fn frame(&self, record: &Record, agent_waiting: bool) -> Shown {
+        let mut shown = frame(record, agent_waiting);
+        if let Some(after) = self.notifier.escalates_after() {
+            let at = record.asked_at.saturating_add(after.as_millis() as i64);
+            shown.frame["context"]["remindAt"] = crate::rfc3339(at).into();
+        }
+        shown
+    }
+}
+
 /// A question's `waterfall` frame, with what asked it, whether its agent
 /// waits for it now, and who may answer it, for the pages of its audience.
-pub(super) fn frame(record: &Record, agent_waiting: bool) -> Shown {
+fn frame(record: &Record, agent_waiting: bool) -> Shown {
     let mut frame = remote::waterfall(&record.id, Some(&record.session), &record.request);
     frame["context"] = json!({
         "session": record.session,
@@ -124,7 +137,9 @@ pub(super) async fn tell_pages(
             Ok(records) => {
                 for record in records {
                     let shown = match record.state {
-                        QuestionState::Waiting => frame(&record, inbox.agent_waiting(&record)),
+                        QuestionState::Waiting => {
+                            inbox.frame(&record, inbox.agent_waiting(&record))
+                        }
                         state => Shown {
                             frame: departure(
                                 &record.id,
@@ -183,7 +198,7 @@ impl Desk for Inbox {
                 listing
                     .records
                     .iter()
-                    .map(|record| frame(record, self.agent_waiting(record)))
+                    .map(|record| self.frame(record, self.agent_waiting(record)))
                     .collect()
             }
             Err(error) => {
