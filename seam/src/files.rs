@@ -27,6 +27,26 @@ pub fn read_bounded(path: &Path, limit: u64) -> std::io::Result<String> {
     Ok(text)
 }
 
+/// Removes the files in `dir` last changed more than `age` ago; what
+/// cannot be read or removed stays (a sweep, best effort).
+pub fn remove_older_than(dir: &Path, age: std::time::Duration) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let now = std::time::SystemTime::now();
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|modified| now.duration_since(modified).ok())
+            .is_some_and(|since| since > age);
+        if old {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// This user's `ask-user` directory of one XDG kind: `$<xdg_var>/ask-user`
 /// when that variable is set and not empty, else `~/<home_default>/ask-user`;
 /// `None` when neither is known.

@@ -10,7 +10,7 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use ask_user_mcp::SubAgent;
 use ask_user_seam::files;
@@ -38,7 +38,8 @@ pub fn note(state_dir: &Path, client: &str, call: &str, sub: &SubAgent) -> io::R
     let Some(file) = file(state_dir, client, call)? else {
         return Ok(());
     };
-    sweep(file.parent().expect("a file in the folder"));
+    // The notes older than STALE go.
+    files::remove_older_than(file.parent().expect("a file in the folder"), STALE);
     let note = Note {
         session: sub.session.clone(),
         turn: sub.turn.clone(),
@@ -93,28 +94,10 @@ fn file(state_dir: &Path, client: &str, call: &str) -> io::Result<Option<PathBuf
     Ok(Some(folder.join(format!("{client}-{call}.json"))))
 }
 
-/// Removes the notes older than [`STALE`].
-fn sweep(folder: &Path) {
-    let Ok(entries) = std::fs::read_dir(folder) else {
-        return;
-    };
-    let now = SystemTime::now();
-    for entry in entries.flatten() {
-        let old = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|modified| now.duration_since(modified).ok())
-            .is_some_and(|age| age > STALE);
-        if old {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::SystemTime;
 
     fn sub() -> SubAgent {
         SubAgent {

@@ -11,7 +11,6 @@
 //! the server starts.
 
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 use rmcp::model::{CallToolResult, JsonObject};
 use serde::{Deserialize, Serialize};
@@ -46,9 +45,8 @@ impl Kept {
     /// user could change it), swept of tasks older than twice [`TTL`].
     pub fn in_dir(dir: &Path) -> std::io::Result<Kept> {
         let dir = ask_user_seam::files::private_dir(dir)?;
-        let kept = Kept { dir };
-        kept.sweep();
-        Ok(kept)
+        ask_user_seam::files::remove_older_than(&dir, 2 * TTL);
+        Ok(Kept { dir })
     }
 
     /// The task `id`, when kept.
@@ -86,25 +84,6 @@ impl Kept {
                 .bytes()
                 .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b) || b == b'-');
         uuid.then(|| self.dir.join(format!("{id}.json")))
-    }
-
-    /// Removes the files of tasks older than twice [`TTL`].
-    fn sweep(&self) {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
-            return;
-        };
-        let now = SystemTime::now();
-        for entry in entries.flatten() {
-            let old = entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|modified| now.duration_since(modified).ok())
-                .is_some_and(|age| age > 2 * TTL);
-            if old {
-                let _ = std::fs::remove_file(entry.path());
-            }
-        }
     }
 }
 
