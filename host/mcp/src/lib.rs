@@ -13,6 +13,11 @@
 //! (those on the runtime's seam), after them, or nowhere. Stopping the
 //! server ends every open call `ASK_ABORTED` and sends its result.
 //!
+//! A client that declared the Tasks extension gets each call as a task at
+//! once, the form (if it shows forms) in the task (module `tasks`); not Claude
+//! Code, whose model would be told that a task's result is no answer of
+//! the user's (module `client`).
+//!
 //! Protocol 2026-07-28 has no server-to-client requests: a call that needs
 //! the human's answer returns `input_required` with the same form and a
 //! `requestState` sealed (HMAC, a key of this process, or of the bearer

@@ -123,7 +123,7 @@ impl Tasks {
                     created_at: current_timestamp(),
                     result: None,
                 };
-                kept.put(&id, &task);
+                kept.start(&id, &task);
             }
             let handle = task.clone();
             let running = call(task);

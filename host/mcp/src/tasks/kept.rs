@@ -8,9 +8,12 @@
 //! (the call's id is keyed by the same token), and an answer given
 //! meanwhile comes back. A task that had ended gives its kept result, and
 //! is not asked again. Files older than twice the task's [`TTL`] go when
-//! the server starts.
+//! the server starts, and then at most once every [`SWEEP_EVERY`] as tasks
+//! start.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolResult, JsonObject};
 use serde::{Deserialize, Serialize};
@@ -20,6 +23,9 @@ use super::TTL;
 /// The largest file taken as a kept task (the arguments' limit is far
 /// below it).
 const MAX_FILE: u64 = 4 << 20;
+
+/// How often a server that keeps starting tasks sweeps the old ones.
+const SWEEP_EVERY: Duration = Duration::from_secs(60 * 60);
 
 /// A task as kept.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -38,6 +44,8 @@ pub struct KeptTask {
 #[derive(Debug)]
 pub struct Kept {
     dir: PathBuf,
+    /// When the folder was last swept of old tasks.
+    swept: Mutex<Instant>,
 }
 
 impl Kept {
@@ -46,7 +54,22 @@ impl Kept {
     pub fn in_dir(dir: &Path) -> std::io::Result<Kept> {
         let dir = ask_user_seam::files::private_dir(dir)?;
         ask_user_seam::files::remove_older_than(&dir, 2 * TTL);
-        Ok(Kept { dir })
+        Ok(Kept {
+            dir,
+            swept: Mutex::new(Instant::now()),
+        })
+    }
+
+    /// Keeps the new task `id` (its call), sweeping the folder of old
+    /// tasks when it has not been for [`SWEEP_EVERY`].
+    pub fn start(&self, id: &str, task: &KeptTask) {
+        let mut swept = self.swept.lock().unwrap_or_else(|e| e.into_inner());
+        if swept.elapsed() > SWEEP_EVERY {
+            *swept = Instant::now();
+            ask_user_seam::files::remove_older_than(&self.dir, 2 * TTL);
+        }
+        drop(swept);
+        self.put(id, task);
     }
 
     /// The task `id`, when kept.
