@@ -243,6 +243,26 @@ pub async fn end_gently(child: &mut tokio::process::Child) {
     let _ = child.wait().await;
 }
 
+/// Waits while an agent's UI runs beside `watched`, the watch of its
+/// questions: until the UI ends (whether it succeeded), or until `stop`,
+/// which ends the UI gently (`false`). A stop goes first: the watch ends
+/// with it, and waiting for the UI then would wait for ever.
+pub async fn until_the_ui_ends(
+    ui: &mut tokio::process::Child,
+    watched: impl std::future::Future<Output = ()>,
+    stop: &CancellationToken,
+) -> std::io::Result<bool> {
+    tokio::select! {
+        biased;
+        () = stop.cancelled() => {
+            end_gently(ui).await;
+            Ok(false)
+        }
+        status = ui.wait() => Ok(status?.success()),
+        () = watched => Ok(ui.wait().await?.success()),
+    }
+}
+
 /// Resolves when nobody reads this process's standard output any more (a
 /// pipe whose reading end closed: the client that ran the hook was killed
 /// or crashed), checked every second. Its answer would go nowhere: the

@@ -118,14 +118,7 @@ async fn attached(
     // The session Codex's UI last started, to go on with after this run.
     let session = std::sync::Mutex::new(None);
     let watched = watch(outgoing, incoming, answerers, &session, stop.child_token());
-    let ended = tokio::select! {
-        status = ui.wait() => status?.success(),
-        () = watched => ui.wait().await?.success(),
-        () = stop.cancelled() => {
-            super::end_gently(&mut ui).await;
-            false
-        }
-    };
+    let ended = super::until_the_ui_ends(&mut ui, watched, &stop).await?;
     quiet.end(answerers);
     server.end().await;
     let _ = std::fs::remove_file(&socket);

@@ -113,14 +113,7 @@ async fn attached(
         .spawn()
         .context(|| format!("cannot run {}", run.program.display()))?;
     let watched = watch(&server, answerers, stop.child_token());
-    let ended = tokio::select! {
-        status = ui.wait() => status?.success(),
-        () = watched => ui.wait().await?.success(),
-        () = stop.cancelled() => {
-            super::end_gently(&mut ui).await;
-            false
-        }
-    };
+    let ended = super::until_the_ui_ends(&mut ui, watched, &stop).await?;
     quiet.end(answerers);
     Ok(ended)
 }
