@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use ask_user_seam::remote::Outcome;
@@ -71,9 +72,10 @@ pub enum WhenDown {
     Pass,
 }
 
-/// Why the asking process stopped waiting, when its host knows better than
-/// "the agent stopped waiting" (the person answered elsewhere): the reason
-/// its questions are withdrawn with, which the inbox's page shows. The host
+/// Why the asking process stopped waiting, when its host knows (the person
+/// answered elsewhere, its client ended): its questions are then withdrawn
+/// with that reason, which the inbox's page shows, where without it a
+/// cancelled ask leaves its question for when it is asked again. The host
 /// sets it, then ends the ask; clones share it.
 #[derive(Debug, Clone, Default)]
 pub struct StopReason(Arc<OnceLock<String>>);
@@ -84,10 +86,8 @@ impl StopReason {
         let _ = self.0.set(why.into());
     }
 
-    fn get(&self) -> &str {
-        self.0
-            .get()
-            .map_or("the agent stopped waiting", String::as_str)
+    fn get(&self) -> Option<&str> {
+        self.0.get().map(String::as_str)
     }
 }
 
@@ -223,11 +223,17 @@ pub fn sub_agents_label(agent: &str, chain: &str) -> String {
 
 /// Withdraws the question from the inbox when the ask ends before it left
 /// the waiting state (its future dropped), saying why: how an answerer
-/// racing this one settled it, else the host's reason.
+/// racing this one settled it, else the host's reason, else "the agent
+/// stopped waiting" (its time limit passed, its agent ended). An ask whose
+/// turn was cancelled with no reason said (a client's timeout or cancel, a
+/// host stopping) leaves its question instead: its agent stopped waiting,
+/// and the inbox keeps it answerable for when the same questions are asked
+/// again in its session (the answer given meanwhile, once).
 struct Withdraw<'a> {
     answerer: &'a InboxAnswerer,
     id: Option<String>,
     elsewhere: Elsewhere,
+    turn: CancellationToken,
 }
 
 impl Drop for Withdraw<'_> {
@@ -236,11 +242,12 @@ impl Drop for Withdraw<'_> {
         else {
             return;
         };
-        let client = self.answerer.client.clone();
-        let reason = match self.elsewhere.get() {
-            Some(how) => how.to_owned(),
-            None => self.answerer.stop_reason.get().to_owned(),
+        let reason = match (self.elsewhere.get(), self.answerer.stop_reason.get()) {
+            (Some(how), _) | (None, Some(how)) => how.to_owned(),
+            (None, None) if self.turn.is_cancelled() => return,
+            (None, None) => "the agent stopped waiting".to_owned(),
         };
+        let client = self.answerer.client.clone();
         self.answerer.withdrawals.spawn_on(
             async move {
                 if let Err(error) = client.withdraw(&id, &reason).await {
@@ -294,6 +301,7 @@ impl Answerer for InboxAnswerer {
                 answerer: self,
                 id: None,
                 elsewhere: next.elsewhere(),
+                turn: ask.signal.clone(),
             };
             let view = match self.settled(&body, &mut withdraw).await {
                 Ok(view) => view,
@@ -433,6 +441,89 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(asking.await.unwrap().unwrap(), [answer]);
+        server.stop().await;
+    }
+
+    /// How an ask that ends before its answer leaves its question: a
+    /// cancelled turn (the agent stopped waiting) leaves it waiting, its
+    /// agent gone; an agent that ended withdraws it; so does a host that
+    /// said why, with its reason.
+    #[tokio::test]
+    async fn a_cancelled_turn_leaves_its_question_and_an_ended_agent_or_a_said_reason_withdraws_it()
+    {
+        let state = tempfile::tempdir().unwrap();
+        let server = InboxServer::start(InboxConfig::new(state.path()))
+            .await
+            .unwrap();
+        let agents = Arc::new(AgentRegistry::new());
+        let seam = Arc::new(UserQuestions::new(agents.clone()));
+        let client = InboxClient::new(state.path()).unwrap();
+        let reason = StopReason::default();
+        seam.waterfall().register(
+            InboxAnswerer::new(client.clone(), "ci-bot", None).stopping_for(reason.clone()),
+            Placement::default(),
+        );
+        // Asks `text` as a root agent `id`: its turn, its agent, the ask.
+        let ask = |text: &str, id: &str| {
+            let (seam, turn) = (seam.clone(), CancellationToken::new());
+            let agent = agents.register_root(id, None);
+            let request = ask_user_seam::AskRequest {
+                questions: vec![Question::new("q", text)],
+            };
+            let asking = {
+                let (turn, agent) = (turn.clone(), agent.clone());
+                tokio::spawn(async move { seam.ask(request, Some(&agent), &turn).await })
+            };
+            (turn, agent, asking)
+        };
+        /// The question `text` once `holds` (read every 20 ms, at most 30 s).
+        async fn until(
+            client: &InboxClient,
+            text: &str,
+            holds: fn(&QuestionView) -> bool,
+        ) -> QuestionView {
+            let found = async {
+                loop {
+                    let listed = client.list(true).await.unwrap().questions;
+                    let mut listed = listed.into_iter();
+                    if let Some(q) = listed.find(|q| q.questions[0].question == text && holds(q)) {
+                        return q;
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            };
+            tokio::time::timeout(Duration::from_secs(30), found)
+                .await
+                .unwrap_or_else(|_| panic!("{text:?} never came to hold"))
+        }
+        let asked = |_: &QuestionView| true;
+        let settled = |q: &QuestionView| q.state != QuestionState::Waiting;
+
+        let (turn, _agent, asking) = ask("Cancelled?", "one");
+        until(&client, "Cancelled?", asked).await;
+        turn.cancel();
+        let _ = asking.await;
+        let left = until(&client, "Cancelled?", |q| !q.agent_waiting).await;
+        assert_eq!(left.state, QuestionState::Waiting, "{left:?}");
+
+        let (_turn, agent, asking) = ask("Ended?", "two");
+        until(&client, "Ended?", asked).await;
+        agents.end(&agent);
+        let _ = asking.await;
+        let left = until(&client, "Ended?", settled).await;
+        assert_eq!(left.state, QuestionState::Withdrawn, "{left:?}");
+
+        let (turn, _agent, asking) = ask("Said?", "three");
+        until(&client, "Said?", asked).await;
+        reason.set("answered in Claude Code");
+        turn.cancel();
+        let _ = asking.await;
+        let left = until(&client, "Said?", settled).await;
+        assert_eq!(
+            left.settled_by.as_deref(),
+            Some("answered in Claude Code"),
+            "{left:?}"
+        );
         server.stop().await;
     }
 }

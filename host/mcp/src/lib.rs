@@ -426,27 +426,33 @@ impl McpServer {
                 tracing::debug!(%error, "the client was not told where the question waits");
             }
         }
-        // The call's signal: the client's cancellation (of the call, or of
-        // its task), or the server's stop, unless its task outlives it
-        // (its question stays where it waits).
+        // The call's signal: the client's cancellation, or the server's
+        // stop, unless its task outlives it. Either way its agent stopped
+        // waiting: a question in the inbox stays there, for the same call
+        // asked again.
         let turn = match task.is_some() && self.tasks.outlive_the_process() {
             true => CancellationToken::new(),
             false => self.stopping.child_token(),
         };
-        let cancelled = async {
-            match &task {
-                Some(task) => task.cancelled().await,
-                None => context.ct.cancelled().await,
-            }
-        };
         let result = {
             let mut running = std::pin::pin!(self.runtime.call(call.agent(), &turn, &arguments));
-            tokio::select! {
-                result = &mut running => result,
-                () = cancelled => {
-                    turn.cancel();
-                    running.await
-                }
+            match &task {
+                // A cancelled task withdraws its question everywhere: its
+                // agent ends (`CALLER_NOT_LIVE`, the task `cancelled`).
+                Some(task) => tokio::select! {
+                    result = &mut running => result,
+                    () = task.cancelled() => {
+                        seam.agents().end(call.agent());
+                        running.await
+                    }
+                },
+                None => tokio::select! {
+                    result = &mut running => result,
+                    () = context.ct.cancelled() => {
+                        turn.cancel();
+                        running.await
+                    }
+                },
             }
         };
         drop((call, id));

@@ -1626,10 +1626,10 @@ fn the_readmes_claude_mcp_add_registers_the_tool_in_every_folder() {
 
 /// Codex ends an MCP call at its `tool_timeout_sec` (60 s unless the
 /// registration says otherwise, as the book's does): the model is told the
-/// call timed out, and the question is withdrawn from the inbox, where no
-/// answer could reach the model any more. Here with 4 s.
+/// call timed out, and the question stays in the inbox, its agent gone,
+/// for the same call asked again. Here with 4 s.
 #[test]
-fn codex_ends_a_call_at_its_tool_timeout_and_its_question_is_withdrawn() {
+fn codex_ends_a_call_at_its_tool_timeout_and_its_question_stays() {
     let _one = one_at_a_time();
     let npm = npm::folder();
     let model = FakeModel::start(deploy().0);
@@ -1665,8 +1665,7 @@ fn codex_ends_a_call_at_its_tool_timeout_and_its_question_is_withdrawn() {
         result.contains("timed out awaiting tools/call after 4s"),
         "{result}"
     );
-    let withdrawn = inbox.wait_for("the question withdrawn", true, |q| {
-        q["state"] == "withdrawn"
-    });
-    assert_eq!(withdrawn["agent"], "Codex", "{withdrawn}");
+    let left = inbox.wait_for("its agent gone", false, |q| q["agentWaiting"] == false);
+    assert_eq!(left["agent"], "Codex", "{left}");
+    assert_eq!(left["state"], "waiting", "{left}");
 }

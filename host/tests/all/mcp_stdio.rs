@@ -397,3 +397,40 @@ fn one_clients_calls_show_together_named(agent: Option<&str>, named: &str) {
         "{reply}"
     );
 }
+
+/// A call its client cancels (a timeout) leaves its question in the inbox,
+/// its agent gone; the answer given then goes to the same call asked again
+/// in the run, at once, and the inbox holds one question.
+#[test]
+fn an_answer_given_after_the_client_gave_up_goes_to_the_same_call_asked_again() {
+    let inbox = crate::inbox::Inbox::new();
+    let mut command = inbox.command();
+    command
+        .args(["mcp", "--config"])
+        .arg(inbox.agent_config())
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("XDG_CACHE_HOME", env!("CARGO_TARGET_TMPDIR"));
+    let mut peer = McpPeer::start(command, json!({}));
+    let question: serde_json::Value = serde_json::from_str(ONE_QUESTION).unwrap();
+    peer.call(1, &question);
+    let asked = inbox.wait_for("the question", false, |q| q["agentWaiting"] == true);
+    peer.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 1, "reason": "timed out"}}),
+    );
+    let left = inbox.wait_for("its agent gone", false, |q| q["agentWaiting"] == false);
+    assert_eq!(left["id"], asked["id"], "{left}");
+    assert_eq!(left["state"], "waiting", "{left}");
+
+    let answer = json!({"answers": [{"id": "go", "selected": [], "custom": "Yes, late"}]});
+    let answered = inbox.answer(asked["id"].as_str().unwrap(), &answer);
+    assert!(answered.status.success(), "inbox answer: {answered:?}");
+    peer.call(2, &question);
+    let reply = peer.reply(2, BOUND).expect("the call asked again ends");
+    let text = reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("Yes, late"), "{reply}");
+    let all = inbox.wait_until("the history", true, Some);
+    assert_eq!(all.len(), 1, "one question, answered once: {all:?}");
+}
