@@ -175,14 +175,15 @@ test('the model asks in the harness, a person answers in the inbox, and the mode
   assert.deepEqual(model.results, ['{"answers":[{"id":"env","selected":["Production"]}]}']);
 });
 
-test('Ctrl-C while the question waits withdraws it from the inbox', async (t) => {
+test('Ctrl-C while the question waits leaves it in the inbox, its agent gone', async (t) => {
   const box = await inbox(t);
   const model = await fakeModel(t);
   const run = await dsh(t, 'Deploy the release', { port: model.port, config: box.config });
   const waiting = await box.waitFor('waiting');
   run.child.kill('SIGINT');
   assert.equal(await run.ended, 130, run.said.err);
-  const gone = await box.waitFor('withdrawn', '--all');
-  assert.equal(gone.id, waiting.id);
+  const left = await box.waitFor((q) => q.agentWaiting === false);
+  assert.equal(left.id, waiting.id);
+  assert.equal(left.state, 'waiting', 'kept for the same questions asked again');
   assert.deepEqual(model.results, [], 'the model got a result of a cancelled call');
 });

@@ -170,11 +170,12 @@ export async function inbox(t) {
     config: join(root, 'agent.toml'),
     /** The questions the inbox holds (with `--all`, those that left too). */
     list: async (...flags) => JSON.parse(await run('inbox', 'list', '--json', ...flags)).questions,
-    /** Waits for a question in the state `state`. */
+    /** Waits for a question in the state `state` (or for which `state(q)` holds). */
     async waitFor(state, ...flags) {
+      const holds = typeof state === 'function' ? state : (q) => q.state === state;
       const until = Date.now() + BOUND_MS;
       for (;;) {
-        const found = (await this.list(...flags)).find((q) => q.state === state);
+        const found = (await this.list(...flags)).find(holds);
         if (found) return found;
         if (Date.now() > until) throw new Error(`no question became ${state} in the inbox`);
         await new Promise((resolve) => setTimeout(resolve, 50));
