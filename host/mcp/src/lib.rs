@@ -42,11 +42,11 @@ use std::time::Duration;
 use ask_user_seam::ErrorCode;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
-    CreateTaskResult, ElicitRequest, ElicitResult, GetTaskParams, GetTaskResult, Implementation,
-    InputRequest, InputRequests, InputRequiredResult, JsonObject, ListResourcesResult,
-    ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
-    ReadResourceRequestParams, ReadResourceResponse, RequestStateCodec, SealOptions,
-    ServerCapabilities, ServerConfig, Tool, ToolAnnotations, UpdateTaskParams,
+    ElicitRequest, ElicitResult, GetTaskParams, GetTaskResult, Implementation, InputRequest,
+    InputRequests, InputRequiredResult, JsonObject, ListResourcesResult, ListToolsResult,
+    MetaObject, PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
+    ReadResourceResponse, RequestStateCodec, SealOptions, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::task_manager::TaskContext;
@@ -62,7 +62,7 @@ use elicitation::{Channel, ElicitationAnswerer};
 pub use http::McpHttp;
 use keys::{CallIds, Keys};
 pub use sub_agents::{SubAgent, SubAgents};
-use tasks::{Found, Tasks};
+use tasks::Tasks;
 
 use ask_user_answerers::Page;
 use ask_user_runtime::{ToolResult, ToolRuntime};
@@ -73,9 +73,6 @@ pub const REQUEST_STATE_TTL: Duration = Duration::from_secs(30 * 60);
 
 /// How long a stopping server waits for its calls' results.
 const STOP_BOUND: Duration = Duration::from_secs(2);
-
-/// A task's status as it starts.
-const TASK_STATUS: &str = "Waiting for the user's answer";
 
 /// The key under which the form travels in `inputRequests`.
 const FORM_KEY: &str = "ask";
@@ -434,25 +431,28 @@ impl McpServer {
             true => CancellationToken::new(),
             false => self.stopping.child_token(),
         };
+        let cancelled = async {
+            match &task {
+                Some(task) => task.cancelled().await,
+                None => context.ct.cancelled().await,
+            }
+        };
         let result = {
             let mut running = std::pin::pin!(self.runtime.call(call.agent(), &turn, &arguments));
-            match &task {
-                // A cancelled task withdraws its question everywhere: its
-                // agent ends (`CALLER_NOT_LIVE`, the task `cancelled`).
-                Some(task) => tokio::select! {
-                    result = &mut running => result,
-                    () = task.cancelled() => {
-                        seam.agents().end(call.agent());
-                        running.await
+            tokio::select! {
+                result = &mut running => result,
+                () = cancelled => {
+                    match task {
+                        // A cancelled task withdraws its question
+                        // everywhere: its agent ends (`CALLER_NOT_LIVE`,
+                        // the task `cancelled`).
+                        Some(_) => {
+                            seam.agents().end(call.agent());
+                        }
+                        None => turn.cancel(),
                     }
-                },
-                None => tokio::select! {
-                    result = &mut running => result,
-                    () = context.ct.cancelled() => {
-                        turn.cancel();
-                        running.await
-                    }
-                },
+                    running.await
+                }
             }
         };
         drop((call, id));
@@ -479,56 +479,6 @@ impl McpServer {
             result,
             elicits || app.is_some(),
         )))
-    }
-
-    /// Starts the call `request` as a task, or, `again`, the task of that
-    /// id kept from before a restart.
-    fn start_task(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-        again: Option<&str>,
-    ) -> CreateTaskResult {
-        let server = self.clone();
-        let arguments = request.arguments.clone().unwrap_or_default();
-        // A stopping server waits for its tasks, unless they outlive it.
-        let call = (!self.tasks.outlive_the_process()).then(|| self.calls.token());
-        self.tasks
-            .start(TASK_STATUS, &arguments, again, |task| async move {
-                let response = server.run(request, context, Some(task)).await?;
-                drop(call);
-                match response {
-                    CallToolResponse::Complete(result) => Ok(result),
-                    // A task's form goes in the task, never in a round.
-                    _ => Err(McpError::internal_error(
-                        "a task's call wanted a round of its own",
-                        None,
-                    )),
-                }
-            })
-    }
-
-    /// The task `id` as it stands; one kept from before a restart, not
-    /// ended, is asked again first.
-    fn task(
-        &self,
-        id: &str,
-        context: RequestContext<RoleServer>,
-    ) -> Result<GetTaskResult, McpError> {
-        let arguments = match self.tasks.get(id)? {
-            Found::Task(task) => return Ok(*task),
-            Found::Lost(arguments) => arguments,
-        };
-        tracing::info!(id, "a task kept from before a restart is asked again");
-        let request = CallToolRequestParams::new(self.tool.name.clone()).with_arguments(arguments);
-        self.start_task(request, context, Some(id));
-        match self.tasks.get(id)? {
-            Found::Task(task) => Ok(*task),
-            Found::Lost(_) => Err(McpError::internal_error(
-                "a task kept from before a restart could not be asked again",
-                None,
-            )),
-        }
     }
 
     /// The client's answer to the form, from a retry whose `requestState`

@@ -29,17 +29,23 @@ use std::time::Duration;
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolResult, ClientCapabilities, CreateTaskResult, DetailedTask, GetTaskResult, JsonObject,
-    Task, TaskPayload, TaskStatus,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, CreateTaskResult,
+    DetailedTask, GetTaskResult, JsonObject, Task, TaskPayload, TaskStatus,
 };
+use rmcp::service::{RequestContext, RoleServer};
 use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions, current_timestamp};
 
 use kept::{Kept, KeptTask};
+
+use crate::McpServer;
 
 /// How long a task's question may wait, from its call: past it the task
 /// fails, and its question is withdrawn. Long enough for a question asked
 /// before a weekend.
 pub const TTL: Duration = Duration::from_secs(7 * 24 * 60 * 60);
+
+/// A task's status as it starts.
+const STATUS: &str = "Waiting for the user's answer";
 
 /// How often the client is asked to poll `tasks/get`.
 const POLL_INTERVAL: Duration = Duration::from_secs(1);
@@ -212,6 +218,60 @@ fn ended(id: &str, created_at: String, result: &CallToolResult) -> DetailedTask 
 
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The server's side of tasks: a call started as one, and a task found
+/// by its id (asked again when it was lost in a restart).
+impl McpServer {
+    /// Starts the call `request` as a task, or, `again`, the task of that
+    /// id kept from before a restart.
+    pub(crate) fn start_task(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+        again: Option<&str>,
+    ) -> CreateTaskResult {
+        let server = self.clone();
+        let arguments = request.arguments.clone().unwrap_or_default();
+        // A stopping server waits for its tasks, unless they outlive it.
+        let call = (!self.tasks.outlive_the_process()).then(|| self.calls.token());
+        self.tasks
+            .start(STATUS, &arguments, again, |task| async move {
+                let response = server.run(request, context, Some(task)).await?;
+                drop(call);
+                match response {
+                    CallToolResponse::Complete(result) => Ok(result),
+                    // A task's form goes in the task, never in a round.
+                    _ => Err(McpError::internal_error(
+                        "a task's call wanted a round of its own",
+                        None,
+                    )),
+                }
+            })
+    }
+
+    /// The task `id` as it stands; one kept from before a restart, not
+    /// ended, is asked again first.
+    pub(crate) fn task(
+        &self,
+        id: &str,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let arguments = match self.tasks.get(id)? {
+            Found::Task(task) => return Ok(*task),
+            Found::Lost(arguments) => arguments,
+        };
+        tracing::info!(id, "a task kept from before a restart is asked again");
+        let request = CallToolRequestParams::new(self.tool.name.clone()).with_arguments(arguments);
+        self.start_task(request, context, Some(id));
+        match self.tasks.get(id)? {
+            Found::Task(task) => Ok(*task),
+            Found::Lost(_) => Err(McpError::internal_error(
+                "a task kept from before a restart could not be asked again",
+                None,
+            )),
+        }
+    }
 }
 
 #[cfg(test)]
