@@ -296,10 +296,9 @@ impl Inbox {
     /// question whose time passed while the inbox was down is not reminded
     /// of (it may have been): a reminder goes at most once.
     pub(crate) fn remind(self: &Arc<Self>, record: &Record) {
-        let Some(after) = self.notifier.escalates_after() else {
+        let Some(due) = self.remind_at(record) else {
             return;
         };
-        let due = record.asked_at + after.as_millis() as i64;
         let Ok(wait) = u64::try_from(due - crate::now()) else {
             return;
         };
@@ -318,6 +317,12 @@ impl Inbox {
                 Err(error) => tracing::warn!(%error, id, "a question's reminder could not be sent"),
             }
         });
+    }
+
+    /// When `[inbox.escalate]` reminds of `record`, if it does.
+    fn remind_at(&self, record: &Record) -> Option<crate::store::Millis> {
+        let after = self.notifier.escalates_after()?;
+        Some(record.asked_at.saturating_add(after.as_millis() as i64))
     }
 
     /// Settles `id` with a human's `outcome` from `by` (and `person`, in a

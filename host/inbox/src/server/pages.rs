@@ -24,8 +24,7 @@ impl Inbox {
     /// when (`remindAt`).
     pub(super) fn frame(&self, record: &Record, agent_waiting: bool) -> Shown {
         let mut shown = frame(record, agent_waiting);
-        if let Some(after) = self.notifier.escalates_after() {
-            let at = record.asked_at.saturating_add(after.as_millis() as i64);
+        if let Some(at) = self.remind_at(record) {
             shown.frame["context"]["remindAt"] = crate::rfc3339(at).into();
         }
         shown
